@@ -1,0 +1,143 @@
+//! The rayon CPU twin: every schedule of the project, run on the host.
+
+mod layout;
+mod plain;
+mod sweep;
+
+use std::time::Instant;
+
+pub(crate) use layout::Layout;
+pub use plain::Difference;
+
+use crate::report::{ResidualSample, StopReason};
+use crate::solver::Job;
+use crate::{Backend, Error, Grid, Progress, Real, Report, Result, Schedule, Stencil, Tolerance};
+
+/// Runs `job` on the CPU. Validation is done by the caller except for the grid size.
+pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(mut job: Job<'_, '_, S, T, N>, u: &mut Grid<T, N>) -> Result<Report> {
+    let meta = S::META;
+    let layout = Layout::new(meta, u.shape())?;
+    let stop = job.stop;
+    // A second buffer: the Jacobi target, or where a sweep's residual is measured. It
+    // starts as a copy so that its boundary layer holds the Dirichlet values.
+    let mut scratch: Option<Vec<T>> = None;
+    let mut residuals = Vec::new();
+    let mut reference: Option<f64> = None;
+    let started = Instant::now();
+    let points = layout.interior_points();
+    let mut iteration = 0;
+    let stop_reason = loop {
+        if stop.max_iterations.is_some_and(|max| iteration >= max) {
+            break StopReason::IterationLimit;
+        }
+        iteration += 1;
+        let check = stop.checks_at(iteration);
+        let difference = if meta.is_sweep() {
+            if iteration == 1 && matches!(stop.tolerance, Some(Tolerance::Relative { .. })) {
+                // The reference ρ(u⁰) must be measured before the first sweep changes u.
+                let d = residual::<S, T, N>(&layout, &job, u, &mut scratch);
+                reference = Some(norm_of(&d, stop.tolerance));
+            }
+            let fields = job.inputs.iter().map(|f| f.unwrap_or(&[])).collect::<Vec<_>>();
+            match job.schedule {
+                Schedule::Wavefront { tile } => {
+                    sweep::wavefront::<S, T, N>(&layout, u.as_mut_slice(), &fields, &job.params, tile)
+                }
+                _ => sweep::sequential::<S, T, N>(&layout, u.as_mut_slice(), &fields, &job.params),
+            }
+            match (check, stop.tolerance) {
+                (false, _) => None,
+                (true, Some(_)) => Some(residual::<S, T, N>(&layout, &job, u, &mut scratch)),
+                (true, None) => Some(Difference {
+                    max_abs: f64::NAN,
+                    sum_sq: f64::NAN,
+                    first_non_finite: u.first_non_finite().map(|(index, _)| flat(&layout, index)),
+                }),
+            }
+        } else {
+            let target = scratch.get_or_insert_with(|| u.as_slice().to_vec());
+            let fields = fields_with(&job.inputs, meta.unknown, u.as_slice());
+            let d = plain::apply::<S, T, N>(&layout, &fields, target, &job.params, check);
+            u.swap_data(target);
+            d
+        };
+        let Some(d) = difference else { continue };
+        if let Some(at) = d.first_non_finite {
+            let index = crate::grid::unflatten(layout.shape, at);
+            return Err(Error::NonFinite {
+                iteration,
+                index: index.to_vec(),
+                value: u.as_slice()[at].to_f64(),
+                check_every: stop.check_every,
+            });
+        }
+        let measured = !d.max_abs.is_nan();
+        if measured {
+            residuals.push(ResidualSample { iteration, max: d.max_abs, l2: d.sum_sq.sqrt() });
+        }
+        let value = measured.then(|| norm_of(&d, stop.tolerance));
+        if iteration == 1 && reference.is_none() {
+            reference = value;
+        }
+        if let Some(callback) = job.progress.as_mut() {
+            let elapsed = started.elapsed();
+            callback(&Progress {
+                iteration,
+                max_iterations: stop.max_iterations,
+                residual: value,
+                elapsed,
+                gpoints_per_s: (points * iteration) as f64 / elapsed.as_secs_f64().max(1e-12) / 1e9,
+            });
+        }
+        let converged = match (stop.tolerance, value) {
+            (Some(Tolerance::Absolute { eps, .. }), Some(v)) => v < eps,
+            (Some(Tolerance::Relative { factor, .. }), Some(v)) => reference.is_some_and(|r| v < factor * r),
+            _ => false,
+        };
+        if converged {
+            break StopReason::Converged;
+        }
+    };
+    let _ = job.stencil;
+    Ok(Report {
+        stencil: meta.name,
+        precision: T::NAME,
+        backend: Backend::Cpu.to_string(),
+        schedule: job.schedule.to_string(),
+        shape: u.shape().to_vec(),
+        interior_points: points,
+        iterations: iteration,
+        stop: stop_reason,
+        residuals,
+        wall: started.elapsed(),
+        bytes_per_point: meta.bytes_per_point(T::BYTES),
+    })
+}
+
+/// Fields in parameter order, with `unknown` at its place.
+fn fields_with<'a, T>(inputs: &[Option<&'a [T]>], index: usize, unknown: &'a [T]) -> Vec<&'a [T]> {
+    inputs.iter().enumerate().map(|(i, f)| if i == index { unknown } else { f.unwrap_or(&[]) }).collect()
+}
+
+/// ρ(u) = ‖S(u) − u‖ by one plain application into `scratch`.
+fn residual<S: Stencil<N>, T: Real, const N: usize>(
+    layout: &Layout<N>,
+    job: &Job<'_, '_, S, T, N>,
+    u: &Grid<T, N>,
+    scratch: &mut Option<Vec<T>>,
+) -> Difference {
+    let target = scratch.get_or_insert_with(|| u.as_slice().to_vec());
+    let fields = fields_with(&job.inputs, S::META.unknown, u.as_slice());
+    plain::apply::<S, T, N>(layout, &fields, target, &job.params, true).expect("measured")
+}
+
+fn norm_of(d: &Difference, tolerance: Option<Tolerance>) -> f64 {
+    match tolerance.map(|t| t.norm()) {
+        Some(crate::Norm::L2) => d.sum_sq.sqrt(),
+        _ => d.max_abs,
+    }
+}
+
+fn flat<const N: usize>(layout: &Layout<N>, index: [usize; N]) -> usize {
+    (0..N).map(|a| index[a] * layout.strides[a]).sum()
+}

@@ -1,0 +1,191 @@
+//! The runtime's one error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong when a stencil is set up or run.
+///
+/// Bad input is reported here and never by a panic. A run that fails validation leaves the
+/// user's grid untouched; see [`Error::NonFinite`] for the one error raised mid-run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A field's shape differs from the unknown's.
+    #[error("field `{field}` has shape {found:?} but the unknown has shape {expected:?}; every field of a stencil must have the same shape")]
+    ShapeMismatch {
+        /// The field whose shape is wrong.
+        field: String,
+        /// The unknown's shape.
+        expected: Vec<usize>,
+        /// The field's shape.
+        found: Vec<usize>,
+    },
+    /// An axis is too short to hold an interior point inside the boundary layer.
+    #[error("axis {axis} has {size} points, but stencil `{stencil}` reads {radius} points away on it, so it needs at least {min} (2·radius + 1)")]
+    GridTooSmall {
+        /// The stencil's name.
+        stencil: &'static str,
+        /// The axis (0 = slowest).
+        axis: usize,
+        /// The grid's size on that axis.
+        size: usize,
+        /// The stencil's radius on that axis.
+        radius: usize,
+        /// The smallest usable size.
+        min: usize,
+    },
+    /// A shape with a zero-length axis or more points than memory can index.
+    #[error("invalid shape {shape:?}: {reason}")]
+    InvalidShape {
+        /// The shape given.
+        shape: Vec<usize>,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// The iterate holds NaN or ±∞.
+    #[error("the iterate became non-finite ({value}) at index {index:?}, found at iteration {iteration} (values are checked every {check_every} iterations); the grid holds that iterate")]
+    NonFinite {
+        /// The iteration at which the check found it.
+        iteration: usize,
+        /// The first non-finite point in memory order.
+        index: Vec<usize>,
+        /// The value there.
+        value: f64,
+        /// The check period in force.
+        check_every: usize,
+    },
+    /// The stopping rules could never end the run.
+    #[error("the run could never stop: {reason}")]
+    NeverStops {
+        /// What is wrong with the stopping rules.
+        reason: String,
+    },
+    /// A tolerance or check period that makes no sense.
+    #[error("invalid stopping rule: {reason}")]
+    InvalidStoppingRule {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A field of the stencil was not given.
+    #[error("stencil `{stencil}` reads field `{field}`, which was not given; add `.input(\"{field}\", &grid)`")]
+    MissingField {
+        /// The stencil's name.
+        stencil: &'static str,
+        /// The missing field.
+        field: String,
+    },
+    /// A field was given that the stencil does not have.
+    #[error("stencil `{stencil}` has no field `{field}`; its fields are {known}")]
+    UnknownField {
+        /// The stencil's name.
+        stencil: &'static str,
+        /// The name given.
+        field: String,
+        /// The stencil's fields, listed.
+        known: String,
+    },
+    /// The unknown was passed as an input: it is the grid given to `run`.
+    #[error("`{field}` is the unknown of stencil `{stencil}`: pass it to `run(&mut grid)`, not to `input`")]
+    UnknownGivenAsInput {
+        /// The stencil's name.
+        stencil: &'static str,
+        /// The unknown's name.
+        field: String,
+    },
+    /// The same field or parameter was given twice.
+    #[error("`{name}` was given twice")]
+    Duplicate {
+        /// The repeated name.
+        name: String,
+    },
+    /// A scalar parameter was not given.
+    #[error("stencil `{stencil}` needs parameter `{name}`, which was not given; add `.param(\"{name}\", value)` or `.params(…)`")]
+    MissingParameter {
+        /// The stencil's name.
+        stencil: &'static str,
+        /// The missing parameter.
+        name: String,
+    },
+    /// A parameter was given that the stencil does not have.
+    #[error("stencil `{stencil}` has no parameter `{name}`; its parameters are {known}")]
+    UnknownParameter {
+        /// The stencil's name.
+        stencil: &'static str,
+        /// The name given.
+        name: String,
+        /// The stencil's parameters, listed.
+        known: String,
+    },
+    /// A parameter value that its type cannot hold.
+    #[error("parameter `{name}` of stencil `{stencil}`: {reason}")]
+    InvalidParameter {
+        /// The stencil's name.
+        stencil: &'static str,
+        /// The parameter.
+        name: String,
+        /// Why the value is rejected.
+        reason: String,
+    },
+    /// A schedule that does not fit the stencil, grid or backend.
+    #[error("schedule {schedule} cannot run stencil `{stencil}`: {reason}")]
+    InvalidSchedule {
+        /// The schedule, printed.
+        schedule: String,
+        /// The stencil's name.
+        stencil: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// A grid of the wrong number of axes (reading a file or converting an array).
+    #[error("expected a {expected}-dimensional array, found {found} dimensions")]
+    RankMismatch {
+        /// Axes expected.
+        expected: usize,
+        /// Axes found.
+        found: usize,
+    },
+    /// Writing a PNG of a slice that does not exist.
+    #[error("invalid slice: {reason}")]
+    InvalidSlice {
+        /// Why.
+        reason: String,
+    },
+    /// Reading a `.npy` file failed.
+    #[error("cannot read `{path}`: {source}")]
+    ReadNpy {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: ndarray_npy::ReadNpyError,
+    },
+    /// Writing a `.npy` file failed.
+    #[error("cannot write `{path}`: {source}")]
+    WriteNpy {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: ndarray_npy::WriteNpyError,
+    },
+    /// Opening a file failed.
+    #[error("cannot open `{path}`: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Encoding a PNG failed.
+    #[error("cannot write image `{path}`: {source}")]
+    Image {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: image::ImageError,
+    },
+}
+
+/// `Result` with the runtime's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,28 @@
+//! The runtime behind the `stencil!` macro: grids, the [`Stencil`] trait, backends,
+//! schedules and the [`Solver`].
+//!
+//! Most users depend on the facade crate `stencil`, which re-exports everything here
+//! together with the macro.
+
+mod cpu;
+mod error;
+mod grid;
+mod real;
+mod report;
+mod schedule;
+mod solver;
+mod stencil;
+mod stop;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use cpu::Difference;
+pub use error::{Error, Result};
+pub use grid::{ColorMap, Grid, Slice};
+pub use real::Real;
+pub use report::{Progress, Report, ResidualSample, StopReason};
+pub use schedule::{Backend, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Schedule};
+pub use solver::Solver;
+pub use stencil::{Direction, FieldMeta, ParamMeta, ReadMeta, ScalarKind, Stencil, StencilMeta, SweepMeta};
+pub use stop::{DEFAULT_CHECK_EVERY, Norm, Tolerance};

@@ -1,0 +1,114 @@
+//! What a run did: iterations, residual history, time and throughput.
+
+use std::fmt;
+use std::time::Duration;
+
+/// One residual check.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ResidualSample {
+    /// The iteration after which it was measured.
+    pub iteration: usize,
+    /// ρ in the L∞ norm.
+    pub max: f64,
+    /// ρ in the L2 norm.
+    pub l2: f64,
+}
+
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The tolerance was met.
+    Converged,
+    /// The iteration limit was reached first.
+    IterationLimit,
+}
+
+/// Progress handed to the callback after every residual check.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// Iterations done.
+    pub iteration: usize,
+    /// The iteration limit, if any.
+    pub max_iterations: Option<usize>,
+    /// The residual in the tolerance's norm (L∞ when no tolerance is set); `None` where the
+    /// check only looked for non-finite values.
+    pub residual: Option<f64>,
+    /// Time since the run started.
+    pub elapsed: Duration,
+    /// Interior points updated per second so far, in 10⁹.
+    pub gpoints_per_s: f64,
+}
+
+/// The result of [`Solver::run`](crate::Solver::run).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// The stencil's name.
+    pub stencil: &'static str,
+    /// `"f32"` or `"f64"`.
+    pub precision: &'static str,
+    /// The backend, printed.
+    pub backend: String,
+    /// The schedule that ran, printed (never `auto`).
+    pub schedule: String,
+    /// The grid's shape, boundary included.
+    pub shape: Vec<usize>,
+    /// Points updated per iteration.
+    pub interior_points: usize,
+    /// Iterations done.
+    pub iterations: usize,
+    /// Why the run ended.
+    pub stop: StopReason,
+    /// Every residual check, in order. For Jacobi stencils the sample at iteration k is
+    /// ‖uᵏ − uᵏ⁻¹‖ = ρ(uᵏ⁻¹); for sweep stencils it is ρ(uᵏ), measured by one plain
+    /// application.
+    pub residuals: Vec<ResidualSample>,
+    /// Wall time of the iterations (set-up excluded).
+    pub wall: Duration,
+    /// Bytes one plain pass moves per point (every field read once, the unknown written
+    /// once).
+    pub bytes_per_point: usize,
+}
+
+impl Report {
+    /// The last residual sample, if any check measured one.
+    pub fn final_residual(&self) -> Option<&ResidualSample> {
+        self.residuals.last()
+    }
+
+    /// Interior points updated per second, in 10⁹.
+    pub fn gpoints_per_s(&self) -> f64 {
+        let secs = self.wall.as_secs_f64();
+        if secs > 0.0 { (self.interior_points * self.iterations) as f64 / secs / 1e9 } else { 0.0 }
+    }
+
+    /// Effective bandwidth: [`bytes_per_point`](Self::bytes_per_point) × points per second,
+    /// in GB/s (10⁹ bytes).
+    pub fn effective_gb_per_s(&self) -> f64 {
+        self.gpoints_per_s() * self.bytes_per_point as f64
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shape: Vec<String> = self.shape.iter().map(ToString::to_string).collect();
+        let stop = match self.stop {
+            StopReason::Converged => "converged",
+            StopReason::IterationLimit => "iteration limit reached",
+        };
+        writeln!(f, "stencil      {} ({}) on {}", self.stencil, self.precision, shape.join("×"))?;
+        writeln!(f, "backend      {}, schedule {}", self.backend, self.schedule)?;
+        writeln!(f, "iterations   {} ({stop})", self.iterations)?;
+        match self.final_residual() {
+            Some(r) => writeln!(f, "residual     L∞ {:.3e}, L2 {:.3e} (at iteration {})", r.max, r.l2, r.iteration)?,
+            None => writeln!(f, "residual     not measured")?,
+        }
+        writeln!(f, "wall time    {:.3} s", self.wall.as_secs_f64())?;
+        write!(
+            f,
+            "throughput   {:.3} Gpoint/s, {:.1} GB/s effective ({} B/point)",
+            self.gpoints_per_s(),
+            self.effective_gb_per_s(),
+            self.bytes_per_point
+        )
+    }
+}

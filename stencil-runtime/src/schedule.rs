@@ -1,0 +1,83 @@
+//! How the iterations of a stencil are run.
+
+use std::fmt;
+
+use crate::{Error, Result, StencilMeta};
+
+/// Default wavefront tile edge for 2-D sweeps (points per axis).
+pub const DEFAULT_TILE_2D: usize = 64;
+/// Default wavefront tile edge for 3-D sweeps (points per axis).
+pub const DEFAULT_TILE_3D: usize = 16;
+
+/// The order in which points and iterations run. Every schedule computes what its
+/// definition says on every backend; see `docs/guide.md` for the exact semantics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Schedule {
+    /// [`Plain`](Self::Plain) for Jacobi stencils, a [`Wavefront`](Self::Wavefront) with the
+    /// default tile for sweep stencils.
+    #[default]
+    Auto,
+    /// One iteration per pass over memory: a Jacobi pass (ping-pong buffers) for plain
+    /// stencils, the sequential sweep in declared order for `sweep(…)` stencils.
+    Plain,
+    /// `sweep(…)` stencils only: tiles of `tile` points per axis run in wavefront order,
+    /// tiles of one wavefront in parallel. Equal to the sequential sweep bit for bit.
+    Wavefront {
+        /// Tile edge in points (≥ 1).
+        tile: usize,
+    },
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Schedule::Auto => write!(f, "auto"),
+            Schedule::Plain => write!(f, "plain"),
+            Schedule::Wavefront { tile } => write!(f, "wavefront(tile {tile})"),
+        }
+    }
+}
+
+impl Schedule {
+    /// Replaces `Auto` by the schedule it stands for and checks that the schedule fits.
+    ///
+    /// **Errors**: [`Error::InvalidSchedule`] for a wavefront on a Jacobi stencil or a tile
+    /// of 0.
+    pub fn resolve(self, meta: &StencilMeta) -> Result<Schedule> {
+        let invalid = |reason: &str| Error::InvalidSchedule {
+            schedule: self.to_string(),
+            stencil: meta.name,
+            reason: reason.into(),
+        };
+        match self {
+            Schedule::Auto if meta.is_sweep() => Ok(Schedule::Wavefront {
+                tile: if meta.dim >= 3 { DEFAULT_TILE_3D } else { DEFAULT_TILE_2D },
+            }),
+            Schedule::Auto => Ok(Schedule::Plain),
+            Schedule::Plain => Ok(Schedule::Plain),
+            Schedule::Wavefront { .. } if !meta.is_sweep() => Err(invalid(
+                "a wavefront orders the points of a `sweep(…)` stencil; a Jacobi stencil has no order to keep, use `Schedule::Plain`",
+            )),
+            Schedule::Wavefront { tile: 0 } => Err(invalid("the tile must hold at least one point per axis")),
+            Schedule::Wavefront { tile } => Ok(Schedule::Wavefront { tile }),
+        }
+    }
+}
+
+/// Where the iterations run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Backend {
+    /// The rayon CPU twin, on rayon's global thread pool.
+    #[default]
+    Cpu,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Backend::Cpu => write!(f, "cpu ({} threads)", rayon::current_num_threads()),
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The solver: a stencil, its inputs and parameters, a backend, a schedule and stopping
+//! rules, run on the unknown's grid.
+
+use std::collections::HashSet;
+
+use crate::stop::StopRule;
+use crate::{Backend, Error, Grid, Progress, Real, Report, Result, Schedule, Stencil, Tolerance};
+
+type ProgressFn<'a> = Box<dyn FnMut(&Progress) + 'a>;
+
+/// Runs a stencil on a grid until a stopping rule holds.
+///
+/// Built with chained calls and run with [`run`](Self::run); the crate `stencil`'s
+/// documentation has complete, tested examples (`Solver` is re-exported there).
+pub struct Solver<'a, S: Stencil<N>, T: Real, const N: usize> {
+    stencil: S,
+    inputs: Vec<(String, &'a Grid<T, N>)>,
+    params: Option<S::Params<T>>,
+    named_params: Vec<(String, f64)>,
+    backend: Backend,
+    schedule: Schedule,
+    max_iterations: Option<usize>,
+    tolerance: Option<Tolerance>,
+    check_every: Option<usize>,
+    progress: Option<ProgressFn<'a>>,
+}
+
+/// Everything a backend needs for one run, checked.
+pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
+    pub stencil: S,
+    /// Per field in parameter order: the input grid's values (`None` for the unknown).
+    pub inputs: Vec<Option<&'a [T]>>,
+    pub params: S::Params<T>,
+    pub schedule: Schedule,
+    pub stop: StopRule,
+    pub progress: Option<&'r mut ProgressFn<'a>>,
+}
+
+impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
+    /// A solver for `stencil` with the CPU backend, the automatic schedule and no stopping
+    /// rule yet.
+    pub fn new(stencil: S) -> Self {
+        Self {
+            stencil,
+            inputs: Vec::new(),
+            params: None,
+            named_params: Vec::new(),
+            backend: Backend::default(),
+            schedule: Schedule::default(),
+            max_iterations: None,
+            tolerance: None,
+            check_every: None,
+            progress: None,
+        }
+    }
+
+    /// Gives the read-only field `name` (every field but the unknown).
+    pub fn input(mut self, name: &str, grid: &'a Grid<T, N>) -> Self {
+        self.inputs.push((name.to_owned(), grid));
+        self
+    }
+
+    /// Sets every scalar parameter at once, typed (the struct generated with the stencil).
+    pub fn params(mut self, params: S::Params<T>) -> Self {
+        self.params = Some(params);
+        self
+    }
+
+    /// Sets scalar parameter `name` (ignored if [`params`](Self::params) is also given).
+    pub fn param(mut self, name: &str, value: f64) -> Self {
+        self.named_params.push((name.to_owned(), value));
+        self
+    }
+
+    /// Where to run.
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// How to run.
+    pub fn schedule(mut self, schedule: Schedule) -> Self {
+        self.schedule = schedule;
+        self
+    }
+
+    /// Stop after `n` iterations at most.
+    pub fn max_iterations(mut self, n: usize) -> Self {
+        self.max_iterations = Some(n);
+        self
+    }
+
+    /// Stop once the residual meets `tolerance`.
+    pub fn tolerance(mut self, tolerance: Tolerance) -> Self {
+        self.tolerance = Some(tolerance);
+        self
+    }
+
+    /// Check the residual (and look for non-finite values) every `m` iterations; default
+    /// [`DEFAULT_CHECK_EVERY`](crate::DEFAULT_CHECK_EVERY). The last iteration is always
+    /// checked.
+    pub fn check_every(mut self, m: usize) -> Self {
+        self.check_every = Some(m);
+        self
+    }
+
+    /// Calls `callback` after every residual check.
+    pub fn on_progress(mut self, callback: impl FnMut(&Progress) + 'a) -> Self {
+        self.progress = Some(Box::new(callback));
+        self
+    }
+
+    /// Iterates on `u` (its boundary layer holds the Dirichlet values) until a stopping
+    /// rule holds, and reports what ran.
+    ///
+    /// **Errors**: every input error ([`Error::ShapeMismatch`], [`Error::GridTooSmall`],
+    /// [`Error::MissingField`], [`Error::MissingParameter`], [`Error::NeverStops`], …) is
+    /// found before the first iteration, and then `u` is unchanged. [`Error::NonFinite`] is
+    /// raised at the first check that sees NaN or ±∞; `u` then holds that whole iterate.
+    pub fn run(&mut self, u: &mut Grid<T, N>) -> Result<Report> {
+        let stop = StopRule::new(self.max_iterations, self.tolerance, self.check_every)?;
+        let schedule = self.schedule.resolve(S::META)?;
+        let inputs = self.resolve_inputs(u.shape())?;
+        let params = match self.params {
+            Some(p) => p,
+            None => {
+                let named: Vec<(&str, f64)> = self.named_params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+                check_unique(named.iter().map(|(n, _)| *n))?;
+                S::params_from_values::<T>(&named)?
+            }
+        };
+        let job = Job { stencil: self.stencil, inputs, params, schedule, stop, progress: self.progress.as_mut() };
+        match self.backend {
+            Backend::Cpu => crate::cpu::run(job, u),
+        }
+    }
+
+    fn resolve_inputs(&self, shape: [usize; N]) -> Result<Vec<Option<&'a [T]>>> {
+        let meta = S::META;
+        check_unique(self.inputs.iter().map(|(n, _)| n.as_str()))?;
+        let mut resolved: Vec<Option<&'a [T]>> = vec![None; meta.fields.len()];
+        for (name, grid) in &self.inputs {
+            let index = meta.field_index(name).ok_or_else(|| Error::UnknownField {
+                stencil: meta.name,
+                field: name.clone(),
+                known: list(meta.fields.iter().filter(|f| !f.unknown).map(|f| f.name)),
+            })?;
+            if index == meta.unknown {
+                return Err(Error::UnknownGivenAsInput { stencil: meta.name, field: name.clone() });
+            }
+            if grid.shape() != shape {
+                return Err(Error::ShapeMismatch {
+                    field: name.clone(),
+                    expected: shape.to_vec(),
+                    found: grid.shape().to_vec(),
+                });
+            }
+            resolved[index] = Some(grid.as_slice());
+        }
+        for (index, field) in meta.fields.iter().enumerate() {
+            if index != meta.unknown && resolved[index].is_none() {
+                return Err(Error::MissingField { stencil: meta.name, field: field.name.into() });
+            }
+        }
+        Ok(resolved)
+    }
+}
+
+fn check_unique<'n>(names: impl Iterator<Item = &'n str>) -> Result<()> {
+    let mut seen = HashSet::new();
+    for name in names {
+        if !seen.insert(name) {
+            return Err(Error::Duplicate { name: name.into() });
+        }
+    }
+    Ok(())
+}
+
+/// `a`, `b`, `c` — or "none".
+pub(crate) fn list<'n>(names: impl Iterator<Item = &'n str>) -> String {
+    let names: Vec<String> = names.map(|n| format!("`{n}`")).collect();
+    if names.is_empty() { "none".into() } else { names.join(", ") }
+}

@@ -1,0 +1,139 @@
+//! Stopping rules: an iteration limit and a tolerance on the residual ρ(u) = ‖S(u) − u‖.
+
+use std::fmt;
+
+use crate::{Error, Result};
+
+/// A vector norm over the interior points.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Norm {
+    /// max |·| (L∞).
+    #[default]
+    Max,
+    /// √Σ(·)² (the discrete L2 norm, not scaled by the number of points).
+    L2,
+}
+
+impl fmt::Display for Norm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Norm::Max => "L∞",
+            Norm::L2 => "L2",
+        })
+    }
+}
+
+/// When the residual is small enough to stop.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tolerance {
+    /// Stop once ρ < `eps`. The papers' rule ‖uᵏ⁺¹ − uᵏ‖∞ < 10⁻⁵ is
+    /// `Tolerance::Absolute { norm: Norm::Max, eps: 1e-5 }`.
+    Absolute {
+        /// The norm of the residual.
+        norm: Norm,
+        /// The threshold.
+        eps: f64,
+    },
+    /// Stop once ρ < `factor`·ρ(u⁰), the residual of the initial guess.
+    Relative {
+        /// The norm of the residual.
+        norm: Norm,
+        /// The reduction, in (0, 1) to be useful, e.g. 1e-4.
+        factor: f64,
+    },
+}
+
+impl Tolerance {
+    /// The norm the rule is measured in.
+    pub fn norm(&self) -> Norm {
+        match *self {
+            Tolerance::Absolute { norm, .. } | Tolerance::Relative { norm, .. } => norm,
+        }
+    }
+}
+
+impl fmt::Display for Tolerance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Tolerance::Absolute { norm, eps } => write!(f, "ρ {norm} < {eps:e}"),
+            Tolerance::Relative { norm, factor } => write!(f, "ρ {norm} < {factor:e}·ρ₀"),
+        }
+    }
+}
+
+/// The checked stopping rules of one run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct StopRule {
+    pub max_iterations: Option<usize>,
+    pub tolerance: Option<Tolerance>,
+    pub check_every: usize,
+}
+
+/// Check period when none is given: the papers' 100 iterations, or every iteration of a
+/// shorter run.
+pub const DEFAULT_CHECK_EVERY: usize = 100;
+
+impl StopRule {
+    pub fn new(max_iterations: Option<usize>, tolerance: Option<Tolerance>, check_every: Option<usize>) -> Result<Self> {
+        let invalid = |reason: String| Err(Error::InvalidStoppingRule { reason });
+        let never = |reason: String| Err(Error::NeverStops { reason });
+        if check_every == Some(0) {
+            return invalid("the residual cannot be checked every 0 iterations; use 1 or more".into());
+        }
+        let check_every = check_every.unwrap_or(DEFAULT_CHECK_EVERY);
+        match tolerance {
+            Some(Tolerance::Absolute { eps: v, .. }) | Some(Tolerance::Relative { factor: v, .. })
+                if !v.is_finite() =>
+            {
+                return invalid(format!("the tolerance must be a finite number, not {v}"));
+            }
+            Some(Tolerance::Absolute { eps, .. }) if eps <= 0.0 && max_iterations.is_none() => {
+                return never(format!(
+                    "the residual is never below {eps:e} and no iteration limit is set; use a positive tolerance or `max_iterations`"
+                ));
+            }
+            Some(Tolerance::Relative { factor, .. }) if factor <= 0.0 && max_iterations.is_none() => {
+                return never(format!(
+                    "the residual is never below {factor:e}·ρ₀ and no iteration limit is set; use a positive factor or `max_iterations`"
+                ));
+            }
+            None if max_iterations.is_none() => {
+                return never("neither a tolerance nor an iteration limit is set".into());
+            }
+            _ => {}
+        }
+        Ok(Self { max_iterations, tolerance, check_every })
+    }
+
+    /// Whether iteration `k` (1-based) ends with a residual check.
+    pub fn checks_at(&self, k: usize) -> bool {
+        k % self.check_every == 0
+            || Some(k) == self.max_iterations
+            || (k == 1 && matches!(self.tolerance, Some(Tolerance::Relative { .. })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_that_cannot_stop_are_rejected() {
+        let abs = |eps| Some(Tolerance::Absolute { norm: Norm::Max, eps });
+        assert!(matches!(StopRule::new(None, None, None), Err(Error::NeverStops { .. })));
+        assert!(matches!(StopRule::new(None, abs(0.0), None), Err(Error::NeverStops { .. })));
+        assert!(matches!(StopRule::new(None, abs(f64::NAN), None), Err(Error::InvalidStoppingRule { .. })));
+        assert!(matches!(StopRule::new(Some(5), abs(1e-3), Some(0)), Err(Error::InvalidStoppingRule { .. })));
+        let rel = Some(Tolerance::Relative { norm: Norm::L2, factor: -1.0 });
+        assert!(matches!(StopRule::new(None, rel, None), Err(Error::NeverStops { .. })));
+        assert!(StopRule::new(Some(10), abs(0.0), None).is_ok());
+        assert!(StopRule::new(None, abs(1e-5), None).is_ok());
+    }
+
+    #[test]
+    fn checks_fall_on_the_period_and_the_last_iteration() {
+        let r = StopRule::new(Some(250), None, Some(100)).unwrap();
+        let at: Vec<usize> = (1..=250).filter(|&k| r.checks_at(k)).collect();
+        assert_eq!(at, [100, 200, 250]);
+    }
+}
