@@ -1,1 +1,54 @@
+//! **stencil**: write the point update of a structured-grid stencil once, run it as a
+//! rayon CPU twin (and, through the same description, as generated CUDA kernels).
+//!
+//! ```
+//! use stencil::prelude::*;
+//!
+//! stencil! {
+//!     /// Jacobi update for −Δu = f on a uniform 2-D grid; `h2` is h².
+//!     pub fn poisson(mut u: Field2, f: Field2, h2: Real) -> Real {
+//!         (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] + h2 * f[0, 0]) / 4.0
+//!     }
+//! }
+//!
+//! let n = 33;
+//! let f = Grid::<f64, 2>::filled([n, n], 1.0)?;
+//! let mut u = Grid::<f64, 2>::zeros([n, n])?; // its outer layer is the boundary (u = 0)
+//! let report = Solver::new(Poisson)
+//!     .input("f", &f)
+//!     .params(PoissonParams { h2: 1.0 / ((n - 1) as f64).powi(2) })
+//!     .tolerance(Tolerance::Absolute { norm: Norm::Max, eps: 1e-10 })
+//!     .run(&mut u)?;
+//! assert_eq!(report.stop, StopReason::Converged);
+//! // The discrete solution peaks at the centre, near the continuous 0.0737.
+//! assert!((u[[16, 16]] - 0.0737).abs() < 1e-3);
+//! # Ok::<(), stencil::Error>(())
+//! ```
+//!
+//! The language is described in `docs/dsl.md`, the runtime in `docs/guide.md`. In short:
+//! a stencil is a function over fields (`Field1`, `Field2`, `Field3`, read at constant
+//! integer offsets) and scalars (`Real`, `i32`); exactly one field is `mut`, the unknown,
+//! and the body is its new value at the point. `stencil!` generates a unit struct
+//! (`Poisson`) implementing [`Stencil`], a typed parameter struct (`PoissonParams<T>`), and
+//! the point function generic over [`Real`] (`f32` and `f64`).
 
+extern crate self as stencil;
+
+pub mod builtin;
+
+pub use stencil_macros::stencil;
+pub use stencil_runtime::{
+    Backend, ColorMap, DEFAULT_CHECK_EVERY, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Difference, Direction, Error, FieldMeta,
+    Grid, Norm, ParamMeta, Progress, ReadMeta, Real, Report, ResidualSample, Result, ScalarKind, Schedule, Slice,
+    Solver, Stencil, StencilMeta, StopReason, SweepMeta, Tolerance,
+};
+
+/// What a program that defines and runs stencils needs in scope.
+pub mod prelude {
+    pub use crate::{
+        Backend, ColorMap, Grid, Norm, Real, Report, Schedule, Slice, Solver, Stencil, StopReason, Tolerance, stencil,
+    };
+}
+
+#[doc(hidden)]
+pub use stencil_runtime::__private;

@@ -1,0 +1,246 @@
+//! IR → the Rust half: the stencil type, its parameter struct, metadata and point
+//! function (the CPU twin). Generated code names only `::stencil::__private` paths.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use crate::ir::{self, BinOp, ExprKind, Method, Stencil, Ty, UnOp};
+
+pub fn emit(s: &Stencil) -> TokenStream {
+    let p = quote!(::stencil::__private);
+    let vis = &s.vis;
+    let docs = &s.docs;
+    let ty_name = s.type_name();
+    let params_name = s.params_name();
+    let name_str = s.name.to_string();
+    let dim = s.dim;
+    let slots = s.reads.len();
+
+    let param_fields = s.scalars.iter().map(|sc| {
+        let n = &sc.name;
+        let t = scalar_type(sc.ty);
+        let doc = format!("`{}`: {}.", n, if sc.ty == Ty::Real { "`Real`" } else { "`i32`" });
+        quote!(#[doc = #doc] pub #n: #t)
+    });
+    let marker = s.scalars.iter().all(|sc| sc.ty != Ty::Real).then(|| {
+        quote!(#[doc(hidden)] pub __element: ::core::marker::PhantomData<T>,)
+    });
+    let marker_init = marker.as_ref().map(|_| quote!(__element: ::core::marker::PhantomData,));
+    let params_doc = format!("Run-time parameters of [`{ty_name}`].");
+    let type_doc_default = format!("The stencil `{name_str}`.");
+    let type_docs = if docs.is_empty() { quote!(#[doc = #type_doc_default]) } else { quote!(#(#docs)*) };
+
+    let meta = emit_meta(s, &p);
+    let loads = (0..slots).map(|i| {
+        let r = format_ident!("__r{}", i);
+        quote!(let #r: T = load(#i);)
+    });
+    let scalars = s.scalars.iter().map(|sc| {
+        let n = &sc.name;
+        let local = format_ident!("__p_{}", n);
+        let t = scalar_type(sc.ty);
+        quote!(let #local: #t = params.#n;)
+    });
+    let body = emit_block_inner(s, &s.body);
+    let from_values = s.scalars.iter().map(|sc| {
+        let n = &sc.name;
+        let key = n.to_string();
+        match sc.ty {
+            Ty::Int => quote!(#n: #p::param_i32(Self::META, values, #key)?),
+            _ => quote!(#n: <T as #p::Real>::from_f64(#p::param_value(Self::META, values, #key)?)),
+        }
+    });
+
+    quote! {
+        #type_docs
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        #vis struct #ty_name;
+
+        #[doc = #params_doc]
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        #vis struct #params_name<T> {
+            #(#param_fields,)*
+            #marker
+        }
+
+        impl #ty_name {
+            /// The stencil's metadata.
+            pub const META: &'static #p::StencilMeta = #meta;
+        }
+
+        impl #p::Stencil<#dim> for #ty_name {
+            type Params<T: #p::Real> = #params_name<T>;
+
+            const META: &'static #p::StencilMeta = #ty_name::META;
+
+            #[inline(always)]
+            #[allow(unused_variables, unused_parens, clippy::all)]
+            fn point<T: #p::Real>(load: impl Fn(usize) -> T, params: &Self::Params<T>) -> T {
+                #(#loads)*
+                #(#scalars)*
+                #body
+            }
+
+            #[inline]
+            fn apply_row<T: #p::Real>(reads: &[&[T]], out: &mut [T], params: &Self::Params<T>) {
+                let rows: [&[T]; #slots] = #p::row_slices(reads, out.len());
+                for (j, o) in out.iter_mut().enumerate() {
+                    *o = <Self as #p::Stencil<#dim>>::point(|s| rows[s][j], params);
+                }
+            }
+
+            fn params_from_values<T: #p::Real>(values: &[(&str, f64)]) -> #p::Result<Self::Params<T>> {
+                #p::check_params(Self::META, values)?;
+                Ok(#params_name { #(#from_values,)* #marker_init })
+            }
+        }
+    }
+}
+
+fn scalar_type(ty: Ty) -> TokenStream {
+    match ty {
+        Ty::Int => quote!(i32),
+        Ty::Bool => quote!(bool),
+        Ty::Real => quote!(T),
+    }
+}
+
+fn emit_meta(s: &Stencil, p: &TokenStream) -> TokenStream {
+    let name = s.name.to_string();
+    let dim = s.dim;
+    let fields = s.fields.iter().enumerate().map(|(i, f)| {
+        let n = f.name.to_string();
+        let unknown = i == s.unknown;
+        let offsets = s.offsets_of(i);
+        let offsets = offsets.iter().map(|o| quote!(&[#(#o),*]));
+        quote!(#p::FieldMeta { name: #n, unknown: #unknown, offsets: &[#(#offsets),*] })
+    });
+    let params = s.scalars.iter().map(|sc| {
+        let n = sc.name.to_string();
+        let kind = if sc.ty == Ty::Int { quote!(I32) } else { quote!(Real) };
+        quote!(#p::ParamMeta { name: #n, kind: #p::ScalarKind::#kind })
+    });
+    let reads = s.reads.iter().map(|r| {
+        let f = r.field;
+        let o = &r.offset;
+        quote!(#p::ReadMeta { field: #f, offset: &[#(#o),*] })
+    });
+    let radius = &s.radius;
+    let sweep = match &s.sweep {
+        None => quote!(None),
+        Some(plan) => {
+            let dirs = plan.ascending.iter().map(|&up| if up { quote!(Ascending) } else { quote!(Descending) });
+            let a = &plan.hyperplane;
+            let c = &plan.skew;
+            quote!(Some(#p::SweepMeta {
+                directions: &[#(#p::Direction::#dirs),*],
+                hyperplane: &[#(#a),*],
+                skew: &[#(#c),*],
+            }))
+        }
+    };
+    let unknown = s.unknown;
+    let flops = s.flops();
+    let arrays = s.arrays_per_point();
+    quote!(&#p::StencilMeta {
+        name: #name,
+        dim: #dim,
+        fields: &[#(#fields),*],
+        unknown: #unknown,
+        params: &[#(#params),*],
+        reads: &[#(#reads),*],
+        radius: &[#(#radius),*],
+        sweep: #sweep,
+        flops: #flops,
+        arrays_per_point: #arrays,
+    })
+}
+
+fn local_name(s: &Stencil, i: usize) -> proc_macro2::Ident {
+    format_ident!("__l{}_{}", i, s.locals[i].name)
+}
+
+fn emit_block_inner(s: &Stencil, b: &ir::Block) -> TokenStream {
+    let lets = b.lets.iter().map(|(i, e)| {
+        let n = local_name(s, *i);
+        let t = scalar_type(s.locals[*i].ty);
+        let v = emit_expr(s, e);
+        quote!(let #n: #t = #v;)
+    });
+    let v = emit_expr(s, &b.value);
+    quote!(#(#lets)* #v)
+}
+
+/// Every operation is parenthesised, so evaluation order is the IR's on every backend.
+fn emit_expr(s: &Stencil, e: &ir::Expr) -> TokenStream {
+    let p = quote!(::stencil::__private);
+    match &e.kind {
+        ExprKind::Real(v) => {
+            let lit = Literal::f64_suffixed(*v);
+            quote!(<T as #p::Real>::from_f64(#lit))
+        }
+        ExprKind::Int(v) => {
+            let lit = Literal::i32_suffixed(*v);
+            quote!(#lit)
+        }
+        ExprKind::Bool(v) => quote!(#v),
+        ExprKind::Scalar(i) => {
+            let n = format_ident!("__p_{}", s.scalars[*i].name);
+            quote!(#n)
+        }
+        ExprKind::Local(i) => {
+            let n = local_name(s, *i);
+            quote!(#n)
+        }
+        ExprKind::Read(slot) => {
+            let r = format_ident!("__r{}", slot);
+            quote!(#r)
+        }
+        ExprKind::Unary(op, x) => {
+            let x = emit_expr(s, x);
+            match (op, e.ty) {
+                (UnOp::Neg, Ty::Int) => quote!((#x).wrapping_neg()),
+                (UnOp::Neg, _) => quote!((-#x)),
+                (UnOp::Not, _) => quote!((!#x)),
+            }
+        }
+        ExprKind::Binary(op, l, r) => {
+            let int = l.ty == Ty::Int;
+            let (l, r) = (emit_expr(s, l), emit_expr(s, r));
+            // i32 arithmetic wraps, as two's complement hardware (and CUDA in practice) does.
+            match (op, int) {
+                (BinOp::Add, true) => quote!((#l).wrapping_add(#r)),
+                (BinOp::Sub, true) => quote!((#l).wrapping_sub(#r)),
+                (BinOp::Mul, true) => quote!((#l).wrapping_mul(#r)),
+                _ => {
+                    let o: TokenStream = op.symbol().parse().expect("operator");
+                    quote!((#l #o #r))
+                }
+            }
+        }
+        ExprKind::If(c, t, f) => {
+            let c = emit_expr(s, c);
+            let t = emit_block_inner(s, t);
+            let f = emit_block_inner(s, f);
+            quote!((if #c { #t } else { #f }))
+        }
+        ExprKind::Block(b) => {
+            let b = emit_block_inner(s, b);
+            quote!({ #b })
+        }
+        ExprKind::Method(m, recv, args) => {
+            let recv = emit_expr(s, recv);
+            let args = args.iter().map(|a| emit_expr(s, a));
+            let f = format_ident!("{}", method_fn(*m));
+            quote!(<T as #p::Real>::#f(#recv #(, #args)*))
+        }
+        ExprKind::IntToReal(x) => {
+            let x = emit_expr(s, x);
+            quote!(<T as #p::Real>::from_i32(#x))
+        }
+    }
+}
+
+fn method_fn(m: Method) -> &'static str {
+    m.name()
+}

@@ -1,0 +1,546 @@
+//! Parsed model → checked IR. Every error of an item is collected before any is reported.
+
+use std::collections::HashMap;
+
+use proc_macro2::Span;
+use syn::Ident;
+
+use crate::ctxt::Ctxt;
+use crate::hyperplane;
+use crate::ir::{self, ExprKind, MAX_RADIUS, Method, Ty};
+use crate::parse::{self, BinOp, Lit, UnOp};
+use crate::span::Range;
+
+#[derive(Clone, Copy)]
+enum Name {
+    Field(usize),
+    Scalar(usize),
+    Local(usize),
+}
+
+struct Lowering<'c> {
+    cx: &'c mut Ctxt,
+    dim: usize,
+    fields: Vec<ir::Field>,
+    scalars: Vec<ir::Scalar>,
+    names: HashMap<String, Name>,
+    locals: Vec<ir::Local>,
+    reads: Vec<ir::Read>,
+}
+
+/// A placeholder for an expression whose error was already reported, so that checking
+/// can go on and find the item's other errors.
+fn poisoned(ty: Ty, span: Span) -> ir::Expr {
+    let kind = match ty {
+        Ty::Real => ExprKind::Real(0.0),
+        Ty::Int => ExprKind::Int(0),
+        Ty::Bool => ExprKind::Bool(false),
+    };
+    ir::Expr { kind, ty, span }
+}
+
+fn type_name(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => p.path.get_ident().map(ToString::to_string),
+        _ => None,
+    }
+}
+
+/// Checks one item and lowers it.
+pub fn lower(item: &parse::Item) -> syn::Result<ir::Stencil> {
+    let mut cx = Ctxt::default();
+    let mut fields = Vec::new();
+    let mut scalars = Vec::new();
+    let mut names = HashMap::new();
+    let mut unknown = None;
+    let mut dim = None;
+    for param in &item.params {
+        let name = param.name.to_string();
+        if names.contains_key(&name) {
+            cx.error(param.name.span(), format!("parameter `{name}` is declared twice; give each parameter its own name"));
+            continue;
+        }
+        let ty = type_name(&param.ty);
+        let field_dim = match ty.as_deref() {
+            Some("Field1") => Some(1),
+            Some("Field2") => Some(2),
+            Some("Field3") => Some(3),
+            _ => None,
+        };
+        if let Some(d) = field_dim {
+            match dim {
+                None => dim = Some(d),
+                Some(first) if first != d => cx.error(
+                    Range::single(param.name.span()),
+                    format!(
+                        "all fields of a stencil have the same dimension: this one is `Field{d}` but the first is `Field{first}`"
+                    ),
+                ),
+                _ => {}
+            }
+            if let Some(m) = param.mutability {
+                if unknown.is_some() {
+                    cx.error(
+                        Range::new(m, param.name.span()),
+                        "a stencil has exactly one unknown: remove `mut` from all fields but the one the stencil updates",
+                    );
+                } else {
+                    unknown = Some(fields.len());
+                }
+            }
+            names.insert(name, Name::Field(fields.len()));
+            fields.push(ir::Field { name: param.name.clone() });
+            continue;
+        }
+        let scalar = match ty.as_deref() {
+            Some("Real") => Ty::Real,
+            Some("i32") => Ty::Int,
+            _ => {
+                cx.push(syn::Error::new_spanned(
+                    &param.ty,
+                    "unsupported parameter type: write `Field1`, `Field2` or `Field3` for a grid, `Real` for a floating-point scalar, or `i32`",
+                ));
+                continue;
+            }
+        };
+        if let Some(m) = param.mutability {
+            cx.error(
+                Range::new(m, param.name.span()),
+                format!("only a field can be the unknown: remove `mut` from the scalar `{}`", param.name),
+            );
+        }
+        names.insert(name, Name::Scalar(scalars.len()));
+        scalars.push(ir::Scalar { name: param.name.clone(), ty: scalar });
+    }
+    if type_name(&item.ret).as_deref() != Some("Real") {
+        cx.push(syn::Error::new_spanned(&item.ret, "a stencil returns `Real`: write `-> Real` (the new value of the unknown)"));
+    }
+    if unknown.is_none() && !fields.is_empty() {
+        cx.error(
+            Range::single(item.params_span),
+            "no unknown: mark the field this stencil updates with `mut`, e.g. `mut u: Field2`",
+        );
+    } else if fields.is_empty() {
+        cx.error(
+            Range::single(item.params_span),
+            "a stencil needs at least one field: its unknown, e.g. `(mut u: Field2, h2: Real)`",
+        );
+    }
+    let dim = dim.unwrap_or(1);
+    if let Some(sweep) = &item.sweep {
+        if sweep.ascending.len() != dim {
+            cx.error(
+                sweep.range,
+                format!(
+                    "`sweep` needs one direction per axis: this stencil has {dim} axes, so write {} directions, e.g. `sweep({})`",
+                    dim,
+                    vec!["+"; dim].join(", ")
+                ),
+            );
+        }
+    }
+
+    let mut lowering = Lowering { cx: &mut cx, dim, fields, scalars, names, locals: Vec::new(), reads: Vec::new() };
+    let body = lowering.block(&item.body, Some(Ty::Real));
+    let Lowering { fields, scalars, locals, reads, .. } = lowering;
+
+    let mut radius = vec![0usize; dim];
+    for read in &reads {
+        for (axis, &o) in read.offset.iter().enumerate() {
+            radius[axis] = radius[axis].max(o.unsigned_abs() as usize);
+        }
+    }
+    cx.check()?;
+
+    let unknown = unknown.expect("checked above");
+    let sweep = item.sweep.as_ref().map(|s| {
+        let unknown_offsets: Vec<Vec<i32>> =
+            reads.iter().filter(|r| r.field == unknown).map(|r| r.offset.clone()).collect();
+        ir::SweepPlan {
+            hyperplane: hyperplane::hyperplane(&unknown_offsets, &s.ascending),
+            skew: hyperplane::skew(&unknown_offsets, &s.ascending),
+            ascending: s.ascending.clone(),
+        }
+    });
+    let docs = item.attrs.iter().filter(|a| a.path().is_ident("doc")).cloned().collect();
+    Ok(ir::Stencil {
+        docs,
+        vis: item.vis.clone(),
+        name: item.name.clone(),
+        dim,
+        fields,
+        unknown,
+        scalars,
+        reads,
+        radius,
+        sweep,
+        locals,
+        body,
+    })
+}
+
+/// Levenshtein distance, for "did you mean" hints.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for j in 0..b.len() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != b[j])).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+fn suggestion<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> String {
+    candidates
+        .map(|c| (distance(name, c), c))
+        .filter(|(d, c)| *d <= 2 && *d < c.len())
+        .min()
+        .map(|(_, c)| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
+}
+
+impl Lowering<'_> {
+    fn block(&mut self, block: &parse::Block, expected: Option<Ty>) -> ir::Block {
+        let mut lets = Vec::new();
+        let mut scoped = Vec::new();
+        for l in &block.lets {
+            let value = self.expr(&l.value);
+            let value = if value.ty == Ty::Int && is_int_literal(&value) { to_real(value) } else { value };
+            let key = l.name.to_string();
+            if matches!(self.names.get(&key), Some(Name::Field(_) | Name::Scalar(_))) {
+                self.cx.error(
+                    l.name.span(),
+                    format!("`{key}` is a parameter of the stencil; give the binding another name"),
+                );
+            }
+            let index = self.locals.len();
+            self.locals.push(ir::Local { name: l.name.clone(), ty: value.ty });
+            scoped.push((key.clone(), self.names.insert(key, Name::Local(index))));
+            lets.push((index, value));
+        }
+        let value = match &block.value {
+            Some(v) => {
+                let e = self.expr(v);
+                match expected {
+                    Some(Ty::Real) => self.expect_real(e, v.range()),
+                    _ => e,
+                }
+            }
+            None => {
+                self.cx.error(
+                    block.range,
+                    "empty body: end the block with the new value of the unknown, e.g. `{ (u[-1] + u[1]) / 2.0 }`",
+                );
+                poisoned(expected.unwrap_or(Ty::Real), block.range.start)
+            }
+        };
+        // Bindings end with their block.
+        for (key, previous) in scoped.into_iter().rev() {
+            match previous {
+                Some(p) => self.names.insert(key, p),
+                None => self.names.remove(&key),
+            };
+        }
+        ir::Block { lets, value: Box::new(value) }
+    }
+
+    fn expect_real(&mut self, e: ir::Expr, range: Range) -> ir::Expr {
+        match e.ty {
+            Ty::Bool => {
+                self.cx.error(
+                    range,
+                    "expected a `Real` value, found a `bool`: a comparison chooses between values with `if cond { a } else { b }`",
+                );
+                poisoned(Ty::Real, e.span)
+            }
+            _ => to_real(e),
+        }
+    }
+
+    fn expect_bool(&mut self, e: ir::Expr, range: Range, what: &str) -> ir::Expr {
+        if e.ty != Ty::Bool {
+            self.cx.error(
+                range,
+                format!("{what} must be a `bool`, found `{}`: compare values, e.g. `x > 0.0`", e.ty.name()),
+            );
+            return poisoned(Ty::Bool, e.span);
+        }
+        e
+    }
+
+    fn expr(&mut self, e: &parse::Expr) -> ir::Expr {
+        let span = e.range().start;
+        match e {
+            parse::Expr::Lit { value, range } => match *value {
+                Lit::Int(v) => match i32::try_from(v) {
+                    Ok(v) => ir::Expr { kind: ExprKind::Int(v), ty: Ty::Int, span },
+                    Err(_) => {
+                        self.cx.error(*range, "integer literal out of range for `i32`; write it as a real, e.g. `1e10`");
+                        poisoned(Ty::Int, span)
+                    }
+                },
+                Lit::Float(v) => ir::Expr { kind: ExprKind::Real(v), ty: Ty::Real, span },
+                Lit::Bool(v) => ir::Expr { kind: ExprKind::Bool(v), ty: Ty::Bool, span },
+            },
+            parse::Expr::Name(ident) => self.name(ident),
+            parse::Expr::Index { name, offsets, range, brackets } => self.read(name, offsets, *range, *brackets),
+            parse::Expr::Paren { expr, .. } => self.expr(expr),
+            parse::Expr::Block(b) => {
+                let block = self.block(b, None);
+                if block.lets.is_empty() {
+                    return *block.value;
+                }
+                let ty = block.value.ty;
+                ir::Expr { kind: ExprKind::Block(block), ty, span }
+            }
+            parse::Expr::Unary { op, expr, range } => {
+                let inner = self.expr(expr);
+                match (op, inner.ty) {
+                    (UnOp::Neg, Ty::Real | Ty::Int) => {
+                        let ty = inner.ty;
+                        ir::Expr { kind: ExprKind::Unary(UnOp::Neg, Box::new(inner)), ty, span }
+                    }
+                    (UnOp::Not, Ty::Bool) => ir::Expr { kind: ExprKind::Unary(UnOp::Not, Box::new(inner)), ty: Ty::Bool, span },
+                    (UnOp::Neg, _) => {
+                        self.cx.error(*range, "`-` negates a number; for a `bool` write `!`");
+                        poisoned(Ty::Real, span)
+                    }
+                    (UnOp::Not, _) => {
+                        self.cx.error(*range, "`!` negates a `bool`; for a number write `-`");
+                        poisoned(Ty::Bool, span)
+                    }
+                }
+            }
+            parse::Expr::Binary { op, op_range, lhs, rhs } => self.binary(*op, *op_range, lhs, rhs),
+            parse::Expr::If { range, cond, then, otherwise } => {
+                let c = self.expr(cond);
+                let c = self.expect_bool(c, cond.range(), "the condition of an `if`");
+                let Some(otherwise) = otherwise else {
+                    self.cx.error(*range, "an `if` needs an `else`: both branches give the value, e.g. `if c { a } else { b }`");
+                    return poisoned(Ty::Real, span);
+                };
+                let t = self.block(then, None);
+                let f = match &**otherwise {
+                    parse::Expr::Block(b) => self.block(b, None),
+                    other => {
+                        let value = self.expr(other);
+                        ir::Block { lets: Vec::new(), value: Box::new(value) }
+                    }
+                };
+                self.unify_if(c, t, f, *range, span)
+            }
+            parse::Expr::Method { receiver, method, args, range } => self.method(receiver, method, args, *range),
+            parse::Expr::Unsupported { range, what, hint } => {
+                self.cx.error(*range, format!("{what} is not supported in a stencil: {hint}"));
+                poisoned(Ty::Real, span)
+            }
+        }
+    }
+
+    fn name(&mut self, ident: &Ident) -> ir::Expr {
+        let span = ident.span();
+        match self.names.get(&ident.to_string()).copied() {
+            Some(Name::Scalar(i)) => ir::Expr { kind: ExprKind::Scalar(i), ty: self.scalars[i].ty, span },
+            Some(Name::Local(i)) => ir::Expr { kind: ExprKind::Local(i), ty: self.locals[i].ty, span },
+            Some(Name::Field(_)) => {
+                let zeros = vec!["0"; self.dim].join(", ");
+                self.cx.error(
+                    span,
+                    format!("field `{ident}` is read at an offset: write `{ident}[{zeros}]` for its value at the point"),
+                );
+                poisoned(Ty::Real, span)
+            }
+            None => {
+                self.unknown_name(ident);
+                poisoned(Ty::Real, span)
+            }
+        }
+    }
+
+    fn unknown_name(&mut self, ident: &Ident) {
+        let name = ident.to_string();
+        let hint = suggestion(&name, self.names.keys().map(String::as_str));
+        self.cx.error(ident.span(), format!("cannot find `{name}` among the stencil's parameters and `let` bindings{hint}"));
+    }
+
+    fn read(&mut self, name: &Ident, offsets: &[parse::Expr], range: Range, brackets: Range) -> ir::Expr {
+        let span = name.span();
+        let field = match self.names.get(&name.to_string()).copied() {
+            Some(Name::Field(f)) => f,
+            Some(Name::Scalar(_) | Name::Local(_)) => {
+                self.cx.error(range, format!("`{name}` is a scalar and cannot be indexed: write `{name}` alone"));
+                return poisoned(Ty::Real, span);
+            }
+            None => {
+                self.unknown_name(name);
+                return poisoned(Ty::Real, span);
+            }
+        };
+        let mut offset = Vec::new();
+        let mut ok = true;
+        for o in offsets {
+            match constant_offset(o) {
+                Some(v) if v.unsigned_abs() as usize > MAX_RADIUS => {
+                    self.cx.error(
+                        o.range(),
+                        format!("offset {v} is beyond the largest supported radius, {MAX_RADIUS}: keep every offset within -{MAX_RADIUS}..={MAX_RADIUS}"),
+                    );
+                    ok = false;
+                }
+                Some(v) => offset.push(v as i32),
+                None => {
+                    self.cx.error(
+                        o.range(),
+                        "an offset must be an integer constant such as `-1`, `0` or `2`: fields are read at fixed offsets from the point",
+                    );
+                    ok = false;
+                }
+            }
+        }
+        if offsets.len() != self.dim {
+            let zeros = vec!["0"; self.dim].join(", ");
+            self.cx.error(
+                brackets,
+                format!(
+                    "`{name}` has {} axes, so it is read with {} offsets, e.g. `{name}[{zeros}]`; found {}",
+                    self.dim,
+                    self.dim,
+                    offsets.len()
+                ),
+            );
+            ok = false;
+        }
+        if !ok {
+            return poisoned(Ty::Real, span);
+        }
+        let read = ir::Read { field, offset };
+        let slot = self.reads.iter().position(|r| *r == read).unwrap_or_else(|| {
+            self.reads.push(read);
+            self.reads.len() - 1
+        });
+        ir::Expr { kind: ExprKind::Read(slot), ty: Ty::Real, span }
+    }
+
+    fn binary(&mut self, op: BinOp, op_range: Range, lhs: &parse::Expr, rhs: &parse::Expr) -> ir::Expr {
+        let l = self.expr(lhs);
+        let r = self.expr(rhs);
+        let span = l.span;
+        let range = lhs.range().to(rhs.range());
+        match op {
+            BinOp::And | BinOp::Or => {
+                let what = format!("each operand of `{}`", op.symbol());
+                let l = self.expect_bool(l, lhs.range(), &what);
+                let r = self.expect_bool(r, rhs.range(), &what);
+                ir::Expr { kind: ExprKind::Binary(op, Box::new(l), Box::new(r)), ty: Ty::Bool, span }
+            }
+            _ => {
+                if l.ty == Ty::Bool || r.ty == Ty::Bool {
+                    self.cx.error(
+                        range,
+                        format!("`{}` needs numbers on both sides, found a `bool`: combine conditions with `&&` or `||`", op.symbol()),
+                    );
+                    let _ = op_range;
+                    let ty = if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) { Ty::Real } else { Ty::Bool };
+                    return poisoned(ty, span);
+                }
+                let (l, r, operand) = unify_numbers(l, r);
+                let ty = if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) { operand } else { Ty::Bool };
+                ir::Expr { kind: ExprKind::Binary(op, Box::new(l), Box::new(r)), ty, span }
+            }
+        }
+    }
+
+    fn unify_if(&mut self, c: ir::Expr, mut t: ir::Block, mut f: ir::Block, range: Range, span: Span) -> ir::Expr {
+        let ty = match (t.value.ty, f.value.ty) {
+            (a, b) if a == b => a,
+            (Ty::Bool, _) | (_, Ty::Bool) => {
+                self.cx.error(range, "both branches of an `if` give the same type: here one is a `bool` and the other a number");
+                return poisoned(Ty::Real, span);
+            }
+            _ => {
+                t.value = Box::new(to_real(*t.value));
+                f.value = Box::new(to_real(*f.value));
+                Ty::Real
+            }
+        };
+        ir::Expr { kind: ExprKind::If(Box::new(c), t, f), ty, span }
+    }
+
+    fn method(&mut self, receiver: &parse::Expr, method: &Ident, args: &[parse::Expr], range: Range) -> ir::Expr {
+        let recv = self.expr(receiver);
+        let span = recv.span;
+        let Some(m) = Method::from_name(&method.to_string()) else {
+            let known: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+            let hint = suggestion(&method.to_string(), known.iter().copied());
+            self.cx.error(
+                method.span(),
+                format!("unknown method `{method}`{hint}; a stencil may call {}", known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")),
+            );
+            return poisoned(Ty::Real, span);
+        };
+        let lowered: Vec<ir::Expr> = args.iter().map(|a| self.expr(a)).collect();
+        if lowered.len() != m.args().len() {
+            self.cx.error(
+                range,
+                format!(
+                    "`{}` takes {} argument{} besides its receiver, found {}: write `{}`",
+                    m.name(),
+                    m.args().len(),
+                    if m.args().len() == 1 { "" } else { "s" },
+                    lowered.len(),
+                    m.example()
+                ),
+            );
+            return poisoned(Ty::Real, span);
+        }
+        let recv = self.expect_real(recv, receiver.range());
+        let mut checked = Vec::new();
+        for ((arg, want), source) in lowered.into_iter().zip(m.args()).zip(args) {
+            checked.push(match want {
+                Ty::Int if arg.ty != Ty::Int => {
+                    self.cx.error(source.range(), format!("the argument of `{}` is an integer constant or `i32` parameter, e.g. `{}`", m.name(), m.example()));
+                    poisoned(Ty::Int, arg.span)
+                }
+                _ if *want == Ty::Real => self.expect_real(arg, source.range()),
+                _ => arg,
+            });
+        }
+        ir::Expr { kind: ExprKind::Method(m, Box::new(recv), checked), ty: Ty::Real, span }
+    }
+}
+
+/// `-1`, `0`, `2` (an integer literal, possibly negated).
+fn constant_offset(e: &parse::Expr) -> Option<i64> {
+    match e {
+        parse::Expr::Lit { value: Lit::Int(v), .. } => Some(*v),
+        parse::Expr::Unary { op: UnOp::Neg, expr, .. } => constant_offset(expr).map(|v| -v),
+        parse::Expr::Paren { expr, .. } => constant_offset(expr),
+        _ => None,
+    }
+}
+
+fn is_int_literal(e: &ir::Expr) -> bool {
+    matches!(e.kind, ExprKind::Int(_))
+}
+
+/// Integer literals become real literals; other integers are converted at run time.
+fn to_real(e: ir::Expr) -> ir::Expr {
+    match (e.ty, &e.kind) {
+        (Ty::Real, _) | (Ty::Bool, _) => e,
+        (Ty::Int, ExprKind::Int(v)) => ir::Expr { kind: ExprKind::Real(*v as f64), ty: Ty::Real, span: e.span },
+        (Ty::Int, _) => {
+            let span = e.span;
+            ir::Expr { kind: ExprKind::IntToReal(Box::new(e)), ty: Ty::Real, span }
+        }
+    }
+}
+
+/// Both operands in one numeric type: `Real` if either is, else `i32`.
+fn unify_numbers(l: ir::Expr, r: ir::Expr) -> (ir::Expr, ir::Expr, Ty) {
+    if l.ty == Ty::Real || r.ty == Ty::Real { (to_real(l), to_real(r), Ty::Real) } else { (l, r, Ty::Int) }
+}
