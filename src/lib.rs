@@ -52,3 +52,9 @@ pub mod prelude {
 
 #[doc(hidden)]
 pub use stencil_runtime::__private;
+
+/// The README's and the guide's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+#[doc = include_str!("../docs/guide.md")]
+pub struct DocumentationExamples;
