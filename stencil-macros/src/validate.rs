@@ -16,12 +16,17 @@ enum Name {
     Field(usize),
     Scalar(usize),
     Local(usize),
+    /// A parameter whose declaration was already reported as wrong: its uses are not
+    /// reported again.
+    Invalid,
 }
 
 struct Lowering<'c> {
     cx: &'c mut Ctxt,
     dim: usize,
     fields: Vec<ir::Field>,
+    /// The declared dimension of each field; those that differ from `dim` were reported.
+    field_dims: Vec<usize>,
     scalars: Vec<ir::Scalar>,
     names: HashMap<String, Name>,
     locals: Vec<ir::Local>,
@@ -52,8 +57,10 @@ pub fn lower(item: &parse::Item) -> syn::Result<ir::Stencil> {
     let mut fields = Vec::new();
     let mut scalars = Vec::new();
     let mut names = HashMap::new();
-    let mut unknown = None;
+    let mut unknown: Option<usize> = None;
     let mut dim = None;
+    let mut field_dims = Vec::new();
+    let mut invalid_mut = false;
     for param in &item.params {
         let name = param.name.to_string();
         if names.contains_key(&name) {
@@ -71,35 +78,50 @@ pub fn lower(item: &parse::Item) -> syn::Result<ir::Stencil> {
             match dim {
                 None => dim = Some(d),
                 Some(first) if first != d => cx.error(
-                    Range::single(param.name.span()),
+                    Range::new(param.name.span(), last_span(&param.ty)),
                     format!(
-                        "all fields of a stencil have the same dimension: this one is `Field{d}` but the first is `Field{first}`"
+                        "all fields of a stencil have the same dimension: `{name}` is a `Field{d}` but the first field is a `Field{first}`; declare `{name}: Field{first}`"
                     ),
                 ),
                 _ => {}
             }
             if let Some(m) = param.mutability {
-                if unknown.is_some() {
-                    cx.error(
+                match unknown {
+                    Some(first) => cx.error(
                         Range::new(m, param.name.span()),
-                        "a stencil has exactly one unknown: remove `mut` from all fields but the one the stencil updates",
-                    );
-                } else {
-                    unknown = Some(fields.len());
+                        format!(
+                            "a stencil has exactly one unknown and `{}` is already marked `mut`: remove `mut` from `{name}` (read-only fields are inputs)",
+                            fields[first].name
+                        ),
+                    ),
+                    None => unknown = Some(fields.len()),
                 }
             }
             names.insert(name, Name::Field(fields.len()));
             fields.push(ir::Field { name: param.name.clone() });
+            field_dims.push(d);
             continue;
         }
         let scalar = match ty.as_deref() {
             Some("Real") => Ty::Real,
             Some("i32") => Ty::Int,
-            _ => {
-                cx.push(syn::Error::new_spanned(
-                    &param.ty,
-                    "unsupported parameter type: write `Field1`, `Field2` or `Field3` for a grid, `Real` for a floating-point scalar, or `i32`",
-                ));
+            other => {
+                let hint = match other {
+                    Some("f32" | "f64") => {
+                        "write `Real`: the element type (`f32` or `f64`) is chosen where the stencil is used".to_string()
+                    }
+                    Some(t @ ("i8" | "i16" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64" | "u128" | "usize")) => {
+                        format!("write `i32`: it is the only integer type of a stencil, not `{t}`")
+                    }
+                    Some(t) if t.starts_with("Field") => {
+                        format!("a field has 1, 2 or 3 axes: write `Field1`, `Field2` or `Field3`, not `{t}`")
+                    }
+                    _ => "write `Field1`, `Field2` or `Field3` for a grid, `Real` for a floating-point scalar, or `i32`"
+                        .to_string(),
+                };
+                cx.push(syn::Error::new_spanned(&param.ty, format!("unsupported parameter type: {hint}")));
+                invalid_mut |= param.mutability.is_some();
+                names.insert(name, Name::Invalid);
                 continue;
             }
         };
@@ -115,12 +137,12 @@ pub fn lower(item: &parse::Item) -> syn::Result<ir::Stencil> {
     if type_name(&item.ret).as_deref() != Some("Real") {
         cx.push(syn::Error::new_spanned(&item.ret, "a stencil returns `Real`: write `-> Real` (the new value of the unknown)"));
     }
-    if unknown.is_none() && !fields.is_empty() {
+    if unknown.is_none() && !fields.is_empty() && !invalid_mut {
         cx.error(
             Range::single(item.params_span),
             "no unknown: mark the field this stencil updates with `mut`, e.g. `mut u: Field2`",
         );
-    } else if fields.is_empty() {
+    } else if fields.is_empty() && !invalid_mut {
         cx.error(
             Range::single(item.params_span),
             "a stencil needs at least one field: its unknown, e.g. `(mut u: Field2, h2: Real)`",
@@ -140,7 +162,8 @@ pub fn lower(item: &parse::Item) -> syn::Result<ir::Stencil> {
         }
     }
 
-    let mut lowering = Lowering { cx: &mut cx, dim, fields, scalars, names, locals: Vec::new(), reads: Vec::new() };
+    let mut lowering =
+        Lowering { cx: &mut cx, dim, fields, field_dims, scalars, names, locals: Vec::new(), reads: Vec::new() };
     let body = lowering.block(&item.body, Some(Ty::Real));
     let Lowering { fields, scalars, locals, reads, .. } = lowering;
 
@@ -543,4 +566,92 @@ fn to_real(e: ir::Expr) -> ir::Expr {
 /// Both operands in one numeric type: `Real` if either is, else `i32`.
 fn unify_numbers(l: ir::Expr, r: ir::Expr) -> (ir::Expr, ir::Expr, Ty) {
     if l.ty == Ty::Real || r.ty == Ty::Real { (to_real(l), to_real(r), Ty::Real) } else { (l, r, Ty::Int) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(tokens: proc_macro2::TokenStream) -> parse::Item {
+        syn::parse2(tokens).expect("parses")
+    }
+
+    fn errors(tokens: proc_macro2::TokenStream) -> Vec<String> {
+        match lower(&item(tokens)) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn jacobi7_metadata() {
+        let s = lower(&item(quote::quote! {
+            pub fn jacobi7(mut u: Field3, f: Field3, h2: Real) -> Real {
+                (u[-1, 0, 0] + u[1, 0, 0] + u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + u[0, 0, 1] + h2 * f[0, 0, 0]) / 6
+            }
+        }))
+        .unwrap();
+        assert_eq!(s.dim, 3);
+        assert_eq!(s.unknown, 0);
+        assert_eq!(s.radius, [1, 1, 1]);
+        assert_eq!(s.reads.len(), 7);
+        assert_eq!(s.reads[6], ir::Read { field: 1, offset: vec![0, 0, 0] });
+        // Six additions, one multiplication, one division.
+        assert_eq!(s.flops(), 8);
+        assert_eq!(s.arrays_per_point(), 3);
+        assert_eq!(s.type_name().to_string(), "Jacobi7");
+        assert!(matches!(s.body.value.kind, ExprKind::Binary(BinOp::Div, _, ref r) if matches!(r.kind, ExprKind::Real(v) if v == 6.0)));
+    }
+
+    #[test]
+    fn repeated_reads_share_a_slot_and_i32_converts_to_real() {
+        let s = lower(&item(quote::quote! {
+            fn k(mut u: Field1, n: i32) -> Real { let a = u[1] * n; a + u[1] + n.powi(2) }
+        }))
+        .unwrap();
+        assert_eq!(s.reads.len(), 1);
+        assert_eq!(s.locals[0].ty, Ty::Real);
+        let ExprKind::Binary(_, ref lhs, _) = s.body.lets[0].1.kind else { panic!() };
+        assert!(matches!(lhs.kind, ExprKind::Read(0)));
+    }
+
+    #[test]
+    fn every_error_of_an_item_is_reported_at_once() {
+        let e = errors(quote::quote! {
+            fn bad(u: Field2, f: Field3, f: Real) -> Real { u[x, 0] + g + f.foo() }
+        });
+        let all = e.join("\n");
+        assert!(all.contains("declared twice"), "{all}");
+        assert!(all.contains("same dimension"), "{all}");
+        assert!(all.contains("no unknown"), "{all}");
+        assert!(all.contains("integer constant"), "{all}");
+        assert!(all.contains("cannot find `g`"), "{all}");
+        assert!(all.contains("unknown method `foo`"), "{all}");
+        assert!(e.len() >= 6, "{all}");
+    }
+
+    #[test]
+    fn typing_rules() {
+        let e = errors(quote::quote! { fn b(mut u: Field1) -> Real { u[0] > 1.0 } });
+        assert!(e[0].contains("expected a `Real` value, found a `bool`"), "{e:?}");
+        let e = errors(quote::quote! { fn b(mut u: Field1) -> Real { if u[0] { 1.0 } else { 2.0 } } });
+        assert!(e[0].contains("must be a `bool`"), "{e:?}");
+        let e = errors(quote::quote! { fn b(mut u: Field1) -> Real { u[0].powi(1.5) } });
+        assert!(e[0].contains("integer"), "{e:?}");
+        let e = errors(quote::quote! { fn b(mut u: Field1) -> Real { u[9] } });
+        assert!(e[0].contains("largest supported radius"), "{e:?}");
+        let e = errors(quote::quote! { fn b(mut u: Field1, h: Real) -> Real { h[0] + u } });
+        assert!(e[0].contains("scalar and cannot be indexed") && e[1].contains("write `u[0]`"), "{e:?}");
+        let e = errors(quote::quote! { sweep(+) fn b(mut u: Field2) -> Real { u[0, 0] } });
+        assert!(e[0].contains("one direction per axis"), "{e:?}");
+        assert!(errors(quote::quote! { fn b(mut u: Field1, n: i32) -> Real { if n > 2 && !(n == 3) { 1 } else { u[0] } } }).is_empty());
+    }
+
+    #[test]
+    fn hints_suggest_near_names() {
+        let e = errors(quote::quote! { fn b(mut u: Field1, h2: Real) -> Real { u[0] * h3 } });
+        assert!(e[0].contains("did you mean `h2`?"), "{e:?}");
+        let e = errors(quote::quote! { fn b(mut u: Field1) -> Real { u[0].sqr() } });
+        assert!(e[0].contains("did you mean `sqrt`?"), "{e:?}");
+    }
 }
