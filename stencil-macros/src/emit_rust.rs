@@ -30,6 +30,12 @@ pub fn emit(s: &Stencil) -> TokenStream {
     let type_doc_default = format!("The stencil `{name_str}`.");
     let type_docs = if docs.is_empty() { quote!(#[doc = #type_doc_default]) } else { quote!(#(#docs)*) };
 
+    let ctor_args = s.scalars.iter().map(|sc| {
+        let n = &sc.name;
+        let t = scalar_type(sc.ty);
+        quote!(#n: #t)
+    });
+    let ctor_fields = s.scalars.iter().map(|sc| &sc.name);
     let meta = emit_meta(s, &p);
     let loads = (0..slots).map(|i| {
         let r = format_ident!("__r{}", i);
@@ -61,6 +67,14 @@ pub fn emit(s: &Stencil) -> TokenStream {
         #vis struct #params_name<T> {
             #(#param_fields,)*
             #marker
+        }
+
+        impl<T> #params_name<T> {
+            /// Parameters in declaration order.
+            #[allow(clippy::too_many_arguments)]
+            pub fn new(#(#ctor_args),*) -> Self {
+                Self { #(#ctor_fields,)* #marker_init }
+            }
         }
 
         impl #ty_name {

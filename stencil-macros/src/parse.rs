@@ -131,17 +131,51 @@ pub enum Lit {
 }
 
 pub enum Expr {
-    Lit { value: Lit, range: Range },
+    Lit {
+        value: Lit,
+        range: Range,
+    },
     Name(Ident),
-    Index { name: Ident, offsets: Vec<Expr>, range: Range, brackets: Range },
-    Unary { op: UnOp, range: Range, expr: Box<Expr> },
-    Binary { op: BinOp, op_range: Range, lhs: Box<Expr>, rhs: Box<Expr> },
-    Paren { range: Range, expr: Box<Expr> },
-    If { range: Range, cond: Box<Expr>, then: Block, otherwise: Option<Box<Expr>> },
+    Index {
+        name: Ident,
+        offsets: Vec<Expr>,
+        range: Range,
+        brackets: Range,
+    },
+    Unary {
+        op: UnOp,
+        range: Range,
+        expr: Box<Expr>,
+    },
+    Binary {
+        op: BinOp,
+        op_range: Range,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Paren {
+        range: Range,
+        expr: Box<Expr>,
+    },
+    If {
+        range: Range,
+        cond: Box<Expr>,
+        then: Block,
+        otherwise: Option<Box<Expr>>,
+    },
     Block(Block),
-    Method { receiver: Box<Expr>, method: Ident, args: Vec<Expr>, range: Range },
+    Method {
+        receiver: Box<Expr>,
+        method: Ident,
+        args: Vec<Expr>,
+        range: Range,
+    },
     /// Valid Rust that the DSL does not accept; `what` names it, `hint` says what to write.
-    Unsupported { range: Range, what: String, hint: String },
+    Unsupported {
+        range: Range,
+        what: String,
+        hint: String,
+    },
 }
 
 impl Expr {
@@ -198,16 +232,7 @@ impl Parse for Item {
         })?;
         let ret: syn::Type = input.parse()?;
         let body = parse_block(input)?;
-        Ok(Self {
-            attrs,
-            vis,
-            sweep,
-            name,
-            params_span: paren.span.join(),
-            params,
-            ret,
-            body,
-        })
+        Ok(Self { attrs, vis, sweep, name, params_span: paren.span.join(), params, ret, body })
     }
 }
 
@@ -269,10 +294,14 @@ fn parse_block(input: ParseStream<'_>) -> syn::Result<Block> {
             if content.is_empty() {
                 return Err(syn::Error::new(semi.span, "remove this `;`: the block's last expression is its value"));
             }
-            return Err(syn::Error::new(semi.span, "only `let` statements may stand before the block's value"));
+            return Err(Range::new(e.range().start, semi.span).error(
+                "only `let` statements may stand before the block's value: bind this value with `let name = …;`, or remove it",
+            ));
         }
         if !content.is_empty() {
-            return Err(content.error("expected the end of the block after its value"));
+            return Err(content.error(
+                "expected the end of the block after its value: a block has one value, its last expression; combine values with an operator, or bind them with `let`",
+            ));
         }
         value = Some(Box::new(e));
     }
@@ -335,19 +364,31 @@ fn parse_expr(input: ParseStream<'_>, min: u8) -> syn::Result<Expr> {
             lhs = Expr::Unsupported {
                 range,
                 what: format!("an assignment (`{}`)", op.0),
-                hint: "a stencil returns the new value of its unknown instead of assigning it: make the value the block's last expression, and use `let` for intermediate values".into(),
+                hint: "a stencil returns the new value of its unknown rather than assigning it; make that value the block's last expression, and use `let` for intermediate values".into(),
             };
             continue;
         }
         if input.peek(Token![as]) {
             let as_token: Token![as] = input.parse()?;
             let ty: syn::Type = input.parse()?;
-            let _ = ty;
+            let _ = as_token;
+            let end = quote::ToTokens::to_token_stream(&ty).into_iter().last().map_or(lhs.range().end, |t| t.span());
             lhs = Expr::Unsupported {
-                range: lhs.range().to(Range::single(as_token.span)),
+                range: Range::new(lhs.range().start, end),
                 what: "a cast (`as`)".into(),
                 hint: "values are `Real` already, and `i32` parameters convert to `Real` where they meet one".into(),
             };
+            continue;
+        }
+        if let Some((symbol, chars, hint)) = peek_unsupported_binop(input) {
+            // Bound as tightly as `*`, so that the error underlines the operation alone.
+            if BinOp::Mul.precedence() < min {
+                break;
+            }
+            let op_range = take_operator(input, chars)?;
+            let rhs = parse_expr(input, BinOp::Mul.precedence() + 1)?;
+            let _ = op_range;
+            lhs = unsupported(lhs.range().to(rhs.range()), &format!("the operator `{symbol}`"), hint);
             continue;
         }
         let Some(op) = peek_binop(input) else { break };
@@ -363,9 +404,43 @@ fn parse_expr(input: ParseStream<'_>, min: u8) -> syn::Result<Expr> {
     Ok(lhs)
 }
 
+/// A binary operator of Rust that the DSL lacks: its symbol, length in characters and
+/// what to write instead.
+fn peek_unsupported_binop(input: ParseStream<'_>) -> Option<(&'static str, usize, &'static str)> {
+    if input.peek(Token![&&]) || input.peek(Token![||]) {
+        None
+    } else if input.peek(Token![^]) {
+        Some(("^", 1, "for a power write `x.powi(2)` (an integer exponent) or `(y * x.ln()).exp()` (a real one)"))
+    } else if input.peek(Token![%]) {
+        Some(("%", 1, "a stencil computes with `+`, `-`, `*`, `/` and the methods, and has no remainder"))
+    } else if input.peek(Token![&]) {
+        Some(("&", 1, "to combine conditions write `&&`"))
+    } else if input.peek(Token![|]) {
+        Some(("|", 1, "to combine conditions write `||`"))
+    } else if input.peek(Token![<<]) {
+        Some(("<<", 2, "a stencil has no bit shifts; multiply by a power of two instead"))
+    } else if input.peek(Token![>>]) {
+        Some((">>", 2, "a stencil has no bit shifts; divide by a power of two instead"))
+    } else {
+        None
+    }
+}
+
 /// `=` or a compound assignment, with its length in characters.
 fn peek_compound_or_assign(input: ParseStream<'_>) -> Option<(&'static str, usize)> {
-    if input.peek(Token![+=]) {
+    if input.peek(Token![<<=]) {
+        Some(("<<=", 3))
+    } else if input.peek(Token![>>=]) {
+        Some((">>=", 3))
+    } else if input.peek(Token![%=]) {
+        Some(("%=", 2))
+    } else if input.peek(Token![^=]) {
+        Some(("^=", 2))
+    } else if input.peek(Token![&=]) {
+        Some(("&=", 2))
+    } else if input.peek(Token![|=]) {
+        Some(("|=", 2))
+    } else if input.peek(Token![+=]) {
         Some(("+=", 2))
     } else if input.peek(Token![-=]) {
         Some(("-=", 2))
@@ -388,6 +463,15 @@ fn parse_unary(input: ParseStream<'_>) -> syn::Result<Expr> {
     } else {
         None
     };
+    if input.peek(Token![+]) {
+        let plus: Token![+] = input.parse()?;
+        let expr = parse_unary(input)?;
+        return Ok(unsupported(
+            Range::single(plus.span).to(expr.range()),
+            "a unary `+`",
+            "write the value without it, e.g. `u[1]` rather than `u[+1]`",
+        ));
+    }
     if let Some(op) = op {
         let tt: TokenTree = input.parse()?;
         let expr = parse_unary(input)?;
@@ -403,7 +487,11 @@ fn parse_postfix(input: ParseStream<'_>) -> syn::Result<Expr> {
         input.parse::<Token![.]>()?;
         if input.peek(syn::LitInt) || input.peek(syn::LitFloat) {
             let tt: TokenTree = input.parse()?;
-            expr = unsupported(expr.range().to(tt.span().into()), "a tuple field", "the DSL has no tuples");
+            expr = unsupported(
+                expr.range().to(tt.span().into()),
+                "a tuple field",
+                "a stencil has no tuples; bind each value with `let`",
+            );
             continue;
         }
         let method = input.call(Ident::parse_any)?;
@@ -411,7 +499,7 @@ fn parse_postfix(input: ParseStream<'_>) -> syn::Result<Expr> {
             expr = unsupported(
                 expr.range().to(method.span().into()),
                 "a field access",
-                "the DSL has no structs; call a method with parentheses, e.g. `x.sqrt()`",
+                "a stencil has no structs; call a method with parentheses, e.g. `x.sqrt()`",
             );
             continue;
         }
@@ -439,10 +527,10 @@ fn unsupported(range: Range, what: &str, hint: &str) -> Expr {
 fn skip_through_brace(input: ParseStream<'_>) -> syn::Result<Span> {
     loop {
         let tt: TokenTree = input.parse()?;
-        if let TokenTree::Group(g) = &tt {
-            if g.delimiter() == Delimiter::Brace {
-                return Ok(g.span_close());
-            }
+        if let TokenTree::Group(g) = &tt
+            && g.delimiter() == Delimiter::Brace
+        {
+            return Ok(g.span_close());
         }
     }
 }
@@ -453,14 +541,22 @@ fn parse_primary(input: ParseStream<'_>) -> syn::Result<Expr> {
         let lit: syn::LitInt = input.parse()?;
         let value = lit.base10_parse::<i64>()?;
         if !lit.suffix().is_empty() {
-            return Ok(unsupported(lit.span().into(), "a literal with a type suffix", "write the number without a suffix; it takes the stencil's type"));
+            return Ok(unsupported(
+                lit.span().into(),
+                "a literal with a type suffix",
+                "write the number without a suffix; it takes the stencil's type",
+            ));
         }
         return Ok(Expr::Lit { value: Lit::Int(value), range: lit.span().into() });
     }
     if input.peek(syn::LitFloat) {
         let lit: syn::LitFloat = input.parse()?;
         if !lit.suffix().is_empty() {
-            return Ok(unsupported(lit.span().into(), "a literal with a type suffix", "write the number without a suffix; it takes the stencil's type (`Real`)"));
+            return Ok(unsupported(
+                lit.span().into(),
+                "a literal with a type suffix",
+                "write the number without a suffix; it takes the stencil's type (`Real`)",
+            ));
         }
         let value = lit.base10_parse::<f64>()?;
         return Ok(Expr::Lit { value: Lit::Float(value), range: lit.span().into() });
@@ -471,7 +567,11 @@ fn parse_primary(input: ParseStream<'_>) -> syn::Result<Expr> {
     }
     if input.peek(syn::Lit) {
         let lit: syn::Lit = input.parse()?;
-        return Ok(unsupported(lit.span().into(), "this literal", "only numbers and `true`/`false` are values in a stencil"));
+        return Ok(unsupported(
+            lit.span().into(),
+            "this literal",
+            "only numbers and `true`/`false` are values in a stencil",
+        ));
     }
     if input.peek(syn::token::Paren) {
         let content;
@@ -479,7 +579,9 @@ fn parse_primary(input: ParseStream<'_>) -> syn::Result<Expr> {
         let range = Range::new(paren.span.open(), paren.span.close());
         let inner = parse_expr(&content, 0)?;
         if !content.is_empty() {
-            return Ok(unsupported(range, "a tuple", "the DSL has no tuples; use `let` for several values"));
+            // The rest of the group must be consumed, or syn reports it as unexpected.
+            let _ = content.parse::<proc_macro2::TokenStream>()?;
+            return Ok(unsupported(range, "a tuple", "a stencil has no tuples; bind each value with `let`"));
         }
         return Ok(Expr::Paren { range, expr: Box::new(inner) });
     }
@@ -490,7 +592,11 @@ fn parse_primary(input: ParseStream<'_>) -> syn::Result<Expr> {
         let content;
         let bracket = bracketed!(content in input);
         let _ = content.parse::<proc_macro2::TokenStream>()?;
-        return Ok(unsupported(Range::new(bracket.span.open(), bracket.span.close()), "an array", "the DSL has no arrays; read fields at offsets, e.g. `u[0, 1]`"));
+        return Ok(unsupported(
+            Range::new(bracket.span.open(), bracket.span.close()),
+            "an array",
+            "a stencil has no arrays; read fields at offsets, e.g. `u[0, 1]`",
+        ));
     }
     if input.peek(Token![if]) {
         let if_token: Token![if] = input.parse()?;
@@ -519,7 +625,9 @@ fn parse_primary(input: ParseStream<'_>) -> syn::Result<Expr> {
         if peeked {
             let end = skip_through_brace(input)?;
             let hint = if what.contains("match") {
-                "use `if … else …`"
+                "choose between values with `if c { a } else if d { b } else { e }`"
+            } else if what.contains("unsafe") {
+                "nothing in a stencil is unsafe; write the block without `unsafe`"
             } else {
                 "a stencil computes one point; the schedule runs it over the grid, and `if … else …` chooses between values"
             };
@@ -538,7 +646,11 @@ fn parse_primary(input: ParseStream<'_>) -> syn::Result<Expr> {
             input.parse::<Token![|]>()?;
         }
         let body = parse_expr(input, 0)?;
-        return Ok(unsupported(Range::new(start, body.range().end), "a closure", "write the expression inline, or bind it with `let`"));
+        return Ok(unsupported(
+            Range::new(start, body.range().end),
+            "a closure",
+            "write the expression inline, or bind it with `let`",
+        ));
     }
     if input.peek(Token![return]) || input.peek(Token![break]) || input.peek(Token![continue]) {
         let tt: TokenTree = input.parse()?;
@@ -568,14 +680,22 @@ fn parse_primary(input: ParseStream<'_>) -> syn::Result<Expr> {
             if input.peek(syn::token::Paren) {
                 end = input.parse::<TokenTree>()?.span();
             }
-            return Ok(unsupported(Range::new(name.span(), end), "a path", "call methods on values instead, e.g. `x.sqrt()` rather than `f64::sqrt(x)`"));
+            return Ok(unsupported(
+                Range::new(name.span(), end),
+                "a path",
+                "call methods on values instead, e.g. `x.sqrt()` rather than `f64::sqrt(x)`",
+            ));
         }
         if input.peek(syn::token::Paren) {
             let args: TokenTree = input.parse()?;
+            let hint = match crate::ir::Method::from_name(&name.to_string()) {
+                Some(m) => format!("call it as a method on its first argument: `{}`", m.example()),
+                None => "a stencil has no functions; write the expression out, or bind a value with `let`".to_string(),
+            };
             return Ok(unsupported(
                 Range::new(name.span(), args.span()),
                 &format!("a function call (`{name}(…)`)"),
-                &format!("call it as a method on its first argument, e.g. `x.{name}()`"),
+                &hint,
             ));
         }
         if input.peek(syn::token::Bracket) {
@@ -654,7 +774,12 @@ mod tests {
     #[test]
     fn rust_outside_the_dsl_becomes_unsupported() {
         for (tokens, what) in [
-            (syn::parse_quote!(loop { x }), "a `loop`"),
+            (
+                syn::parse_quote!(loop {
+                    x
+                }),
+                "a `loop`",
+            ),
             (syn::parse_quote!(|x| x + 1.0), "a closure"),
             (syn::parse_quote!(println!("hi")), "a macro call (`println!`)"),
             (syn::parse_quote!(sqrt(x)), "a function call (`sqrt(…)`)"),

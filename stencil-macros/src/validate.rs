@@ -16,9 +16,9 @@ enum Name {
     Field(usize),
     Scalar(usize),
     Local(usize),
-    /// A parameter whose declaration was already reported as wrong: its uses are not
-    /// reported again.
-    Invalid,
+    /// A parameter whose declaration was already reported as wrong, with the type its
+    /// uses are checked as: they are not reported again.
+    Invalid(Ty),
 }
 
 struct Lowering<'c> {
@@ -51,10 +51,15 @@ fn type_name(ty: &syn::Type) -> Option<String> {
     }
 }
 
+/// The span of the last token of `tokens`, so that a [`Range`] can end there.
+fn last_span(tokens: &impl quote::ToTokens) -> Span {
+    tokens.to_token_stream().into_iter().last().map_or_else(Span::call_site, |t| t.span())
+}
+
 /// Checks one item and lowers it.
 pub fn lower(item: &parse::Item) -> syn::Result<ir::Stencil> {
     let mut cx = Ctxt::default();
-    let mut fields = Vec::new();
+    let mut fields: Vec<ir::Field> = Vec::new();
     let mut scalars = Vec::new();
     let mut names = HashMap::new();
     let mut unknown: Option<usize> = None;
@@ -64,7 +69,10 @@ pub fn lower(item: &parse::Item) -> syn::Result<ir::Stencil> {
     for param in &item.params {
         let name = param.name.to_string();
         if names.contains_key(&name) {
-            cx.error(param.name.span(), format!("parameter `{name}` is declared twice; give each parameter its own name"));
+            cx.error(
+                param.name.span(),
+                format!("parameter `{name}` is declared twice; give each parameter its own name"),
+            );
             continue;
         }
         let ty = type_name(&param.ty);
@@ -106,22 +114,23 @@ pub fn lower(item: &parse::Item) -> syn::Result<ir::Stencil> {
             Some("Real") => Ty::Real,
             Some("i32") => Ty::Int,
             other => {
-                let hint = match other {
-                    Some("f32" | "f64") => {
-                        "write `Real`: the element type (`f32` or `f64`) is chosen where the stencil is used".to_string()
-                    }
+                let message = match other {
+                    Some(t @ ("f32" | "f64")) => format!(
+                        "`{t}` is not a parameter type: write `Real`, the element type, which is chosen (`f32` or `f64`) where the stencil is used"
+                    ),
                     Some(t @ ("i8" | "i16" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64" | "u128" | "usize")) => {
-                        format!("write `i32`: it is the only integer type of a stencil, not `{t}`")
+                        format!("`{t}` is not a parameter type: write `i32`, the one integer type of a stencil")
                     }
-                    Some(t) if t.starts_with("Field") => {
-                        format!("a field has 1, 2 or 3 axes: write `Field1`, `Field2` or `Field3`, not `{t}`")
-                    }
-                    _ => "write `Field1`, `Field2` or `Field3` for a grid, `Real` for a floating-point scalar, or `i32`"
-                        .to_string(),
+                    Some(t) if t.starts_with("Field") => format!(
+                        "`{t}` is not a parameter type: a field has 1, 2 or 3 axes, so write `Field1`, `Field2` or `Field3`"
+                    ),
+                    Some("bool") => "`bool` is not a parameter type: pass a number and compare it, e.g. `on: i32` and `if on != 0 { … } else { … }`".to_string(),
+                    _ => "unsupported parameter type: write `Field1`, `Field2` or `Field3` for a grid, `Real` for a floating-point scalar, or `i32`".to_string(),
                 };
-                cx.push(syn::Error::new_spanned(&param.ty, format!("unsupported parameter type: {hint}")));
+                cx.push(syn::Error::new_spanned(&param.ty, message));
                 invalid_mut |= param.mutability.is_some();
-                names.insert(name, Name::Invalid);
+                let checked_as = if other == Some("bool") { Ty::Bool } else { Ty::Real };
+                names.insert(name, Name::Invalid(checked_as));
                 continue;
             }
         };
@@ -135,7 +144,10 @@ pub fn lower(item: &parse::Item) -> syn::Result<ir::Stencil> {
         scalars.push(ir::Scalar { name: param.name.clone(), ty: scalar });
     }
     if type_name(&item.ret).as_deref() != Some("Real") {
-        cx.push(syn::Error::new_spanned(&item.ret, "a stencil returns `Real`: write `-> Real` (the new value of the unknown)"));
+        cx.push(syn::Error::new_spanned(
+            &item.ret,
+            "a stencil returns `Real`: write `-> Real` (the new value of the unknown)",
+        ));
     }
     if unknown.is_none() && !fields.is_empty() && !invalid_mut {
         cx.error(
@@ -149,17 +161,22 @@ pub fn lower(item: &parse::Item) -> syn::Result<ir::Stencil> {
         );
     }
     let dim = dim.unwrap_or(1);
-    if let Some(sweep) = &item.sweep {
-        if sweep.ascending.len() != dim {
-            cx.error(
-                sweep.range,
-                format!(
-                    "`sweep` needs one direction per axis: this stencil has {dim} axes, so write {} directions, e.g. `sweep({})`",
-                    dim,
-                    vec!["+"; dim].join(", ")
-                ),
-            );
-        }
+    if let Some(sweep) = &item.sweep
+        && sweep.ascending.len() != dim
+    {
+        let (axes, directions) = if dim == 1 {
+            ("1 axis".into(), "1 direction".into())
+        } else {
+            (format!("{dim} axes"), format!("{dim} directions"))
+        };
+        cx.error(
+            sweep.range,
+            format!(
+                "`sweep` needs one direction per axis: this stencil has {axes} but the sweep gives {}; write {directions}, e.g. `sweep({})`",
+                sweep.ascending.len(),
+                vec!["+"; dim].join(", ")
+            ),
+        );
     }
 
     let mut lowering =
@@ -172,6 +189,12 @@ pub fn lower(item: &parse::Item) -> syn::Result<ir::Stencil> {
         for (axis, &o) in read.offset.iter().enumerate() {
             radius[axis] = radius[axis].max(o.unsigned_abs() as usize);
         }
+    }
+    for attr in item.attrs.iter().filter(|a| !a.path().is_ident("doc")) {
+        cx.push(syn::Error::new_spanned(
+            attr,
+            "only doc comments (`///`) may stand on a stencil: the macro generates the items, and other attributes would not reach them",
+        ));
     }
     cx.check()?;
 
@@ -235,7 +258,7 @@ impl Lowering<'_> {
             let value = self.expr(&l.value);
             let value = if value.ty == Ty::Int && is_int_literal(&value) { to_real(value) } else { value };
             let key = l.name.to_string();
-            if matches!(self.names.get(&key), Some(Name::Field(_) | Name::Scalar(_))) {
+            if matches!(self.names.get(&key), Some(Name::Field(_) | Name::Scalar(_) | Name::Invalid(_))) {
                 self.cx.error(
                     l.name.span(),
                     format!("`{key}` is a parameter of the stencil; give the binding another name"),
@@ -255,10 +278,13 @@ impl Lowering<'_> {
                 }
             }
             None => {
-                self.cx.error(
-                    block.range,
-                    "empty body: end the block with the new value of the unknown, e.g. `{ (u[-1] + u[1]) / 2.0 }`",
-                );
+                // Only the stencil's body expects a `Real`; inner blocks take any value.
+                let message = if expected.is_some() {
+                    "empty body: end the block with the new value of the unknown, e.g. `{ (u[-1] + u[1]) / 2.0 }`"
+                } else {
+                    "empty block: a block ends with its value, e.g. `{ let d = u[1] - u[-1]; d * d }`"
+                };
+                self.cx.error(block.range, message);
                 poisoned(expected.unwrap_or(Ty::Real), block.range.start)
             }
         };
@@ -303,7 +329,10 @@ impl Lowering<'_> {
                 Lit::Int(v) => match i32::try_from(v) {
                     Ok(v) => ir::Expr { kind: ExprKind::Int(v), ty: Ty::Int, span },
                     Err(_) => {
-                        self.cx.error(*range, "integer literal out of range for `i32`; write it as a real, e.g. `1e10`");
+                        self.cx.error(
+                            *range,
+                            format!("integer literal out of range for `i32`: write it as a real, `{v}.0`"),
+                        );
                         poisoned(Ty::Int, span)
                     }
                 },
@@ -328,14 +357,17 @@ impl Lowering<'_> {
                         let ty = inner.ty;
                         ir::Expr { kind: ExprKind::Unary(UnOp::Neg, Box::new(inner)), ty, span }
                     }
-                    (UnOp::Not, Ty::Bool) => ir::Expr { kind: ExprKind::Unary(UnOp::Not, Box::new(inner)), ty: Ty::Bool, span },
+                    (UnOp::Not, Ty::Bool) => {
+                        ir::Expr { kind: ExprKind::Unary(UnOp::Not, Box::new(inner)), ty: Ty::Bool, span }
+                    }
+                    // Checking goes on as if the suggested operator had been written.
                     (UnOp::Neg, _) => {
                         self.cx.error(*range, "`-` negates a number; for a `bool` write `!`");
-                        poisoned(Ty::Real, span)
+                        poisoned(Ty::Bool, span)
                     }
                     (UnOp::Not, _) => {
                         self.cx.error(*range, "`!` negates a `bool`; for a number write `-`");
-                        poisoned(Ty::Bool, span)
+                        poisoned(inner.ty, span)
                     }
                 }
             }
@@ -344,7 +376,10 @@ impl Lowering<'_> {
                 let c = self.expr(cond);
                 let c = self.expect_bool(c, cond.range(), "the condition of an `if`");
                 let Some(otherwise) = otherwise else {
-                    self.cx.error(*range, "an `if` needs an `else`: both branches give the value, e.g. `if c { a } else { b }`");
+                    self.cx.error(
+                        *range,
+                        "an `if` needs an `else`: both branches give the value, e.g. `if c { a } else { b }`",
+                    );
                     return poisoned(Ty::Real, span);
                 };
                 let t = self.block(then, None);
@@ -370,11 +405,14 @@ impl Lowering<'_> {
         match self.names.get(&ident.to_string()).copied() {
             Some(Name::Scalar(i)) => ir::Expr { kind: ExprKind::Scalar(i), ty: self.scalars[i].ty, span },
             Some(Name::Local(i)) => ir::Expr { kind: ExprKind::Local(i), ty: self.locals[i].ty, span },
-            Some(Name::Field(_)) => {
-                let zeros = vec!["0"; self.dim].join(", ");
+            Some(Name::Invalid(ty)) => poisoned(ty, span),
+            Some(Name::Field(f)) => {
+                let zeros = vec!["0"; self.field_dims[f]].join(", ");
                 self.cx.error(
                     span,
-                    format!("field `{ident}` is read at an offset: write `{ident}[{zeros}]` for its value at the point"),
+                    format!(
+                        "field `{ident}` is read at an offset: write `{ident}[{zeros}]` for its value at the point"
+                    ),
                 );
                 poisoned(Ty::Real, span)
             }
@@ -388,17 +426,28 @@ impl Lowering<'_> {
     fn unknown_name(&mut self, ident: &Ident) {
         let name = ident.to_string();
         let hint = suggestion(&name, self.names.keys().map(String::as_str));
-        self.cx.error(ident.span(), format!("cannot find `{name}` among the stencil's parameters and `let` bindings{hint}"));
+        self.cx.error(
+            ident.span(),
+            format!("cannot find `{name}` among the stencil's parameters and `let` bindings{hint}"),
+        );
     }
 
     fn read(&mut self, name: &Ident, offsets: &[parse::Expr], range: Range, brackets: Range) -> ir::Expr {
         let span = name.span();
         let field = match self.names.get(&name.to_string()).copied() {
             Some(Name::Field(f)) => f,
-            Some(Name::Scalar(_) | Name::Local(_)) => {
+            Some(Name::Scalar(_)) => {
                 self.cx.error(range, format!("`{name}` is a scalar and cannot be indexed: write `{name}` alone"));
                 return poisoned(Ty::Real, span);
             }
+            Some(Name::Local(_)) => {
+                self.cx.error(
+                    range,
+                    format!("`{name}` is a `let` binding, a single value, and cannot be indexed: write `{name}` alone"),
+                );
+                return poisoned(Ty::Real, span);
+            }
+            Some(Name::Invalid(_)) => return poisoned(Ty::Real, span),
             None => {
                 self.unknown_name(name);
                 return poisoned(Ty::Real, span);
@@ -416,6 +465,11 @@ impl Lowering<'_> {
                     ok = false;
                 }
                 Some(v) => offset.push(v as i32),
+                // Reported with its own message.
+                None if matches!(o, parse::Expr::Unsupported { .. }) => {
+                    self.expr(o);
+                    ok = false;
+                }
                 None => {
                     self.cx.error(
                         o.range(),
@@ -425,19 +479,20 @@ impl Lowering<'_> {
                 }
             }
         }
-        if offsets.len() != self.dim {
-            let zeros = vec!["0"; self.dim].join(", ");
-            self.cx.error(
-                brackets,
-                format!(
-                    "`{name}` has {} axes, so it is read with {} offsets, e.g. `{name}[{zeros}]`; found {}",
-                    self.dim,
-                    self.dim,
-                    offsets.len()
-                ),
-            );
+        // A field whose dimension differs from the stencil's was reported at its
+        // declaration; its reads are checked against what it declares.
+        let dim = self.field_dims[field];
+        if offsets.len() != dim {
+            let zeros = vec!["0"; dim].join(", ");
+            let axes = if dim == 1 {
+                "1 axis, so it is read with 1 offset".to_string()
+            } else {
+                format!("{dim} axes, so it is read with {dim} offsets")
+            };
+            self.cx.error(brackets, format!("`{name}` has {axes}, e.g. `{name}[{zeros}]`; found {}", offsets.len()));
             ok = false;
         }
+        ok &= dim == self.dim;
         if !ok {
             return poisoned(Ty::Real, span);
         }
@@ -454,6 +509,10 @@ impl Lowering<'_> {
         let r = self.expr(rhs);
         let span = l.span;
         let range = lhs.range().to(rhs.range());
+        if is_comparison(op) && matches!(lhs, parse::Expr::Binary { op, .. } if is_comparison(*op)) {
+            self.cx.error(range, "comparisons cannot be chained: write `a < b && b < c`");
+            return poisoned(Ty::Bool, span);
+        }
         match op {
             BinOp::And | BinOp::Or => {
                 let what = format!("each operand of `{}`", op.symbol());
@@ -465,14 +524,22 @@ impl Lowering<'_> {
                 if l.ty == Ty::Bool || r.ty == Ty::Bool {
                     self.cx.error(
                         range,
-                        format!("`{}` needs numbers on both sides, found a `bool`: combine conditions with `&&` or `||`", op.symbol()),
+                        format!(
+                            "`{}` needs numbers on both sides, found a `bool`: combine conditions with `&&` or `||`, or turn one into a number with `if c {{ 1.0 }} else {{ 0.0 }}`",
+                            op.symbol()
+                        ),
                     );
                     let _ = op_range;
-                    let ty = if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) { Ty::Real } else { Ty::Bool };
+                    let ty = if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) {
+                        Ty::Real
+                    } else {
+                        Ty::Bool
+                    };
                     return poisoned(ty, span);
                 }
-                let (l, r, operand) = unify_numbers(l, r);
-                let ty = if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) { operand } else { Ty::Bool };
+                let (l, r, operand) = unify_numbers(op, l, r);
+                let ty =
+                    if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) { operand } else { Ty::Bool };
                 ir::Expr { kind: ExprKind::Binary(op, Box::new(l), Box::new(r)), ty, span }
             }
         }
@@ -482,7 +549,10 @@ impl Lowering<'_> {
         let ty = match (t.value.ty, f.value.ty) {
             (a, b) if a == b => a,
             (Ty::Bool, _) | (_, Ty::Bool) => {
-                self.cx.error(range, "both branches of an `if` give the same type: here one is a `bool` and the other a number");
+                self.cx.error(
+                    range,
+                    "the branches of an `if` must give the same type, but here one gives a `bool` and the other a number: turn the `bool` into a number with `if c { 1.0 } else { 0.0 }`",
+                );
                 return poisoned(Ty::Real, span);
             }
             _ => {
@@ -502,7 +572,10 @@ impl Lowering<'_> {
             let hint = suggestion(&method.to_string(), known.iter().copied());
             self.cx.error(
                 method.span(),
-                format!("unknown method `{method}`{hint}; a stencil may call {}", known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")),
+                format!(
+                    "unknown method `{method}`: a stencil may call {}{hint}",
+                    known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                ),
             );
             return poisoned(Ty::Real, span);
         };
@@ -526,7 +599,14 @@ impl Lowering<'_> {
         for ((arg, want), source) in lowered.into_iter().zip(m.args()).zip(args) {
             checked.push(match want {
                 Ty::Int if arg.ty != Ty::Int => {
-                    self.cx.error(source.range(), format!("the argument of `{}` is an integer constant or `i32` parameter, e.g. `{}`", m.name(), m.example()));
+                    self.cx.error(
+                        source.range(),
+                        format!(
+                            "the argument of `{}` must be an integer constant or an `i32` parameter, e.g. `{}`; for a real exponent `y` write `(y * x.ln()).exp()`",
+                            m.name(),
+                            m.example()
+                        ),
+                    );
                     poisoned(Ty::Int, arg.span)
                 }
                 _ if *want == Ty::Real => self.expect_real(arg, source.range()),
@@ -547,25 +627,47 @@ fn constant_offset(e: &parse::Expr) -> Option<i64> {
     }
 }
 
-fn is_int_literal(e: &ir::Expr) -> bool {
-    matches!(e.kind, ExprKind::Int(_))
+fn is_comparison(op: BinOp) -> bool {
+    matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
 }
 
-/// Integer literals become real literals; other integers are converted at run time.
+fn is_int_literal(e: &ir::Expr) -> bool {
+    int_constant(e).is_some()
+}
+
+/// The value of an integer literal, possibly negated: such a constant takes the element
+/// type unless it meets an `i32` parameter.
+fn int_constant(e: &ir::Expr) -> Option<i32> {
+    match &e.kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Unary(UnOp::Neg, x) => int_constant(x).map(i32::wrapping_neg),
+        _ => None,
+    }
+}
+
+/// Integer constants become real literals; other integers are converted at run time.
 fn to_real(e: ir::Expr) -> ir::Expr {
-    match (e.ty, &e.kind) {
+    match (e.ty, int_constant(&e)) {
         (Ty::Real, _) | (Ty::Bool, _) => e,
-        (Ty::Int, ExprKind::Int(v)) => ir::Expr { kind: ExprKind::Real(*v as f64), ty: Ty::Real, span: e.span },
-        (Ty::Int, _) => {
+        (Ty::Int, Some(v)) => ir::Expr { kind: ExprKind::Real(v as f64), ty: Ty::Real, span: e.span },
+        (Ty::Int, None) => {
             let span = e.span;
             ir::Expr { kind: ExprKind::IntToReal(Box::new(e)), ty: Ty::Real, span }
         }
     }
 }
 
-/// Both operands in one numeric type: `Real` if either is, else `i32`.
-fn unify_numbers(l: ir::Expr, r: ir::Expr) -> (ir::Expr, ir::Expr, Ty) {
-    if l.ty == Ty::Real || r.ty == Ty::Real { (to_real(l), to_real(r), Ty::Real) } else { (l, r, Ty::Int) }
+/// Both operands in one numeric type. `i32` arithmetic happens only where an `i32`
+/// parameter meets an `i32` or an integer constant; two constants are `Real` (literals take
+/// the element type, so `1 / 2` is 0.5), and `/` always divides `Real`s, so no integer
+/// division (and no division by zero that panics on one backend) exists.
+fn unify_numbers(op: BinOp, l: ir::Expr, r: ir::Expr) -> (ir::Expr, ir::Expr, Ty) {
+    let constants = int_constant(&l).is_some() && int_constant(&r).is_some();
+    if l.ty == Ty::Real || r.ty == Ty::Real || op == BinOp::Div || constants {
+        (to_real(l), to_real(r), Ty::Real)
+    } else {
+        (l, r, Ty::Int)
+    }
 }
 
 #[cfg(test)]
@@ -600,7 +702,9 @@ mod tests {
         assert_eq!(s.flops(), 8);
         assert_eq!(s.arrays_per_point(), 3);
         assert_eq!(s.type_name().to_string(), "Jacobi7");
-        assert!(matches!(s.body.value.kind, ExprKind::Binary(BinOp::Div, _, ref r) if matches!(r.kind, ExprKind::Real(v) if v == 6.0)));
+        assert!(
+            matches!(s.body.value.kind, ExprKind::Binary(BinOp::Div, _, ref r) if matches!(r.kind, ExprKind::Real(v) if v == 6.0))
+        );
     }
 
     #[test]
@@ -644,7 +748,10 @@ mod tests {
         assert!(e[0].contains("scalar and cannot be indexed") && e[1].contains("write `u[0]`"), "{e:?}");
         let e = errors(quote::quote! { sweep(+) fn b(mut u: Field2) -> Real { u[0, 0] } });
         assert!(e[0].contains("one direction per axis"), "{e:?}");
-        assert!(errors(quote::quote! { fn b(mut u: Field1, n: i32) -> Real { if n > 2 && !(n == 3) { 1 } else { u[0] } } }).is_empty());
+        assert!(
+            errors(quote::quote! { fn b(mut u: Field1, n: i32) -> Real { if n > 2 && !(n == 3) { 1 } else { u[0] } } })
+                .is_empty()
+        );
     }
 
     #[test]

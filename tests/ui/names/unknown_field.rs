@@ -1,0 +1,9 @@
+use stencil::prelude::*;
+
+stencil! {
+    pub fn poisson(mut u: Field2, rhs: Field2, h2: Real) -> Real {
+        (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] + h2 * rsh[0, 0]) / 4.0
+    }
+}
+
+fn main() {}

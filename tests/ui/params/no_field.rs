@@ -1,0 +1,9 @@
+use stencil::prelude::*;
+
+stencil! {
+    pub fn constant(c: Real) -> Real {
+        c
+    }
+}
+
+fn main() {}

@@ -1,0 +1,5 @@
+use stencil::prelude::*;
+
+stencil! {}
+
+fn main() {}

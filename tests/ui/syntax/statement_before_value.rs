@@ -1,0 +1,10 @@
+use stencil::prelude::*;
+
+stencil! {
+    pub fn average(mut u: Field1) -> Real {
+        u[-1] + u[1];
+        u[0]
+    }
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use stencil::prelude::*;
+
+stencil! {
+    pub fn clamp(mut u: Field1) -> Real {
+        if u[0] > 1.0 { 1.0 }
+    }
+}
+
+fn main() {}
