@@ -64,15 +64,16 @@ pub fn alternate_triangular<T: crate::Real>(
     hx: f64,
     hy: f64,
 ) -> crate::Result<AtHalf1Params<T>> {
-    let invalid = |name: &str, reason: String| crate::Error::InvalidParameter { stencil: "at_half1", name: name.into(), reason };
-    if !(u >= 0.0) {
+    let invalid =
+        |name: &str, reason: String| crate::Error::InvalidParameter { stencil: "at_half1", name: name.into(), reason };
+    if u.is_nan() || u < 0.0 {
         return Err(invalid("u", format!("the upwind couplings assume u ≥ 0, found {u}")));
     }
-    if !(v <= 0.0) {
+    if v.is_nan() || v > 0.0 {
         return Err(invalid("v", format!("the upwind couplings assume v ≤ 0, found {v}")));
     }
     for (name, x) in [("tau", tau), ("hx", hx), ("hy", hy)] {
-        if !(x > 0.0 && x.is_finite()) {
+        if x.is_nan() || x <= 0.0 || x.is_infinite() {
             return Err(invalid(name, format!("must be positive and finite, found {x}")));
         }
     }

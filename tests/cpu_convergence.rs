@@ -27,9 +27,8 @@ fn error_2d(n: usize) -> f64 {
 /// Max-norm error of the converged `jacobi7` solution for u* = sin(πx)·sin(πy)·sin(πz).
 fn error_3d(n: usize) -> f64 {
     let h = 1.0 / (n - 1) as f64;
-    let exact = |[i, j, k]: [usize; 3]| {
-        (PI * i as f64 * h).sin() * (PI * j as f64 * h).sin() * (PI * k as f64 * h).sin()
-    };
+    let exact =
+        |[i, j, k]: [usize; 3]| (PI * i as f64 * h).sin() * (PI * j as f64 * h).sin() * (PI * k as f64 * h).sin();
     let f = Grid::from_fn([n, n, n], |ix| 3.0 * PI * PI * exact(ix)).unwrap();
     let mut u = Grid::<f64, 3>::zeros([n, n, n]).unwrap();
     let report = Solver::new(Jacobi7)

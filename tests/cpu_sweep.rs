@@ -99,7 +99,11 @@ fn sequential_sweep_is_the_declared_gauss_seidel_order() {
     for i in 1..shape[0] - 1 {
         for j in (1..shape[1] - 1).rev() {
             let u = &by_hand;
-            let v = (u[[i - 1, j + 1]] + u[[i + 1, j - 1]] + u[[i, j - 1]] + u[[i, j + 1]] + u[[i - 1, j - 1]]
+            let v = (u[[i - 1, j + 1]]
+                + u[[i + 1, j - 1]]
+                + u[[i, j - 1]]
+                + u[[i, j + 1]]
+                + u[[i - 1, j - 1]]
                 + u[[i + 1, j + 1]]
                 + w * f[[i, j]])
                 / 6.5;

@@ -22,9 +22,11 @@ pub fn emit(s: &Stencil) -> TokenStream {
         let doc = format!("`{}`: {}.", n, if sc.ty == Ty::Real { "`Real`" } else { "`i32`" });
         quote!(#[doc = #doc] pub #n: #t)
     });
-    let marker = s.scalars.iter().all(|sc| sc.ty != Ty::Real).then(|| {
-        quote!(#[doc(hidden)] pub __element: ::core::marker::PhantomData<T>,)
-    });
+    let marker = s
+        .scalars
+        .iter()
+        .all(|sc| sc.ty != Ty::Real)
+        .then(|| quote!(#[doc(hidden)] pub __element: ::core::marker::PhantomData<T>,));
     let marker_init = marker.as_ref().map(|_| quote!(__element: ::core::marker::PhantomData,));
     let params_doc = format!("Run-time parameters of [`{ty_name}`].");
     let type_doc_default = format!("The stencil `{name_str}`.");

@@ -90,10 +90,8 @@ pub fn skew(offsets: &[Vec<i32>], ascending: &[bool]) -> Vec<u32> {
     // cₖ = max|offset| + 1 always fits: once some zₖ₋₁ is non-zero, cₖ·zₖ₋₁ outweighs oₖ.
     let mut candidates: Vec<Vec<i64>> = vec![vec![0]];
     for _ in 1..n {
-        candidates = candidates
-            .into_iter()
-            .flat_map(|c| (0..=max + 1).map(move |x| [c.clone(), vec![x]].concat()))
-            .collect();
+        candidates =
+            candidates.into_iter().flat_map(|c| (0..=max + 1).map(move |x| [c.clone(), vec![x]].concat())).collect();
     }
     candidates.sort_by_key(|c| (c.iter().sum::<i64>(), c.clone()));
     let c = candidates.into_iter().find(|c| fits(c)).expect("c = max|offset| + 1 fits");

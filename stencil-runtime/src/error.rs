@@ -10,7 +10,9 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// A field's shape differs from the unknown's.
-    #[error("field `{field}` has shape {found:?} but the unknown has shape {expected:?}; every field of a stencil must have the same shape")]
+    #[error(
+        "field `{field}` has shape {found:?} but the unknown has shape {expected:?}; every field of a stencil must have the same shape"
+    )]
     ShapeMismatch {
         /// The field whose shape is wrong.
         field: String,
@@ -20,7 +22,9 @@ pub enum Error {
         found: Vec<usize>,
     },
     /// An axis is too short to hold an interior point inside the boundary layer.
-    #[error("axis {axis} has {size} points, but stencil `{stencil}` reads {radius} points away on it, so it needs at least {min} (2·radius + 1)")]
+    #[error(
+        "axis {axis} has {size} points, but stencil `{stencil}` reads {radius} points away on it, so it needs at least {min} (2·radius + 1)"
+    )]
     GridTooSmall {
         /// The stencil's name.
         stencil: &'static str,
@@ -42,7 +46,9 @@ pub enum Error {
         reason: String,
     },
     /// The iterate holds NaN or ±∞.
-    #[error("the iterate became non-finite ({value}) at index {index:?}, found at iteration {iteration} (values are checked every {check_every} iterations); the grid holds that iterate")]
+    #[error(
+        "the iterate became non-finite ({value}) at index {index:?}, found at iteration {iteration} (values are checked every {check_every} iterations); the grid holds that iterate"
+    )]
     NonFinite {
         /// The iteration at which the check found it.
         iteration: usize,
@@ -98,7 +104,9 @@ pub enum Error {
         name: String,
     },
     /// A scalar parameter was not given.
-    #[error("stencil `{stencil}` needs parameter `{name}`, which was not given; add `.param(\"{name}\", value)` or `.params(…)`")]
+    #[error(
+        "stencil `{stencil}` needs parameter `{name}`, which was not given; add `.param(\"{name}\", value)` or `.params(…)`"
+    )]
     MissingParameter {
         /// The stencil's name.
         stencil: &'static str,

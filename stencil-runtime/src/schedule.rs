@@ -51,9 +51,9 @@ impl Schedule {
             reason: reason.into(),
         };
         match self {
-            Schedule::Auto if meta.is_sweep() => Ok(Schedule::Wavefront {
-                tile: if meta.dim >= 3 { DEFAULT_TILE_3D } else { DEFAULT_TILE_2D },
-            }),
+            Schedule::Auto if meta.is_sweep() => {
+                Ok(Schedule::Wavefront { tile: if meta.dim >= 3 { DEFAULT_TILE_3D } else { DEFAULT_TILE_2D } })
+            }
             Schedule::Auto => Ok(Schedule::Plain),
             Schedule::Plain => Ok(Schedule::Plain),
             Schedule::Wavefront { .. } if !meta.is_sweep() => Err(invalid(

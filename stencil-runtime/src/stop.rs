@@ -74,7 +74,11 @@ pub(crate) struct StopRule {
 pub const DEFAULT_CHECK_EVERY: usize = 100;
 
 impl StopRule {
-    pub fn new(max_iterations: Option<usize>, tolerance: Option<Tolerance>, check_every: Option<usize>) -> Result<Self> {
+    pub fn new(
+        max_iterations: Option<usize>,
+        tolerance: Option<Tolerance>,
+        check_every: Option<usize>,
+    ) -> Result<Self> {
         let invalid = |reason: String| Err(Error::InvalidStoppingRule { reason });
         let never = |reason: String| Err(Error::NeverStops { reason });
         if check_every == Some(0) {
@@ -107,7 +111,7 @@ impl StopRule {
 
     /// Whether iteration `k` (1-based) ends with a residual check.
     pub fn checks_at(&self, k: usize) -> bool {
-        k % self.check_every == 0
+        k.is_multiple_of(self.check_every)
             || Some(k) == self.max_iterations
             || (k == 1 && matches!(self.tolerance, Some(Tolerance::Relative { .. })))
     }

@@ -68,12 +68,9 @@ impl<const N: usize> Layout<N> {
         }
         // Odometer over axes 1..N-1 (the row's own axis N-1 is walked by the caller).
         let mut index = [0usize; N];
-        for a in 1..N - 1 {
-            index[a] = self.radius[a];
-        }
+        index[1..N - 1].copy_from_slice(&self.radius[1..N - 1]);
         loop {
-            let offset: usize =
-                (1..N - 1).map(|a| index[a] * self.strides[a]).sum::<usize>() + self.radius[N - 1];
+            let offset: usize = (1..N - 1).map(|a| index[a] * self.strides[a]).sum::<usize>() + self.radius[N - 1];
             f(offset);
             let mut a = N - 2;
             loop {

@@ -14,7 +14,10 @@ use crate::solver::Job;
 use crate::{Backend, Error, Grid, Progress, Real, Report, Result, Schedule, Stencil, Tolerance};
 
 /// Runs `job` on the CPU. Validation is done by the caller except for the grid size.
-pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(mut job: Job<'_, '_, S, T, N>, u: &mut Grid<T, N>) -> Result<Report> {
+pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
+    mut job: Job<'_, '_, S, T, N>,
+    u: &mut Grid<T, N>,
+) -> Result<Report> {
     let meta = S::META;
     let layout = Layout::new(meta, u.shape())?;
     let stop = job.stop;

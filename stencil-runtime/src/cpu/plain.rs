@@ -69,7 +69,11 @@ pub(crate) fn apply<'a, S: Stencil<N>, T: Real, const N: usize>(
                 .map(|&(field, offset)| &fields[field][(base as isize + offset) as usize..][..out_row.len()]),
         );
         S::apply_row(reads, out_row, params);
-        if measure { Difference::of_row(out_row, &old[base..base + out_row.len()], base) } else { Difference::default() }
+        if measure {
+            Difference::of_row(out_row, &old[base..base + out_row.len()], base)
+        } else {
+            Difference::default()
+        }
     };
     let total = if N == 1 {
         let start = layout.radius[0];

@@ -14,8 +14,8 @@ impl<T: Real + ReadableElement, const N: usize> Grid<T, N> {
     /// type, [`Error::RankMismatch`] if it does not have `N` axes.
     pub fn read_npy(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let array: ndarray::ArrayD<T> = ndarray_npy::read_npy(path)
-            .map_err(|source| Error::ReadNpy { path: path.to_owned(), source })?;
+        let array: ndarray::ArrayD<T> =
+            ndarray_npy::read_npy(path).map_err(|source| Error::ReadNpy { path: path.to_owned(), source })?;
         Self::from_array(array.view())
     }
 }
@@ -27,8 +27,7 @@ impl<T: Real + WritableElement, const N: usize> Grid<T, N> {
     /// **Errors**: [`Error::WriteNpy`] if the file cannot be written.
     pub fn write_npy(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
-        ndarray_npy::write_npy(path, &self.view())
-            .map_err(|source| Error::WriteNpy { path: path.to_owned(), source })
+        ndarray_npy::write_npy(path, &self.view()).map_err(|source| Error::WriteNpy { path: path.to_owned(), source })
     }
 }
 
@@ -45,9 +44,6 @@ mod tests {
         assert_eq!(Grid::<f32, 3>::read_npy(&path).unwrap(), g);
         assert!(matches!(Grid::<f32, 2>::read_npy(&path), Err(Error::RankMismatch { .. })));
         assert!(matches!(Grid::<f64, 3>::read_npy(&path), Err(Error::ReadNpy { .. })));
-        assert!(matches!(
-            Grid::<f32, 3>::read_npy(dir.path().join("missing.npy")),
-            Err(Error::ReadNpy { .. })
-        ));
+        assert!(matches!(Grid::<f32, 3>::read_npy(dir.path().join("missing.npy")), Err(Error::ReadNpy { .. })));
     }
 }

@@ -149,8 +149,7 @@ impl<T: Real, const N: usize> Grid<T, N> {
     /// Interior points are left as they are.
     pub fn set_boundary(&mut self, width: [usize; N], f: impl Fn([usize; N]) -> T + Sync) {
         let shape = self.shape;
-        let on_boundary =
-            |index: &[usize; N]| (0..N).any(|a| index[a] < width[a] || index[a] + width[a] >= shape[a]);
+        let on_boundary = |index: &[usize; N]| (0..N).any(|a| index[a] < width[a] || index[a] + width[a] >= shape[a]);
         self.data.par_iter_mut().enumerate().for_each(|(flat, v)| {
             let index = unflatten(shape, flat);
             if on_boundary(&index) {
@@ -206,9 +205,7 @@ impl<T, const N: usize> Grid<T, N> {
 
     fn flat_index(&self, index: [usize; N]) -> Option<usize> {
         let strides = self.strides();
-        (0..N)
-            .all(|a| index[a] < self.shape[a])
-            .then(|| (0..N).map(|a| index[a] * strides[a]).sum())
+        (0..N).all(|a| index[a] < self.shape[a]).then(|| (0..N).map(|a| index[a] * strides[a]).sum())
     }
 
     /// An ndarray view (dynamic rank) of the whole grid.
@@ -264,10 +261,7 @@ mod tests {
     #[test]
     fn empty_axes_are_errors() {
         assert!(matches!(Grid::<f32, 2>::zeros([0, 3]), Err(Error::InvalidShape { .. })));
-        assert!(matches!(
-            Grid::<f32, 3>::zeros([usize::MAX, 2, 2]),
-            Err(Error::InvalidShape { .. })
-        ));
+        assert!(matches!(Grid::<f32, 3>::zeros([usize::MAX, 2, 2]), Err(Error::InvalidShape { .. })));
     }
 
     #[test]
