@@ -89,7 +89,7 @@ fn main() -> ExitCode {
     )
 }
 
-fn solve<T: Real + ndarray_npy::WritableElement>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+fn solve<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let n = args.size;
     if n < 3 {
         return Err(format!("--size must be at least 3 (one interior point per axis), not {n}").into());

@@ -16,6 +16,8 @@ mod sealed {
 /// generated CUDA code only knows `float` and `double`.
 pub trait Real:
     sealed::Sealed
+    + ndarray_npy::ReadableElement
+    + ndarray_npy::WritableElement
     + Copy
     + Send
     + Sync

@@ -58,6 +58,8 @@ pub struct Report {
     pub iterations: usize,
     /// Why the run ended.
     pub stop: StopReason,
+    /// The tolerance in force, if any.
+    pub tolerance: Option<crate::Tolerance>,
     /// Every residual check, in order. For Jacobi stencils the sample at iteration k is
     /// ‖uᵏ − uᵏ⁻¹‖ = ρ(uᵏ⁻¹); for sweep stencils it is ρ(uᵏ), measured by one plain
     /// application.
@@ -91,15 +93,16 @@ impl Report {
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shape: Vec<String> = self.shape.iter().map(ToString::to_string).collect();
-        let stop = match self.stop {
-            StopReason::Converged => "converged",
-            StopReason::IterationLimit => "iteration limit reached",
+        let stop = match (self.stop, self.tolerance) {
+            (StopReason::Converged, Some(t)) => format!("converged: {t}"),
+            (StopReason::Converged, None) => "converged".into(),
+            (StopReason::IterationLimit, _) => "iteration limit reached".into(),
         };
         writeln!(f, "stencil      {} ({}) on {}", self.stencil, self.precision, shape.join("×"))?;
         writeln!(f, "backend      {}, schedule {}", self.backend, self.schedule)?;
         writeln!(f, "iterations   {} ({stop})", self.iterations)?;
         match self.final_residual() {
-            Some(r) => writeln!(f, "residual     L∞ {:.3e}, L2 {:.3e} (at iteration {})", r.max, r.l2, r.iteration)?,
+            Some(r) => writeln!(f, "residual     L∞ {:.4e}, L2 {:.4e} (at iteration {})", r.max, r.l2, r.iteration)?,
             None => writeln!(f, "residual     not measured")?,
         }
         writeln!(f, "wall time    {:.3} s", self.wall.as_secs_f64())?;

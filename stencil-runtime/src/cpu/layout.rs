@@ -86,4 +86,29 @@ impl<const N: usize> Layout<N> {
             }
         }
     }
+
+    /// In-plane offsets of the first interior point and one past the last interior point
+    /// of a plane of axis 0 (for 1-D, of the whole interior).
+    pub fn plane_span(&self) -> (usize, usize) {
+        let (mut first, mut last) = (usize::MAX, 0);
+        self.for_each_row_in_plane(|start| {
+            first = first.min(start);
+            last = last.max(start + self.row_len());
+        });
+        (first, last)
+    }
+
+    /// Calls `f` with the in-plane range of boundary points between consecutive interior
+    /// rows of a plane of axis 0.
+    pub fn for_each_gap_in_plane(&self, mut f: impl FnMut(std::ops::Range<usize>)) {
+        let mut previous_end: Option<usize> = None;
+        self.for_each_row_in_plane(|start| {
+            if let Some(end) = previous_end {
+                if end < start {
+                    f(end..start);
+                }
+            }
+            previous_end = Some(start + self.row_len());
+        });
+    }
 }

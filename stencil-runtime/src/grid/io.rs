@@ -2,12 +2,10 @@
 
 use std::path::Path;
 
-use ndarray_npy::{ReadableElement, WritableElement};
-
 use super::Grid;
 use crate::{Error, Real, Result};
 
-impl<T: Real + ReadableElement, const N: usize> Grid<T, N> {
+impl<T: Real, const N: usize> Grid<T, N> {
     /// Reads a grid from a `.npy` file (NumPy's format; C or Fortran order).
     ///
     /// **Errors**: [`Error::ReadNpy`] if the file is missing, malformed or of another element
@@ -18,9 +16,7 @@ impl<T: Real + ReadableElement, const N: usize> Grid<T, N> {
             ndarray_npy::read_npy(path).map_err(|source| Error::ReadNpy { path: path.to_owned(), source })?;
         Self::from_array(array.view())
     }
-}
 
-impl<T: Real + WritableElement, const N: usize> Grid<T, N> {
     /// Writes the whole grid, boundary included, as a `.npy` file that NumPy reads with
     /// `numpy.load`.
     ///
