@@ -103,10 +103,10 @@ impl<const N: usize> Layout<N> {
     pub fn for_each_gap_in_plane(&self, mut f: impl FnMut(std::ops::Range<usize>)) {
         let mut previous_end: Option<usize> = None;
         self.for_each_row_in_plane(|start| {
-            if let Some(end) = previous_end {
-                if end < start {
-                    f(end..start);
-                }
+            if let Some(end) = previous_end
+                && end < start
+            {
+                f(end..start);
             }
             previous_end = Some(start + self.row_len());
         });
