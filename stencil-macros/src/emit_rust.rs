@@ -39,6 +39,7 @@ pub fn emit(s: &Stencil) -> TokenStream {
     });
     let ctor_fields = s.scalars.iter().map(|sc| &sc.name);
     let meta = emit_meta(s, &p);
+    let cuda_source = crate::emit_cuda::emit(s);
     let loads = (0..slots).map(|i| {
         let r = format_ident!("__r{}", i);
         quote!(let #r: T = load(#i);)
@@ -82,12 +83,18 @@ pub fn emit(s: &Stencil) -> TokenStream {
         impl #ty_name {
             /// The stencil's metadata.
             pub const META: &'static #p::StencilMeta = #meta;
+
+            /// The stencil's CUDA translation unit (point function, plain, measuring and
+            /// tiled kernels), JIT-compiled with NVRTC at run time.
+            pub const CUDA_SOURCE: &'static str = #cuda_source;
         }
 
         impl #p::Stencil<#dim> for #ty_name {
             type Params<T: #p::Real> = #params_name<T>;
 
             const META: &'static #p::StencilMeta = #ty_name::META;
+
+            const CUDA_SOURCE: &'static str = #ty_name::CUDA_SOURCE;
 
             #[inline(always)]
             #[allow(unused_variables, unused_parens, clippy::all)]

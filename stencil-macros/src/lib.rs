@@ -2,12 +2,14 @@
 //! describes the language; `docs/dsl.md` has the grammar and every compile error.
 
 mod ctxt;
+mod emit_cuda;
 mod emit_rust;
 mod hyperplane;
 mod ir;
 mod parse;
 mod span;
 mod validate;
+mod writer;
 
 use proc_macro::TokenStream;
 

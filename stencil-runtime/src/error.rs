@@ -157,6 +157,23 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// The NVRTC library could not be loaded.
+    #[error(
+        "the NVRTC library (libnvrtc.so) was not found on the loader path: install the CUDA toolkit, or the `nvidia-cuda-nvrtc` wheel, and add its `lib` folder to LD_LIBRARY_PATH"
+    )]
+    NvrtcUnavailable,
+    /// NVRTC rejected a translation unit.
+    #[error("NVRTC could not compile stencil `{stencil}` (options: {}):\n{log}\nsource:\n{source_numbered}", options.join(" "))]
+    Nvrtc {
+        /// The stencil's name.
+        stencil: &'static str,
+        /// The options passed.
+        options: Vec<String>,
+        /// NVRTC's log.
+        log: String,
+        /// The translation unit with line numbers.
+        source_numbered: String,
+    },
     /// Reading a `.npy` file failed.
     #[error("cannot read `{path}`: {source}")]
     ReadNpy {

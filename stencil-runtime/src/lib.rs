@@ -5,6 +5,7 @@
 //! together with the macro.
 
 mod cpu;
+pub mod cuda;
 mod error;
 mod grid;
 mod real;

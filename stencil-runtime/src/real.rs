@@ -62,7 +62,8 @@ pub trait Real:
     fn cos(self) -> Self;
     /// Hyperbolic tangent.
     fn tanh(self) -> Self;
-    /// Integer power.
+    /// Integer power by binary exponentiation: the same multiplications, in the same
+    /// order, as the CUDA twin (`std`'s `powi` leaves the order to the compiler).
     fn powi(self, n: i32) -> Self;
     /// Smaller of two values; a NaN operand is ignored (as C's `fmin`).
     fn min(self, other: Self) -> Self;
@@ -125,7 +126,18 @@ macro_rules! impl_real {
             }
             #[inline(always)]
             fn powi(self, n: i32) -> Self {
-                $t::powi(self, n)
+                let (mut base, mut e, mut r) = (self, n.unsigned_abs(), 1.0);
+                loop {
+                    if e & 1 == 1 {
+                        r *= base;
+                    }
+                    e >>= 1;
+                    if e == 0 {
+                        break;
+                    }
+                    base *= base;
+                }
+                if n < 0 { 1.0 / r } else { r }
             }
             #[inline(always)]
             fn min(self, other: Self) -> Self {

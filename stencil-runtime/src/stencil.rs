@@ -133,6 +133,11 @@ pub trait Stencil<const N: usize>: Copy + Send + Sync + 'static {
     /// The stencil's metadata.
     const META: &'static StencilMeta;
 
+    /// The stencil's CUDA translation unit: the point function over accessor macros and
+    /// the kernels (`<name>_plain`, `<name>_plain_measure`, `<name>_tiled`), specialised
+    /// at JIT time with `-DREAL=float|double` and the launch shape.
+    const CUDA_SOURCE: &'static str;
+
     /// The point function: the new value of the unknown at one point.
     ///
     /// `load(s)` must return the value of read slot `s` (see [`StencilMeta::reads`]) at
