@@ -38,6 +38,13 @@ pub fn emit(s: &Stencil) -> TokenStream {
         quote!(#n: #t)
     });
     let ctor_fields = s.scalars.iter().map(|sc| &sc.name);
+    let values = s.scalars.iter().map(|sc| {
+        let n = &sc.name;
+        match sc.ty {
+            Ty::Int => quote!(#p::ScalarValue::I32(params.#n)),
+            _ => quote!(#p::ScalarValue::Real(params.#n)),
+        }
+    });
     let meta = emit_meta(s, &p);
     let cuda_source = crate::emit_cuda::emit(s);
     let loads = (0..slots).map(|i| {
@@ -110,6 +117,10 @@ pub fn emit(s: &Stencil) -> TokenStream {
                 for (j, o) in out.iter_mut().enumerate() {
                     *o = <Self as #p::Stencil<#dim>>::point(|s| rows[s][j], params);
                 }
+            }
+
+            fn param_values<T: #p::Real>(params: &Self::Params<T>) -> ::std::vec::Vec<#p::ScalarValue<T>> {
+                ::std::vec![#(#values),*]
             }
 
             fn params_from_values<T: #p::Real>(values: &[(&str, f64)]) -> #p::Result<Self::Params<T>> {

@@ -157,6 +157,28 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// No GPU can be used.
+    #[error("no usable GPU: {reason}")]
+    NoGpu {
+        /// Why.
+        reason: String,
+    },
+    /// The CUDA driver reported an error.
+    #[error("CUDA driver error while {what}: {message}")]
+    Cuda {
+        /// What was being done.
+        what: String,
+        /// The driver's error.
+        message: String,
+    },
+    /// A launch that the device cannot run.
+    #[error("cannot launch `{kernel}`: {reason}")]
+    Launch {
+        /// The kernel.
+        kernel: String,
+        /// Why.
+        reason: String,
+    },
     /// The NVRTC library could not be loaded.
     #[error(
         "the NVRTC library (libnvrtc.so) was not found on the loader path: install the CUDA toolkit, or the `nvidia-cuda-nvrtc` wheel, and add its `lib` folder to LD_LIBRARY_PATH"

@@ -25,5 +25,7 @@ pub use real::Real;
 pub use report::{Progress, Report, ResidualSample, StopReason};
 pub use schedule::{Backend, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Schedule};
 pub use solver::Solver;
-pub use stencil::{Direction, FieldMeta, ParamMeta, ReadMeta, ScalarKind, Stencil, StencilMeta, SweepMeta};
+pub use stencil::{
+    Direction, FieldMeta, ParamMeta, ReadMeta, ScalarKind, ScalarValue, Stencil, StencilMeta, SweepMeta,
+};
 pub use stop::{DEFAULT_CHECK_EVERY, Norm, Tolerance};

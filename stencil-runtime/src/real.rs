@@ -18,6 +18,8 @@ pub trait Real:
     sealed::Sealed
     + ndarray_npy::ReadableElement
     + ndarray_npy::WritableElement
+    + cudarc::driver::DeviceRepr
+    + cudarc::driver::ValidAsZeroBits
     + Copy
     + Send
     + Sync

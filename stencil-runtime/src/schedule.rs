@@ -21,6 +21,10 @@ pub enum Schedule {
     /// One iteration per pass over memory: a Jacobi pass (ping-pong buffers) for plain
     /// stencils, the sequential sweep in declared order for `sweep(…)` stencils.
     Plain,
+    /// One Jacobi pass per iteration, as `Plain`, computed on the GPU by the shared-memory
+    /// tiled kernel (each block loads its tile and halo once). On the CPU it is the plain
+    /// pass. Jacobi stencils only.
+    Tiled,
     /// `sweep(…)` stencils only: tiles of `tile` points per axis run in wavefront order,
     /// tiles of one wavefront in parallel. Equal to the sequential sweep bit for bit.
     Wavefront {
@@ -34,6 +38,7 @@ impl fmt::Display for Schedule {
         match self {
             Schedule::Auto => write!(f, "auto"),
             Schedule::Plain => write!(f, "plain"),
+            Schedule::Tiled => write!(f, "tiled"),
             Schedule::Wavefront { tile } => write!(f, "wavefront(tile {tile})"),
         }
     }
@@ -56,6 +61,10 @@ impl Schedule {
             }
             Schedule::Auto => Ok(Schedule::Plain),
             Schedule::Plain => Ok(Schedule::Plain),
+            Schedule::Tiled if meta.is_sweep() => {
+                Err(invalid("the tiled kernel runs Jacobi passes; a sweep stencil runs `Plain` or `Wavefront`"))
+            }
+            Schedule::Tiled => Ok(Schedule::Tiled),
             Schedule::Wavefront { .. } if !meta.is_sweep() => Err(invalid(
                 "a wavefront orders the points of a `sweep(…)` stencil; a Jacobi stencil has no order to keep, use `Schedule::Plain`",
             )),
@@ -72,12 +81,22 @@ pub enum Backend {
     /// The rayon CPU twin, on rayon's global thread pool.
     #[default]
     Cpu,
+    /// CUDA device `device` (0 is the first), with kernels JIT-compiled by NVRTC.
+    Cuda {
+        /// The device ordinal.
+        device: usize,
+    },
+    /// CUDA device 0 when a driver, NVRTC and a device are usable and the stencil runs
+    /// there; otherwise the CPU, with a one-line notice on standard error saying why.
+    Auto,
 }
 
 impl fmt::Display for Backend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Backend::Cpu => write!(f, "cpu ({} threads)", rayon::current_num_threads()),
+            Backend::Cuda { device } => write!(f, "cuda device {device}"),
+            Backend::Auto => write!(f, "auto"),
         }
     }
 }

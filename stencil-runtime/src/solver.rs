@@ -22,6 +22,7 @@ pub struct Solver<'a, S: Stencil<N>, T: Real, const N: usize> {
     max_iterations: Option<usize>,
     tolerance: Option<Tolerance>,
     check_every: Option<usize>,
+    mode: crate::cuda::Mode,
     progress: Option<ProgressFn<'a>>,
 }
 
@@ -50,6 +51,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             max_iterations: None,
             tolerance: None,
             check_every: None,
+            mode: crate::cuda::Mode::default(),
             progress: None,
         }
     }
@@ -104,6 +106,14 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         self
     }
 
+    /// How the GPU compiles floating-point operations: [`Mode::Exact`](crate::cuda::Mode)
+    /// gives the CPU twin's bits, [`Mode::Fast`](crate::cuda::Mode) (the default) lets NVRTC
+    /// fuse multiply–adds. Ignored on the CPU.
+    pub fn mode(mut self, mode: crate::cuda::Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
     /// Calls `callback` after every residual check.
     pub fn on_progress(mut self, callback: impl FnMut(&Progress) + 'a) -> Self {
         self.progress = Some(Box::new(callback));
@@ -132,6 +142,21 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         let job = Job { stencil: self.stencil, inputs, params, schedule, stop, progress: self.progress.as_mut() };
         match self.backend {
             Backend::Cpu => crate::cpu::run(job, u),
+            Backend::Cuda { device } => crate::cuda::run::run(job, u, device, self.mode),
+            Backend::Auto => {
+                let reason = if S::META.is_sweep() {
+                    Some("sweep stencils run on the CPU for now".to_string())
+                } else {
+                    crate::cuda::unusable_reason(0)
+                };
+                match reason {
+                    None => crate::cuda::run::run(job, u, 0, self.mode),
+                    Some(reason) => {
+                        eprintln!("stencil: running `{}` on the CPU: {reason}", S::META.name);
+                        crate::cpu::run(job, u)
+                    }
+                }
+            }
         }
     }
 

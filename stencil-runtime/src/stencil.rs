@@ -22,6 +22,15 @@ pub enum ScalarKind {
     I32,
 }
 
+/// The value of one scalar parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarValue<T> {
+    /// A `Real` parameter.
+    Real(T),
+    /// An `i32` parameter.
+    I32(i32),
+}
+
 /// A scalar (run-time) parameter of a stencil.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ParamMeta {
@@ -149,6 +158,9 @@ pub trait Stencil<const N: usize>: Copy + Send + Sync + 'static {
     /// shifted by its offset, `out` the row to write. Generated with the number of slots
     /// fixed, so the loop runs without bounds checks.
     fn apply_row<T: Real>(reads: &[&[T]], out: &mut [T], params: &Self::Params<T>);
+
+    /// The scalar parameters' values in declaration order (what a kernel launch passes).
+    fn param_values<T: Real>(params: &Self::Params<T>) -> Vec<ScalarValue<T>>;
 
     /// Builds the parameters from `(name, value)` pairs; `i32` parameters must hold an
     /// integral value.

@@ -1,7 +1,13 @@
-//! The CUDA half of the runtime. `nvrtc` turns a stencil's generated CUDA C into PTX; every
-//! entry point checks that the library is present first, because cudarc's dynamic loading
-//! panics when it is not.
+//! The CUDA half of the runtime: NVRTC turns a stencil's generated CUDA C into PTX
+//! (cached in memory and on disk), and the driver runs it. Every entry point checks that
+//! the libraries are present first, because cudarc's dynamic loading panics when they are
+//! not.
 
+mod cache;
+mod device;
 mod nvrtc;
+pub(crate) mod run;
 
+pub use cache::{CACHE_DIR_VAR, DUMP_DIR_VAR, Origin, cache_dir};
+pub use device::{Gpu, device_count, driver_available, unusable_reason};
 pub use nvrtc::{CompileOptions, Mode, Ptx, compile, numbered, nvrtc_available};

@@ -1,0 +1,104 @@
+//! Compiled modules, cached in memory and on disk, keyed by a hash of the source, the
+//! options, the architecture and the driver version.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+use super::nvrtc::{CompileOptions, Ptx, compile};
+use crate::Result;
+
+/// Environment variable naming the folder of the disk cache (default: the user's cache
+/// folder, `$XDG_CACHE_HOME/stencil` or `~/.cache/stencil`). `off` disables the disk cache.
+pub const CACHE_DIR_VAR: &str = "STENCIL_CACHE_DIR";
+
+/// Environment variable naming a folder where every translation unit that is compiled is
+/// also written, as `<stencil>.cu`, so that users can read what runs.
+pub const DUMP_DIR_VAR: &str = "STENCIL_DUMP_CUDA";
+
+/// Where a module came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled by NVRTC in this call.
+    Compiled,
+    /// Read from the disk cache.
+    Disk,
+    /// Found in this process's memory.
+    Memory,
+}
+
+/// PTX and how long getting it took.
+pub struct Compiled {
+    /// The module.
+    pub ptx: Ptx,
+    /// Where it came from.
+    pub origin: Origin,
+    /// Time spent compiling or reading it.
+    pub time: Duration,
+}
+
+fn memory() -> &'static Mutex<HashMap<String, Ptx>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Ptx>>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// The disk cache folder, if enabled.
+pub fn cache_dir() -> Option<PathBuf> {
+    match std::env::var_os(CACHE_DIR_VAR) {
+        Some(v) if v == "off" => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .map(|base| base.join("stencil")),
+    }
+}
+
+/// The cache key: SHA-256 of everything that changes the PTX.
+pub fn key(source: &str, options: &CompileOptions, driver_version: i32) -> String {
+    let mut h = Sha256::new();
+    h.update(source.as_bytes());
+    for arg in options.to_args() {
+        h.update([0u8]);
+        h.update(arg.as_bytes());
+    }
+    h.update(driver_version.to_le_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The PTX of `source` under `options`, from memory, from disk, or compiled (and then stored
+/// in both). A disk cache that cannot be read or written is skipped, never an error.
+pub fn get(stencil: &'static str, source: &str, options: &CompileOptions, driver_version: i32) -> Result<Compiled> {
+    let started = Instant::now();
+    let key = key(source, options, driver_version);
+    if let Some(dir) = std::env::var_os(DUMP_DIR_VAR) {
+        let dir = PathBuf::from(dir);
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(dir.join(format!("{stencil}.cu")), source);
+    }
+    if let Some(ptx) = memory().lock().expect("cache lock").get(&key) {
+        return Ok(Compiled { ptx: ptx.clone(), origin: Origin::Memory, time: started.elapsed() });
+    }
+    let file = cache_dir().map(|d| d.join(format!("{stencil}-{key}.ptx")));
+    if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
+        let ptx = Ptx(text);
+        memory().lock().expect("cache lock").insert(key, ptx.clone());
+        return Ok(Compiled { ptx, origin: Origin::Disk, time: started.elapsed() });
+    }
+    let ptx = compile(stencil, source, options)?;
+    if let Some(file) = &file {
+        if let Some(dir) = file.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        // Written under a temporary name and renamed, so a concurrent reader never sees half.
+        let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, &ptx.0).is_ok() {
+            let _ = std::fs::rename(&tmp, file);
+        }
+    }
+    memory().lock().expect("cache lock").insert(key, ptx.clone());
+    Ok(Compiled { ptx, origin: Origin::Compiled, time: started.elapsed() })
+}

@@ -1,0 +1,93 @@
+//! Finding and opening a GPU. Nothing here panics when there is no driver or no device:
+//! cudarc's dynamic loading would, so the libraries are looked for first.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaStream, sys};
+
+use crate::{Error, Result};
+
+/// Whether the CUDA driver library (libcuda) can be loaded.
+pub fn driver_available() -> bool {
+    // SAFETY: only tries to open the shared library; nothing from it is called.
+    unsafe { sys::is_culib_present() }
+}
+
+/// Number of CUDA devices; 0 when there is no driver or it reports an error.
+pub fn device_count() -> usize {
+    if !driver_available() {
+        return 0;
+    }
+    CudaContext::device_count().map_or(0, |n| n.max(0) as usize)
+}
+
+/// Why no GPU can be used, or `None` when device `ordinal` can be.
+pub fn unusable_reason(ordinal: usize) -> Option<String> {
+    if !driver_available() {
+        return Some("the CUDA driver (libcuda.so) was not found".into());
+    }
+    if !super::nvrtc_available() {
+        return Some("the NVRTC library (libnvrtc.so) was not found".into());
+    }
+    match device_count() {
+        0 => Some("the CUDA driver reports no device".into()),
+        n if ordinal >= n => Some(format!("device {ordinal} was asked for, but there are {n}")),
+        _ => None,
+    }
+}
+
+pub(crate) fn driver_error(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> Error + '_ {
+    move |e| Error::Cuda { what: what.to_owned(), message: format!("{e:?}") }
+}
+
+/// An open device: its context, a stream, and what the JIT needs to know about it.
+pub struct Gpu {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    /// The device's name, e.g. "NVIDIA H200".
+    pub name: String,
+    /// The device's architecture for NVRTC, e.g. "sm_90".
+    pub arch: String,
+    /// The driver's CUDA version, e.g. 13000.
+    pub driver_version: i32,
+    /// Largest number of threads in one block.
+    pub max_threads_per_block: u32,
+    /// Largest grid size on the y and z axes.
+    pub max_grid_yz: u32,
+}
+
+impl Gpu {
+    /// Opens device `ordinal`.
+    ///
+    /// **Errors**: [`Error::NoGpu`] when there is no usable driver, NVRTC or device,
+    /// [`Error::Cuda`] when the driver fails.
+    pub fn open(ordinal: usize) -> Result<Self> {
+        if let Some(reason) = unusable_reason(ordinal) {
+            return Err(Error::NoGpu { reason });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(driver_error("creating a context"))?;
+        let stream = ctx.default_stream();
+        let name = ctx.name().map_err(driver_error("reading the device name"))?;
+        let (major, minor) = ctx.compute_capability().map_err(driver_error("reading the compute capability"))?;
+        let attribute = |a| ctx.attribute(a).map_err(driver_error("reading a device attribute"));
+        let max_threads_per_block =
+            attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32;
+        let max_grid_yz = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?
+            .min(attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?)
+            as u32;
+        let mut driver_version = 0;
+        // SAFETY: the driver library is loaded (checked above) and the pointer is valid.
+        unsafe { sys::cuDriverGetVersion(&mut driver_version) }
+            .result()
+            .map_err(driver_error("reading the driver version"))?;
+        Ok(Self {
+            ctx,
+            stream,
+            name,
+            arch: format!("sm_{major}{minor}"),
+            driver_version,
+            max_threads_per_block,
+            max_grid_yz,
+        })
+    }
+}

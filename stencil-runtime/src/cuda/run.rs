@@ -1,0 +1,271 @@
+//! The GPU backend's solver loop for Jacobi stencils: fields uploaded once, two device
+//! buffers swapped every iteration, the residual measured by the `_plain_measure` kernel.
+
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::cache::{self, Origin};
+use super::device::{Gpu, driver_error};
+use super::nvrtc::{CompileOptions, Mode};
+use crate::cpu::Layout;
+use crate::report::{ResidualSample, StopReason};
+use crate::solver::Job;
+use crate::{Error, Grid, Progress, Real, Report, Result, ScalarValue, Schedule, Stencil, Tolerance};
+
+/// Launch shape of the plain kernel: a BLOCK_X × BLOCK_Y column marching MARCH planes.
+const PLAIN_BLOCK: (u32, u32) = (32, 8);
+const PLAIN_MARCH_3D: u32 = 16;
+/// Block of the tiled kernel (BLOCK_Z is 1 for 1-D and 2-D stencils).
+const TILED_BLOCK: (u32, u32, u32) = (32, 8, 4);
+
+/// The grid seen as 3-D (slowest axis first), and the stencil's radius on those axes.
+fn as_3d<const N: usize>(values: [usize; N]) -> [usize; 3] {
+    let mut out = [1usize; 3];
+    out[3 - N..].copy_from_slice(&values);
+    out
+}
+
+fn blocks(n: usize, per_block: u32) -> usize {
+    n.div_ceil(per_block as usize)
+}
+
+/// Time spent getting the module, for the report.
+pub(crate) struct JitTime {
+    pub time: Duration,
+    pub origin: Origin,
+}
+
+/// Runs a Jacobi stencil on GPU `device`.
+pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
+    mut job: Job<'_, '_, S, T, N>,
+    u: &mut Grid<T, N>,
+    device: usize,
+    mode: Mode,
+) -> Result<Report> {
+    let meta = S::META;
+    if meta.is_sweep() {
+        return Err(Error::InvalidSchedule {
+            schedule: job.schedule.to_string(),
+            stencil: meta.name,
+            reason: "sweep stencils run on the CPU backend for now (GPU wavefronts are not implemented yet)".into(),
+        });
+    }
+    let layout = Layout::new(meta, u.shape())?;
+    let gpu = Gpu::open(device)?;
+    let [n0, n1, n2] = as_3d(u.shape());
+    let [r0, r1, r2] = {
+        let mut r = [0usize; 3];
+        r[3 - N..].copy_from_slice(meta.radius);
+        r
+    };
+    let interior = [n0 - 2 * r0, n1 - 2 * r1, n2 - 2 * r2];
+    let tiled = matches!(job.schedule, Schedule::Tiled);
+    let march = if N == 3 { PLAIN_MARCH_3D } else { 1 };
+    let block_z = if N == 3 { TILED_BLOCK.2 } else { 1 };
+    let options = CompileOptions::new::<T>(mode, gpu.arch.clone())
+        .define("BLOCK_X", PLAIN_BLOCK.0)
+        .define("BLOCK_Y", PLAIN_BLOCK.1)
+        .define("BLOCK_Z", block_z)
+        .define("MARCH", march);
+    let compiled = cache::get(meta.name, S::CUDA_SOURCE, &options, gpu.driver_version)?;
+    let jit = JitTime { time: compiled.time, origin: compiled.origin };
+    let module = gpu
+        .ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx.0))
+        .map_err(driver_error("loading the compiled module"))?;
+    let function = |kind: &str| {
+        module.load_function(&format!("{}_{kind}", meta.name)).map_err(driver_error("finding a kernel in the module"))
+    };
+    let (pass, measure) = (function(if tiled { "tiled" } else { "plain" })?, function("plain_measure")?);
+
+    let plain_grid =
+        (blocks(interior[2], PLAIN_BLOCK.0), blocks(interior[1], PLAIN_BLOCK.1), blocks(interior[0], march));
+    let tiled_grid =
+        (blocks(interior[2], TILED_BLOCK.0), blocks(interior[1], TILED_BLOCK.1), blocks(interior[0], block_z));
+    let check_grid = |kernel: &str, (x, y, z): (usize, usize, usize)| -> Result<(u32, u32, u32)> {
+        let limit = gpu.max_grid_yz as usize;
+        if x > i32::MAX as usize || y > limit || z > limit {
+            return Err(Error::Launch {
+                kernel: format!("{}_{kernel}", meta.name),
+                reason: format!("a grid of {x}×{y}×{z} blocks exceeds the device's limits (y and z ≤ {limit})"),
+            });
+        }
+        Ok((x as u32, y as u32, z as u32))
+    };
+    let plain_cfg = LaunchConfig {
+        grid_dim: check_grid("plain", plain_grid)?,
+        block_dim: (PLAIN_BLOCK.0, PLAIN_BLOCK.1, 1),
+        shared_mem_bytes: 0,
+    };
+    let pass_cfg = if tiled {
+        LaunchConfig {
+            grid_dim: check_grid("tiled", tiled_grid)?,
+            block_dim: (TILED_BLOCK.0, TILED_BLOCK.1, block_z),
+            shared_mem_bytes: 0,
+        }
+    } else {
+        plain_cfg
+    };
+
+    typed::<S, T, N>(&mut job, u, &gpu, device, &layout, [n0, n1, n2], (&pass, pass_cfg), (&measure, plain_cfg), jit)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn typed<S: Stencil<N>, T: Real, const N: usize>(
+    job: &mut Job<'_, '_, S, T, N>,
+    u: &mut Grid<T, N>,
+    gpu: &Gpu,
+    device: usize,
+    layout: &Layout<N>,
+    dims: [usize; 3],
+    (pass, pass_cfg): (&cudarc::driver::CudaFunction, LaunchConfig),
+    (measure, measure_cfg): (&cudarc::driver::CudaFunction, LaunchConfig),
+    jit: JitTime,
+) -> Result<Report> {
+    let meta = S::META;
+    let stream = &gpu.stream;
+    let upload = |data: &[T]| stream.clone_htod(data).map_err(driver_error("copying to the device"));
+    let inputs: Vec<Option<CudaSlice<T>>> =
+        job.inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<_>>()?;
+    let mut current = upload(u.as_slice())?;
+    let mut next = upload(u.as_slice())?;
+    let scalars = S::param_values(&job.params);
+    let reals: Vec<T> =
+        scalars.iter().filter_map(|v| if let ScalarValue::Real(x) = v { Some(*x) } else { None }).collect();
+    let ints: Vec<i32> =
+        scalars.iter().filter_map(|v| if let ScalarValue::I32(x) = v { Some(*x) } else { None }).collect();
+    let [n0, n1, n2] = dims.map(|n| n as i64);
+    let blocks_measured =
+        (measure_cfg.grid_dim.0 as usize) * (measure_cfg.grid_dim.1 as usize) * (measure_cfg.grid_dim.2 as usize);
+    let mut block_max = stream.alloc_zeros::<f64>(blocks_measured).map_err(driver_error("allocating"))?;
+    let mut block_sum = stream.alloc_zeros::<f64>(blocks_measured).map_err(driver_error("allocating"))?;
+    let mut first_bad = upload_u64(gpu, u64::MAX)?;
+
+    let stop = job.stop;
+    let points = layout.interior_points();
+    let mut residuals = Vec::new();
+    let mut reference = None;
+    let started = Instant::now();
+    let mut iteration = 0;
+    let stop_reason = loop {
+        if stop.max_iterations.is_some_and(|max| iteration >= max) {
+            break StopReason::IterationLimit;
+        }
+        iteration += 1;
+        let check = stop.checks_at(iteration);
+        let (function, cfg) = if check { (measure, measure_cfg) } else { (pass, pass_cfg) };
+        if check {
+            stream.memcpy_htod(&[u64::MAX], &mut first_bad).map_err(driver_error("resetting the check"))?;
+        }
+        let mut launch = stream.launch_builder(function);
+        launch.arg(&mut next);
+        for (index, input) in inputs.iter().enumerate() {
+            match input {
+                Some(slice) => launch.arg(slice),
+                None => {
+                    debug_assert_eq!(index, meta.unknown);
+                    launch.arg(&current)
+                }
+            };
+        }
+        launch.arg(&n0).arg(&n1).arg(&n2);
+        let (mut ri, mut ii) = (0, 0);
+        for v in &scalars {
+            match v {
+                ScalarValue::Real(_) => {
+                    launch.arg(&reals[ri]);
+                    ri += 1;
+                }
+                ScalarValue::I32(_) => {
+                    launch.arg(&ints[ii]);
+                    ii += 1;
+                }
+            }
+        }
+        if check {
+            launch.arg(&mut block_max).arg(&mut block_sum).arg(&mut first_bad);
+        }
+        // SAFETY: the arguments match the kernel's signature, which is generated from the
+        // same stencil (output, fields in order, the three extents as long long, the scalars
+        // in order, and for the measuring kernel the two block arrays and the index); the
+        // launch shape is the one the kernel was compiled for, and every index it computes
+        // lies inside the buffers (the interior of an n0 × n1 × n2 grid).
+        unsafe { launch.launch(cfg) }.map_err(driver_error("launching a kernel"))?;
+        std::mem::swap(&mut current, &mut next);
+        if !check {
+            continue;
+        }
+        let bad = stream.clone_dtoh(&first_bad).map_err(driver_error("reading the check"))?[0];
+        if bad != u64::MAX {
+            stream.memcpy_dtoh(&current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
+            let index = crate::grid::unflatten(layout.shape, bad as usize);
+            return Err(Error::NonFinite {
+                iteration,
+                index: index.to_vec(),
+                value: u.as_slice()[bad as usize].to_f64(),
+                check_every: stop.check_every,
+            });
+        }
+        let maxes = stream.clone_dtoh(&block_max).map_err(driver_error("reading the residual"))?;
+        let sums = stream.clone_dtoh(&block_sum).map_err(driver_error("reading the residual"))?;
+        let max = maxes.iter().copied().fold(0.0, f64::max);
+        let l2 = sums.iter().sum::<f64>().sqrt();
+        residuals.push(ResidualSample { iteration, max, l2 });
+        let value = match stop.tolerance.map(|t| t.norm()) {
+            Some(crate::Norm::L2) => l2,
+            _ => max,
+        };
+        if iteration == 1 {
+            reference = Some(value);
+        }
+        if let Some(callback) = job.progress.as_mut() {
+            let elapsed = started.elapsed();
+            callback(&Progress {
+                iteration,
+                max_iterations: stop.max_iterations,
+                residual: Some(value),
+                elapsed,
+                gpoints_per_s: (points * iteration) as f64 / elapsed.as_secs_f64().max(1e-12) / 1e9,
+            });
+        }
+        let converged = match stop.tolerance {
+            Some(Tolerance::Absolute { eps, .. }) => value < eps,
+            Some(Tolerance::Relative { factor, .. }) => reference.is_some_and(|r| value < factor * r),
+            None => false,
+        };
+        if converged {
+            break StopReason::Converged;
+        }
+    };
+    stream.synchronize().map_err(driver_error("waiting for the device"))?;
+    let wall = started.elapsed();
+    stream.memcpy_dtoh(&current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
+    Ok(Report {
+        stencil: meta.name,
+        precision: T::NAME,
+        backend: format!(
+            "cuda device {device} ({}), JIT {:.1} ms ({})",
+            gpu.name,
+            jit.time.as_secs_f64() * 1e3,
+            match jit.origin {
+                Origin::Compiled => "compiled",
+                Origin::Disk => "disk cache",
+                Origin::Memory => "memory cache",
+            }
+        ),
+        schedule: job.schedule.to_string(),
+        shape: u.shape().to_vec(),
+        interior_points: points,
+        iterations: iteration,
+        stop: stop_reason,
+        tolerance: stop.tolerance,
+        residuals,
+        wall,
+        bytes_per_point: meta.bytes_per_point(T::BYTES),
+    })
+}
+
+fn upload_u64(gpu: &Gpu, v: u64) -> Result<CudaSlice<u64>> {
+    gpu.stream.clone_htod(&[v]).map_err(driver_error("copying to the device"))
+}

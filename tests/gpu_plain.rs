@@ -1,0 +1,200 @@
+//! The CUDA backend against the CPU twin: bit for bit in exact mode, within a stated
+//! tolerance in fast mode, for f32 and f64, 1-D/2-D/3-D, prime sizes and sizes smaller
+//! than one tile. Needs a GPU: without one the tests say they were skipped, and with
+//! `STENCIL_REQUIRE_GPU=1` a missing GPU is a failure.
+
+use stencil::builtin::{Jacobi5, Jacobi7};
+use stencil::cuda::{Mode, unusable_reason};
+use stencil::prelude::*;
+use stencil::{Error, Report};
+
+stencil! {
+    /// A user-written radius-2 stencil in 1-D.
+    fn wide(mut u: Field1, f: Field1, w: Real) -> Real {
+        (u[-2] + u[2] + w * (u[-1] + u[1]) + f[0]) / (2.0 + 2.0 * w)
+    }
+
+    /// Radius 2 in 3-D, an i32 parameter, `if`, `let` and `sqrt`.
+    fn varied(mut u: Field3, k: Field3, n: i32) -> Real {
+        let s = (k[0, 0, 0] * k[0, 0, 0] + 1.0).sqrt();
+        let m = if u[0, 0, 0] > 0.0 { u[0, 0, 2] } else { u[0, -2, 0] };
+        (u[-1, 0, 0] + u[1, 0, 0] + u[0, 1, 0] + u[0, 0, -1] + m * n + s) / (4.0 + n + s)
+    }
+
+    /// Transcendental functions, which differ by a few ulps between CUDA and Rust.
+    fn smooth(mut u: Field2) -> Real {
+        ((u[-1, 0] + u[1, 0]).tanh() + (u[0, -1] * u[0, 1]).exp().ln() + u[0, 0].sin() * u[0, 0].cos()) / 3.0
+    }
+}
+
+fn gpu() -> bool {
+    match unusable_reason(0) {
+        None => true,
+        Some(reason) => {
+            assert!(std::env::var("STENCIL_REQUIRE_GPU").as_deref() != Ok("1"), "STENCIL_REQUIRE_GPU=1 but {reason}");
+            eprintln!("skipped: {reason}");
+            false
+        }
+    }
+}
+
+fn random<T: Real, const N: usize>(shape: [usize; N], seed: u64) -> Grid<T, N> {
+    Grid::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), seed).unwrap()
+}
+
+/// Runs `iterations` iterations (checked every 3) on both backends.
+fn both<S: Stencil<N>, T: Real, const N: usize>(
+    stencil: S,
+    shape: [usize; N],
+    input: &str,
+    params: &[(&str, f64)],
+    schedule: Schedule,
+    mode: Mode,
+) -> (Grid<T, N>, Report, Grid<T, N>, Report) {
+    let f = random::<T, N>(shape, 2);
+    let run = |backend| {
+        let mut u = random::<T, N>(shape, 1);
+        let mut solver =
+            Solver::new(stencil).backend(backend).schedule(schedule).mode(mode).max_iterations(7).check_every(3);
+        if !input.is_empty() {
+            solver = solver.input(input, &f);
+        }
+        for (name, value) in params {
+            solver = solver.param(name, *value);
+        }
+        let report = solver.run(&mut u).unwrap();
+        (u, report)
+    };
+    let (cpu, cpu_report) = run(Backend::Cpu);
+    let (gpu, gpu_report) = run(Backend::Cuda { device: 0 });
+    (cpu, cpu_report, gpu, gpu_report)
+}
+
+fn assert_bitwise<T: Real, const N: usize>(what: &str, cpu: &Grid<T, N>, gpu: &Grid<T, N>, a: &Report, b: &Report) {
+    let differing = cpu.as_slice().iter().zip(gpu.as_slice()).filter(|(x, y)| x != y).count();
+    assert_eq!(differing, 0, "{what}: {differing} points differ");
+    assert_eq!(a.iterations, b.iterations);
+    for (x, y) in a.residuals.iter().zip(&b.residuals) {
+        assert_eq!(x.max, y.max, "{what}: L∞ residuals differ");
+        // Σ(·)² is summed in another order on the GPU.
+        assert!((x.l2 - y.l2).abs() <= 1e-12 * x.l2.max(1e-300), "{what}: L2 {} vs {}", x.l2, y.l2);
+    }
+}
+
+fn max_relative<T: Real, const N: usize>(cpu: &Grid<T, N>, gpu: &Grid<T, N>) -> f64 {
+    let scale = cpu.as_slice().iter().map(|v| v.to_f64().abs()).fold(0.0, f64::max).max(1e-300);
+    cpu.as_slice().iter().zip(gpu.as_slice()).map(|(x, y)| (x.to_f64() - y.to_f64()).abs()).fold(0.0, f64::max) / scale
+}
+
+fn exact_all<T: Real>() {
+    for schedule in [Schedule::Plain, Schedule::Tiled] {
+        for shape in [[37, 41, 29], [5, 7, 3], [3, 3, 3], [67, 5, 131]] {
+            let (c, a, g, b) = both::<_, T, 3>(Jacobi7, shape, "f", &[("h2", 0.01)], schedule, Mode::Exact);
+            assert_bitwise(&format!("jacobi7 {} {shape:?} {schedule}", T::NAME), &c, &g, &a, &b);
+        }
+        for shape in [[131, 257], [3, 3], [7, 1031]] {
+            let (c, a, g, b) = both::<_, T, 2>(Jacobi5, shape, "f", &[("h2", 0.01)], schedule, Mode::Exact);
+            assert_bitwise(&format!("jacobi5 {} {shape:?} {schedule}", T::NAME), &c, &g, &a, &b);
+        }
+        for shape in [[1009], [5], [70001]] {
+            let (c, a, g, b) = both::<_, T, 1>(Wide, shape, "f", &[("w", 3.0)], schedule, Mode::Exact);
+            assert_bitwise(&format!("wide {} {shape:?} {schedule}", T::NAME), &c, &g, &a, &b);
+        }
+        for shape in [[11, 13, 17], [5, 5, 5]] {
+            let (c, a, g, b) = both::<_, T, 3>(Varied, shape, "k", &[("n", 3.0)], schedule, Mode::Exact);
+            assert_bitwise(&format!("varied {} {shape:?} {schedule}", T::NAME), &c, &g, &a, &b);
+        }
+    }
+}
+
+#[test]
+fn exact_mode_is_bitwise_f32() {
+    if gpu() {
+        exact_all::<f32>();
+    }
+}
+
+#[test]
+fn exact_mode_is_bitwise_f64() {
+    if gpu() {
+        exact_all::<f64>();
+    }
+}
+
+#[test]
+fn fast_mode_is_within_rounding() {
+    if !gpu() {
+        return;
+    }
+    for schedule in [Schedule::Plain, Schedule::Tiled] {
+        let (c, _, g, _) = both::<_, f32, 3>(Jacobi7, [37, 41, 29], "f", &[("h2", 0.01)], schedule, Mode::Fast);
+        let r = max_relative(&c, &g);
+        assert!(r < 1e-5, "jacobi7 f32 fast: relative difference {r}");
+        let (c, _, g, _) = both::<_, f64, 3>(Varied, [11, 13, 17], "k", &[("n", 3.0)], schedule, Mode::Fast);
+        let r = max_relative(&c, &g);
+        assert!(r < 1e-13, "varied f64 fast: relative difference {r}");
+    }
+}
+
+#[test]
+fn transcendental_functions_agree_to_a_few_ulps() {
+    if !gpu() {
+        return;
+    }
+    let (c, _, g, _) = both::<_, f64, 2>(Smooth, [45, 51], "", &[], Schedule::Plain, Mode::Exact);
+    let r = max_relative(&c, &g);
+    assert!(r < 1e-14, "f64: relative difference {r}");
+    let (c, _, g, _) = both::<_, f32, 2>(Smooth, [45, 51], "", &[], Schedule::Plain, Mode::Exact);
+    let r = max_relative(&c, &g);
+    assert!(r < 1e-5, "f32: relative difference {r}");
+}
+
+#[test]
+fn convergence_takes_the_same_iterations() {
+    if !gpu() {
+        return;
+    }
+    let n = 33;
+    let f = Grid::<f64, 3>::filled([n; 3], 1.0).unwrap();
+    let run = |backend| {
+        let mut u = Grid::<f64, 3>::zeros([n; 3]).unwrap();
+        let report = Solver::new(Jacobi7)
+            .input("f", &f)
+            .param("h2", 1.0 / (32.0 * 32.0))
+            .backend(backend)
+            .mode(Mode::Exact)
+            .tolerance(Tolerance::Relative { norm: Norm::L2, factor: 1e-6 })
+            .check_every(10)
+            .run(&mut u)
+            .unwrap();
+        (u, report)
+    };
+    let (cu, cr) = run(Backend::Cpu);
+    let (gu, gr) = run(Backend::Cuda { device: 0 });
+    assert_eq!(cr.stop, StopReason::Converged);
+    assert_eq!(cr.iterations, gr.iterations);
+    assert!(cu.as_slice() == gu.as_slice());
+    println!("{gr}");
+}
+
+#[test]
+fn non_finite_values_are_found_on_the_gpu() {
+    if !gpu() {
+        return;
+    }
+    let mut u = Grid::<f32, 2>::filled([9, 9], 1.0).unwrap();
+    let mut f = Grid::<f32, 2>::filled([9, 9], 0.0).unwrap();
+    f[[4, 5]] = f32::INFINITY;
+    let e = Solver::new(Jacobi5)
+        .input("f", &f)
+        .param("h2", 1.0)
+        .backend(Backend::Cuda { device: 0 })
+        .max_iterations(10)
+        .check_every(5)
+        .run(&mut u)
+        .unwrap_err();
+    match e {
+        Error::NonFinite { iteration: 5, index, .. } => assert_eq!(index, [1, 5]),
+        other => panic!("expected NonFinite at iteration 5, got {other}"),
+    }
+}
