@@ -33,11 +33,14 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     precision: Precision,
     /// Where to run.
-    #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     backend: BackendArg,
     /// How to run.
     #[arg(long, value_enum, default_value_t = ScheduleArg::Plain)]
     schedule: ScheduleArg,
+    /// Floating-point mode of the GPU kernels.
+    #[arg(long, value_enum, default_value_t = ModeArg::Fast)]
+    mode: ModeArg,
     /// Check the residual every this many iterations.
     #[arg(long, default_value_t = 100)]
     check_every: usize,
@@ -63,14 +66,28 @@ enum Precision {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum BackendArg {
+    /// The GPU when one is usable, else the CPU (with a notice).
+    Auto,
     /// The rayon CPU twin.
     Cpu,
+    /// CUDA device 0.
+    Cuda,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
 enum ScheduleArg {
     /// One Jacobi pass over memory per iteration.
     Plain,
+    /// One Jacobi pass per iteration by the shared-memory tiled kernel (the plain pass on the CPU).
+    Tiled,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ModeArg {
+    /// NVRTC's defaults: multiply–adds may be fused.
+    Fast,
+    /// No fused multiply–adds: the GPU gives the CPU twin's bits.
+    Exact,
 }
 
 fn main() -> ExitCode {
@@ -105,10 +122,17 @@ fn solve<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         .input("f", &f)
         .params(Jacobi5Params { h2: T::from_f64(h * h) })
         .backend(match args.backend {
+            BackendArg::Auto => Backend::Auto,
             BackendArg::Cpu => Backend::Cpu,
+            BackendArg::Cuda => Backend::Cuda { device: 0 },
+        })
+        .mode(match args.mode {
+            ModeArg::Fast => stencil::cuda::Mode::Fast,
+            ModeArg::Exact => stencil::cuda::Mode::Exact,
         })
         .schedule(match args.schedule {
             ScheduleArg::Plain => Schedule::Plain,
+            ScheduleArg::Tiled => Schedule::Tiled,
         })
         .tolerance(Tolerance::Absolute { norm: Norm::Max, eps: args.tolerance })
         .check_every(args.check_every)

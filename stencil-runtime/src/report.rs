@@ -66,6 +66,9 @@ pub struct Report {
     pub residuals: Vec<ResidualSample>,
     /// Wall time of the iterations (set-up excluded).
     pub wall: Duration,
+    /// Time spent getting the GPU module (compiling it, or reading a cache) and loading
+    /// it, and where it came from; `None` on the CPU.
+    pub jit: Option<(std::time::Duration, crate::cuda::Origin)>,
     /// Bytes one plain pass moves per point (every field read once, the unknown written
     /// once).
     pub bytes_per_point: usize,
@@ -106,6 +109,14 @@ impl fmt::Display for Report {
             None => writeln!(f, "residual     not measured")?,
         }
         writeln!(f, "wall time    {:.3} s", self.wall.as_secs_f64())?;
+        if let Some((time, origin)) = self.jit {
+            let origin = match origin {
+                crate::cuda::Origin::Compiled => "compiled by NVRTC",
+                crate::cuda::Origin::Disk => "from the disk cache",
+                crate::cuda::Origin::Memory => "from the memory cache",
+            };
+            writeln!(f, "JIT          {:.1} ms ({origin}; not in the wall time)", time.as_secs_f64() * 1e3)?;
+        }
         write!(
             f,
             "throughput   {:.3} Gpoint/s, {:.1} GB/s effective ({} B/point)",

@@ -115,6 +115,7 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
         tolerance: stop.tolerance,
         residuals,
         wall: started.elapsed(),
+        jit: None,
         bytes_per_point: meta.bytes_per_point(T::BYTES),
     })
 }

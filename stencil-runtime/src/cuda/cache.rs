@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
@@ -30,19 +29,23 @@ pub enum Origin {
     Memory,
 }
 
-/// PTX and how long getting it took.
+/// PTX and where it came from.
 pub struct Compiled {
     /// The module.
     pub ptx: Ptx,
     /// Where it came from.
     pub origin: Origin,
-    /// Time spent compiling or reading it.
-    pub time: Duration,
 }
 
 fn memory() -> &'static Mutex<HashMap<String, Ptx>> {
     static CACHE: OnceLock<Mutex<HashMap<String, Ptx>>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
+}
+
+/// Forgets the modules compiled in this process, so that the next run reads the disk cache
+/// (or compiles): for measuring start-up times.
+pub fn clear_memory_cache() {
+    memory().lock().expect("cache lock").clear();
 }
 
 /// The disk cache folder, if enabled.
@@ -72,7 +75,6 @@ pub fn key(source: &str, options: &CompileOptions, driver_version: i32) -> Strin
 /// The PTX of `source` under `options`, from memory, from disk, or compiled (and then stored
 /// in both). A disk cache that cannot be read or written is skipped, never an error.
 pub fn get(stencil: &'static str, source: &str, options: &CompileOptions, driver_version: i32) -> Result<Compiled> {
-    let started = Instant::now();
     let key = key(source, options, driver_version);
     if let Some(dir) = std::env::var_os(DUMP_DIR_VAR) {
         let dir = PathBuf::from(dir);
@@ -80,13 +82,13 @@ pub fn get(stencil: &'static str, source: &str, options: &CompileOptions, driver
         let _ = std::fs::write(dir.join(format!("{stencil}.cu")), source);
     }
     if let Some(ptx) = memory().lock().expect("cache lock").get(&key) {
-        return Ok(Compiled { ptx: ptx.clone(), origin: Origin::Memory, time: started.elapsed() });
+        return Ok(Compiled { ptx: ptx.clone(), origin: Origin::Memory });
     }
     let file = cache_dir().map(|d| d.join(format!("{stencil}-{key}.ptx")));
     if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
         let ptx = Ptx(text);
         memory().lock().expect("cache lock").insert(key, ptx.clone());
-        return Ok(Compiled { ptx, origin: Origin::Disk, time: started.elapsed() });
+        return Ok(Compiled { ptx, origin: Origin::Disk });
     }
     let ptx = compile(stencil, source, options)?;
     if let Some(file) = &file {
@@ -100,5 +102,5 @@ pub fn get(stencil: &'static str, source: &str, options: &CompileOptions, driver
         }
     }
     memory().lock().expect("cache lock").insert(key, ptx.clone());
-    Ok(Compiled { ptx, origin: Origin::Compiled, time: started.elapsed() })
+    Ok(Compiled { ptx, origin: Origin::Compiled })
 }

@@ -6,8 +6,10 @@
 mod cache;
 mod device;
 mod nvrtc;
+mod probe;
 pub(crate) mod run;
 
-pub use cache::{CACHE_DIR_VAR, DUMP_DIR_VAR, Origin, cache_dir};
+pub use cache::{CACHE_DIR_VAR, DUMP_DIR_VAR, Origin, cache_dir, clear_memory_cache};
 pub use device::{Gpu, device_count, driver_available, unusable_reason};
 pub use nvrtc::{CompileOptions, Mode, Ptx, compile, numbered, nvrtc_available};
+pub use probe::copy_bandwidth;

@@ -68,12 +68,14 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
         .define("BLOCK_Y", PLAIN_BLOCK.1)
         .define("BLOCK_Z", block_z)
         .define("MARCH", march);
+    let jit_started = Instant::now();
     let compiled = cache::get(meta.name, S::CUDA_SOURCE, &options, gpu.driver_version)?;
-    let jit = JitTime { time: compiled.time, origin: compiled.origin };
+    let origin = compiled.origin;
     let module = gpu
         .ctx
         .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx.0))
         .map_err(driver_error("loading the compiled module"))?;
+    let jit = JitTime { time: jit_started.elapsed(), origin };
     let function = |kind: &str| {
         module.load_function(&format!("{}_{kind}", meta.name)).map_err(driver_error("finding a kernel in the module"))
     };
@@ -244,16 +246,7 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
     Ok(Report {
         stencil: meta.name,
         precision: T::NAME,
-        backend: format!(
-            "cuda device {device} ({}), JIT {:.1} ms ({})",
-            gpu.name,
-            jit.time.as_secs_f64() * 1e3,
-            match jit.origin {
-                Origin::Compiled => "compiled",
-                Origin::Disk => "disk cache",
-                Origin::Memory => "memory cache",
-            }
-        ),
+        backend: format!("cuda device {device} ({})", gpu.name),
         schedule: job.schedule.to_string(),
         shape: u.shape().to_vec(),
         interior_points: points,
@@ -262,6 +255,7 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
         tolerance: stop.tolerance,
         residuals,
         wall,
+        jit: Some((jit.time, jit.origin)),
         bytes_per_point: meta.bytes_per_point(T::BYTES),
     })
 }

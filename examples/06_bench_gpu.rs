@@ -1,0 +1,165 @@
+//! GPU benchmark (not a test): the plain and tiled kernels of the built-in Jacobi stencils
+//! against the device's copy bandwidth measured in the same run, and the JIT's start-up
+//! times.
+//!
+//! For every grid it measures a copy kernel moving the bytes of one plain pass (12 B/point
+//! in f32, 24 in f64: read u and f, write u), then `Jacobi7` (3-D) or `Jacobi5` (2-D)
+//! through `Solver` on CUDA device 0: runs of k and 2k iterations after a warm-up, the best
+//! of `--repeats`; the steady rate is (2k − k) iterations over the difference of the two
+//! times, which leaves out the final residual check. JIT: the first compile of a unit with
+//! an empty disk cache, and a start from the disk cache with the memory cache cleared.
+//!
+//! ```text
+//! cargo run --release --example 06_bench_gpu
+//! cargo run --release --example 06_bench_gpu -- --sizes 512x512x512,8192x8192 --iterations 200
+//! ```
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use stencil::builtin::{Jacobi5, Jacobi7};
+use stencil::cuda::{self, Mode, Origin};
+use stencil::prelude::*;
+
+/// Plain and tiled CUDA kernels against the copy bandwidth.
+#[derive(Parser)]
+struct Args {
+    /// Grid shapes, boundary included: `AxBxC` runs Jacobi7, `AxB` runs Jacobi5.
+    #[arg(long, value_delimiter = ',', default_value = "512x512x512,1024x1024x1024,8192x8192", value_parser = parse_shape)]
+    sizes: Vec<Vec<usize>>,
+    /// Iterations of the shorter timed run, k ≥ 10.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(10..))]
+    iterations: u32,
+    /// Timed runs of every measurement; the best is reported.
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Also run f64.
+    #[arg(long, default_value_t = true)]
+    f64: bool,
+}
+
+fn parse_shape(s: &str) -> Result<Vec<usize>, String> {
+    let shape = s.split('x').map(str::parse).collect::<Result<Vec<usize>, _>>();
+    match shape {
+        Ok(shape) if (2..=3).contains(&shape.len()) && shape.iter().all(|&n| n >= 3) => Ok(shape),
+        _ => Err(format!("`{s}` is not a 2-D or 3-D shape of at least 3 points per axis")),
+    }
+}
+
+fn main() -> ExitCode {
+    run().map_or_else(
+        |e| {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        },
+        |()| ExitCode::SUCCESS,
+    )
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    if let Some(reason) = cuda::unusable_reason(0) {
+        return Err(format!("no GPU to benchmark: {reason}").into());
+    }
+    let cache = std::env::temp_dir().join(format!("stencil-bench-cache-{}", std::process::id()));
+    // SAFETY: set at start-up, before any other thread exists to read the environment.
+    unsafe { std::env::set_var(cuda::CACHE_DIR_VAR, &cache) };
+    jit_times()?;
+
+    println!(
+        "| stencil | precision | grid | schedule | Gpoint/s | GB/s | copy GB/s | of copy | steady Gpoint/s | steady of copy |"
+    );
+    println!("|---|---|---|---|---:|---:|---:|---:|---:|---:|");
+    for shape in &args.sizes {
+        match shape[..] {
+            [a, b, c] => {
+                bench::<_, f32, 3>(Jacobi7, [a, b, c], &args)?;
+                if args.f64 {
+                    bench::<_, f64, 3>(Jacobi7, [a, b, c], &args)?;
+                }
+            }
+            [a, b] => {
+                bench::<_, f32, 2>(Jacobi5, [a, b], &args)?;
+                if args.f64 {
+                    bench::<_, f64, 2>(Jacobi5, [a, b], &args)?;
+                }
+            }
+            _ => unreachable!("parse_shape accepts 2-D and 3-D shapes"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+    Ok(())
+}
+
+/// First compile with an empty disk cache, then a start from the disk cache.
+fn jit_times() -> Result<(), Box<dyn std::error::Error>> {
+    let once = |label: &str| -> Result<(Duration, Origin), Box<dyn std::error::Error>> {
+        let f = Grid::<f32, 3>::zeros([8, 8, 8])?;
+        let mut u = Grid::<f32, 3>::zeros([8, 8, 8])?;
+        let report = Solver::new(Jacobi7)
+            .input("f", &f)
+            .param("h2", 1.0)
+            .backend(Backend::Cuda { device: 0 })
+            .max_iterations(1)
+            .run(&mut u)?;
+        let jit = report.jit.ok_or("no JIT time in a GPU report")?;
+        println!("JIT {label}: {:.1} ms ({:?})", jit.0.as_secs_f64() * 1e3, jit.1);
+        Ok(jit)
+    };
+    once("first compile (empty disk cache)")?;
+    cuda::clear_memory_cache();
+    once("start from the disk cache")?;
+    once("start from the memory cache")?;
+    println!();
+    Ok(())
+}
+
+fn bench<S: Stencil<N>, T: Real, const N: usize>(
+    stencil: S,
+    shape: [usize; N],
+    args: &Args,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let f = Grid::<T, N>::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), 2)?;
+    let u0 = Grid::<T, N>::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), 1)?;
+    let bytes_per_point = S::META.bytes_per_point(T::BYTES);
+    let points: usize = shape.iter().map(|n| n - 2).product();
+    let copy = cuda::copy_bandwidth(0, points * bytes_per_point, args.repeats.max(3))?;
+    for schedule in [Schedule::Plain, Schedule::Tiled] {
+        let time = |k: u32| -> Result<(f64, Report), Box<dyn std::error::Error>> {
+            let mut best: Option<Report> = None;
+            for _ in 0..=args.repeats {
+                let mut u = u0.clone();
+                let report = Solver::new(stencil)
+                    .input("f", &f)
+                    .param("h2", 1e-4)
+                    .backend(Backend::Cuda { device: 0 })
+                    .schedule(schedule)
+                    .mode(Mode::Fast)
+                    .max_iterations(k as usize)
+                    .check_every(k as usize)
+                    .run(&mut u)?;
+                if best.as_ref().is_none_or(|b| report.wall < b.wall) {
+                    best = Some(report);
+                }
+            }
+            let best = best.expect("at least one run");
+            Ok((best.wall.as_secs_f64(), best))
+        };
+        let (t1, report) = time(args.iterations)?;
+        let (t2, _) = time(2 * args.iterations)?;
+        let steady = points as f64 * args.iterations as f64 / (t2 - t1).max(1e-12) / 1e9;
+        let gbs = report.effective_gb_per_s();
+        println!(
+            "| {} | {} | {} | {schedule} | {:.1} | {:.0} | {copy:.0} | {:.0} % | {steady:.1} | {:.0} % |",
+            S::META.name,
+            T::NAME,
+            shape.iter().map(ToString::to_string).collect::<Vec<_>>().join("×"),
+            report.gpoints_per_s(),
+            gbs,
+            100.0 * gbs / copy,
+            100.0 * steady * bytes_per_point as f64 / copy,
+        );
+    }
+    Ok(())
+}
