@@ -75,7 +75,8 @@ fn launch_shapes_are_set_at_jit_time() {
     if !require() {
         return;
     }
-    let options = CompileOptions::new::<f32>(Mode::Fast, "sm_90").define("BLOCK_X", 64).define("MARCH", 4);
+    let options =
+        CompileOptions::new::<f32>(Mode::Fast, "sm_90").define("INDEX", "int").define("BLOCK_X", 64).define("MARCH", 4);
     compile("jacobi7", Jacobi7::CUDA_SOURCE, &options).unwrap();
 }
 

@@ -16,8 +16,25 @@ use crate::{Error, Grid, Progress, Real, Report, Result, ScalarValue, Schedule, 
 /// Launch shape of the plain kernel: a BLOCK_X × BLOCK_Y column marching MARCH planes.
 const PLAIN_BLOCK: (u32, u32) = (32, 8);
 const PLAIN_MARCH_3D: u32 = 16;
-/// Block of the tiled kernel (BLOCK_Z is 1 for 1-D and 2-D stencils).
-const TILED_BLOCK: (u32, u32, u32) = (32, 8, 4);
+/// BLOCK_Z of the tiled kernel for 3-D stencils (1 for 1-D and 2-D).
+const TILED_BLOCK_Z: u32 = 4;
+
+/// Environment variable overriding the plain kernel's launch shape, `BLOCK_X,BLOCK_Y,MARCH`
+/// (for tuning; the tiled kernel uses the same BLOCK_X and BLOCK_Y).
+pub const SHAPE_VAR: &str = "STENCIL_CUDA_SHAPE";
+
+fn plain_shape<const N: usize>() -> Result<((u32, u32), u32)> {
+    let default = (PLAIN_BLOCK, if N == 3 { PLAIN_MARCH_3D } else { 1 });
+    let Ok(text) = std::env::var(SHAPE_VAR) else { return Ok(default) };
+    let parts: Vec<u32> = text.split(',').filter_map(|p| p.trim().parse().ok()).collect();
+    match parts[..] {
+        [x, y, m] if x > 0 && y > 0 && m > 0 && x * y <= 1024 => Ok(((x, y), if N == 3 { m } else { 1 })),
+        _ => Err(Error::Launch {
+            kernel: "plain".into(),
+            reason: format!("{SHAPE_VAR}={text:?} is not BLOCK_X,BLOCK_Y,MARCH with BLOCK_X·BLOCK_Y ≤ 1024"),
+        }),
+    }
+}
 
 /// The grid seen as 3-D (slowest axis first), and the stencil's radius on those axes.
 fn as_3d<const N: usize>(values: [usize; N]) -> [usize; 3] {
@@ -61,11 +78,14 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     };
     let interior = [n0 - 2 * r0, n1 - 2 * r1, n2 - 2 * r2];
     let tiled = matches!(job.schedule, Schedule::Tiled);
-    let march = if N == 3 { PLAIN_MARCH_3D } else { 1 };
-    let block_z = if N == 3 { TILED_BLOCK.2 } else { 1 };
+    let (plain_block, march) = plain_shape::<N>()?;
+    let block_z = if N == 3 { TILED_BLOCK_Z } else { 1 };
+    // 32-bit index arithmetic is measurably faster; it is exact below 2³¹ points.
+    let index = if n0 * n1 * n2 < i32::MAX as usize { "int" } else { "long long" };
     let options = CompileOptions::new::<T>(mode, gpu.arch.clone())
-        .define("BLOCK_X", PLAIN_BLOCK.0)
-        .define("BLOCK_Y", PLAIN_BLOCK.1)
+        .define("INDEX", index)
+        .define("BLOCK_X", plain_block.0)
+        .define("BLOCK_Y", plain_block.1)
         .define("BLOCK_Z", block_z)
         .define("MARCH", march);
     let jit_started = Instant::now();
@@ -82,9 +102,9 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let (pass, measure) = (function(if tiled { "tiled" } else { "plain" })?, function("plain_measure")?);
 
     let plain_grid =
-        (blocks(interior[2], PLAIN_BLOCK.0), blocks(interior[1], PLAIN_BLOCK.1), blocks(interior[0], march));
+        (blocks(interior[2], plain_block.0), blocks(interior[1], plain_block.1), blocks(interior[0], march));
     let tiled_grid =
-        (blocks(interior[2], TILED_BLOCK.0), blocks(interior[1], TILED_BLOCK.1), blocks(interior[0], block_z));
+        (blocks(interior[2], plain_block.0), blocks(interior[1], plain_block.1), blocks(interior[0], block_z));
     let check_grid = |kernel: &str, (x, y, z): (usize, usize, usize)| -> Result<(u32, u32, u32)> {
         let limit = gpu.max_grid_yz as usize;
         if x > i32::MAX as usize || y > limit || z > limit {
@@ -97,13 +117,13 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     };
     let plain_cfg = LaunchConfig {
         grid_dim: check_grid("plain", plain_grid)?,
-        block_dim: (PLAIN_BLOCK.0, PLAIN_BLOCK.1, 1),
+        block_dim: (plain_block.0, plain_block.1, 1),
         shared_mem_bytes: 0,
     };
     let pass_cfg = if tiled {
         LaunchConfig {
             grid_dim: check_grid("tiled", tiled_grid)?,
-            block_dim: (TILED_BLOCK.0, TILED_BLOCK.1, block_z),
+            block_dim: (plain_block.0, plain_block.1, block_z),
             shared_mem_bytes: 0,
         }
     } else {
