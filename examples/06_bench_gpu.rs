@@ -34,9 +34,9 @@ struct Args {
     /// Timed runs of every measurement; the best is reported.
     #[arg(long, default_value_t = 3)]
     repeats: usize,
-    /// Also run f64.
-    #[arg(long, default_value_t = true)]
-    f64: bool,
+    /// Run f32 only.
+    #[arg(long)]
+    f32_only: bool,
 }
 
 fn parse_shape(s: &str) -> Result<Vec<usize>, String> {
@@ -75,13 +75,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         match shape[..] {
             [a, b, c] => {
                 bench::<_, f32, 3>(Jacobi7, [a, b, c], &args)?;
-                if args.f64 {
+                if !args.f32_only {
                     bench::<_, f64, 3>(Jacobi7, [a, b, c], &args)?;
                 }
             }
             [a, b] => {
                 bench::<_, f32, 2>(Jacobi5, [a, b], &args)?;
-                if args.f64 {
+                if !args.f32_only {
                     bench::<_, f64, 2>(Jacobi5, [a, b], &args)?;
                 }
             }

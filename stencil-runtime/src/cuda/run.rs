@@ -115,6 +115,14 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
         }
         Ok((x as u32, y as u32, z as u32))
     };
+    for (kernel, threads) in [("plain", plain_block.0 * plain_block.1), ("tiled", plain_block.0 * plain_block.1 * block_z)] {
+        if threads > gpu.max_threads_per_block {
+            return Err(Error::Launch {
+                kernel: format!("{}_{kernel}", meta.name),
+                reason: format!("{threads} threads per block, the device allows {}", gpu.max_threads_per_block),
+            });
+        }
+    }
     let plain_cfg = LaunchConfig {
         grid_dim: check_grid("plain", plain_grid)?,
         block_dim: (plain_block.0, plain_block.1, 1),
