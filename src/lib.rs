@@ -37,12 +37,12 @@ extern crate self as stencil;
 pub mod builtin;
 
 pub use stencil_macros::stencil;
-pub use stencil_runtime::cuda;
 pub use stencil_runtime::{
     Backend, ColorMap, DEFAULT_CHECK_EVERY, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Difference, Direction, Error, FieldMeta,
     Grid, Norm, ParamMeta, Progress, ReadMeta, Real, Report, ResidualSample, Result, ScalarKind, Schedule, Slice,
     Solver, Stencil, StencilMeta, StopReason, SweepMeta, Tolerance,
 };
+pub use stencil_runtime::{compare, cuda};
 
 /// What a program that defines and runs stencils needs in scope.
 pub mod prelude {

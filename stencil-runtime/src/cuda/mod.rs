@@ -9,7 +9,7 @@ mod nvrtc;
 mod probe;
 pub(crate) mod run;
 
-pub use cache::{CACHE_DIR_VAR, DUMP_DIR_VAR, Origin, cache_dir, clear_memory_cache};
+pub use cache::{CACHE_DIR_VAR, Compiled, DUMP_DIR_VAR, Origin, cache_dir, clear_memory_cache, get as compile_cached};
 pub use device::{Gpu, device_count, driver_available, unusable_reason};
 pub use nvrtc::{CompileOptions, Mode, Ptx, compile, numbered, nvrtc_available};
 pub use probe::copy_bandwidth;

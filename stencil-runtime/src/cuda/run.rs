@@ -115,7 +115,9 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
         }
         Ok((x as u32, y as u32, z as u32))
     };
-    for (kernel, threads) in [("plain", plain_block.0 * plain_block.1), ("tiled", plain_block.0 * plain_block.1 * block_z)] {
+    for (kernel, threads) in
+        [("plain", plain_block.0 * plain_block.1), ("tiled", plain_block.0 * plain_block.1 * block_z)]
+    {
         if threads > gpu.max_threads_per_block {
             return Err(Error::Launch {
                 kernel: format!("{}_{kernel}", meta.name),
