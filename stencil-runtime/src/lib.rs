@@ -9,6 +9,7 @@ mod cpu;
 pub mod cuda;
 mod error;
 mod grid;
+mod monitor;
 mod real;
 mod report;
 mod schedule;

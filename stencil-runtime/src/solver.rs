@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use crate::stop::StopRule;
 use crate::{Backend, Error, Grid, Progress, Real, Report, Result, Schedule, Stencil, Tolerance};
 
-type ProgressFn<'a> = Box<dyn FnMut(&Progress) + 'a>;
+pub(crate) type ProgressFn<'a> = Box<dyn FnMut(&Progress) + 'a>;
 
 /// Runs a stencil on a grid until a stopping rule holds.
 ///

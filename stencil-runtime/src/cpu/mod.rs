@@ -4,14 +4,13 @@ mod layout;
 mod plain;
 mod sweep;
 
-use std::time::Instant;
-
 pub(crate) use layout::Layout;
 pub use plain::Difference;
 
-use crate::report::{ResidualSample, StopReason};
+use crate::monitor::Monitor;
+use crate::report::StopReason;
 use crate::solver::Job;
-use crate::{Backend, Error, Grid, Progress, Real, Report, Result, Schedule, Stencil, Tolerance};
+use crate::{Backend, Error, Grid, Real, Report, Result, Schedule, Stencil, Tolerance};
 
 /// Runs `job` on the CPU. Validation is done by the caller except for the grid size.
 pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
@@ -25,10 +24,8 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     // starts as a copy so that its boundary layer holds the Dirichlet values.
     // Allocated before the clock starts, so that reports time the iterations alone.
     let mut scratch: Option<Vec<T>> = (!meta.is_sweep() || stop.tolerance.is_some()).then(|| u.as_slice().to_vec());
-    let mut residuals = Vec::new();
-    let mut reference: Option<f64> = None;
-    let started = Instant::now();
     let points = layout.interior_points();
+    let mut monitor = Monitor::start(stop, points, job.progress.take());
     let mut iteration = 0;
     let stop_reason = loop {
         if stop.max_iterations.is_some_and(|max| iteration >= max) {
@@ -40,7 +37,7 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
             if iteration == 1 && matches!(stop.tolerance, Some(Tolerance::Relative { .. })) {
                 // The reference ρ(u⁰) must be measured before the first sweep changes u.
                 let d = residual::<S, T, N>(&layout, &job, u, &mut scratch);
-                reference = Some(norm_of(&d, stop.tolerance));
+                monitor.set_reference(d.max_abs, d.sum_sq.sqrt());
             }
             let fields = job.inputs.iter().map(|f| f.unwrap_or(&[])).collect::<Vec<_>>();
             match job.schedule {
@@ -75,33 +72,12 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
                 check_every: stop.check_every,
             });
         }
-        let measured = !d.max_abs.is_nan();
-        if measured {
-            residuals.push(ResidualSample { iteration, max: d.max_abs, l2: d.sum_sq.sqrt() });
-        }
-        let value = measured.then(|| norm_of(&d, stop.tolerance));
-        if iteration == 1 && reference.is_none() {
-            reference = value;
-        }
-        if let Some(callback) = job.progress.as_mut() {
-            let elapsed = started.elapsed();
-            callback(&Progress {
-                iteration,
-                max_iterations: stop.max_iterations,
-                residual: value,
-                elapsed,
-                gpoints_per_s: (points * iteration) as f64 / elapsed.as_secs_f64().max(1e-12) / 1e9,
-            });
-        }
-        let converged = match (stop.tolerance, value) {
-            (Some(Tolerance::Absolute { eps, .. }), Some(v)) => v < eps,
-            (Some(Tolerance::Relative { factor, .. }), Some(v)) => reference.is_some_and(|r| v < factor * r),
-            _ => false,
-        };
-        if converged {
+        let measured = (!d.max_abs.is_nan()).then(|| (d.max_abs, d.sum_sq.sqrt()));
+        if monitor.check(iteration, measured) {
             break StopReason::Converged;
         }
     };
+    let wall = monitor.elapsed();
     let _ = job.stencil;
     Ok(Report {
         stencil: meta.name,
@@ -113,8 +89,8 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
         iterations: iteration,
         stop: stop_reason,
         tolerance: stop.tolerance,
-        residuals,
-        wall: started.elapsed(),
+        residuals: monitor.into_residuals(),
+        wall,
         jit: None,
         bytes_per_point: meta.bytes_per_point(T::BYTES),
     })
@@ -135,13 +111,6 @@ fn residual<S: Stencil<N>, T: Real, const N: usize>(
     let target = scratch.get_or_insert_with(|| u.as_slice().to_vec());
     let fields = fields_with(&job.inputs, S::META.unknown, u.as_slice());
     plain::apply::<S, T, N>(layout, &fields, target, &job.params, true).expect("measured")
-}
-
-fn norm_of(d: &Difference, tolerance: Option<Tolerance>) -> f64 {
-    match tolerance.map(|t| t.norm()) {
-        Some(crate::Norm::L2) => d.sum_sq.sqrt(),
-        _ => d.max_abs,
-    }
 }
 
 fn flat<const N: usize>(layout: &Layout<N>, index: [usize; N]) -> usize {

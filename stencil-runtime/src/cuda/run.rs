@@ -9,9 +9,10 @@ use super::cache::{self, Origin};
 use super::device::{Gpu, driver_error};
 use super::nvrtc::{CompileOptions, Mode};
 use crate::cpu::Layout;
-use crate::report::{ResidualSample, StopReason};
+use crate::monitor::Monitor;
+use crate::report::StopReason;
 use crate::solver::Job;
-use crate::{Error, Grid, Progress, Real, Report, Result, ScalarValue, Schedule, Stencil, Tolerance};
+use crate::{Error, Grid, Real, Report, Result, ScalarValue, Schedule, Stencil};
 
 /// Launch shape of the plain kernel: a BLOCK_X × BLOCK_Y column marching MARCH planes.
 const PLAIN_BLOCK: (u32, u32) = (32, 8);
@@ -176,9 +177,7 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
 
     let stop = job.stop;
     let points = layout.interior_points();
-    let mut residuals = Vec::new();
-    let mut reference = None;
-    let started = Instant::now();
+    let mut monitor = Monitor::start(stop, points, job.progress.take());
     let mut iteration = 0;
     let stop_reason = loop {
         if stop.max_iterations.is_some_and(|max| iteration >= max) {
@@ -243,35 +242,12 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
         let sums = stream.clone_dtoh(&block_sum).map_err(driver_error("reading the residual"))?;
         let max = maxes.iter().copied().fold(0.0, f64::max);
         let l2 = sums.iter().sum::<f64>().sqrt();
-        residuals.push(ResidualSample { iteration, max, l2 });
-        let value = match stop.tolerance.map(|t| t.norm()) {
-            Some(crate::Norm::L2) => l2,
-            _ => max,
-        };
-        if iteration == 1 {
-            reference = Some(value);
-        }
-        if let Some(callback) = job.progress.as_mut() {
-            let elapsed = started.elapsed();
-            callback(&Progress {
-                iteration,
-                max_iterations: stop.max_iterations,
-                residual: Some(value),
-                elapsed,
-                gpoints_per_s: (points * iteration) as f64 / elapsed.as_secs_f64().max(1e-12) / 1e9,
-            });
-        }
-        let converged = match stop.tolerance {
-            Some(Tolerance::Absolute { eps, .. }) => value < eps,
-            Some(Tolerance::Relative { factor, .. }) => reference.is_some_and(|r| value < factor * r),
-            None => false,
-        };
-        if converged {
+        if monitor.check(iteration, Some((max, l2))) {
             break StopReason::Converged;
         }
     };
     stream.synchronize().map_err(driver_error("waiting for the device"))?;
-    let wall = started.elapsed();
+    let wall = monitor.elapsed();
     stream.memcpy_dtoh(&current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
     Ok(Report {
         stencil: meta.name,
@@ -283,7 +259,7 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
         iterations: iteration,
         stop: stop_reason,
         tolerance: stop.tolerance,
-        residuals,
+        residuals: monitor.into_residuals(),
         wall,
         jit: Some((jit.time, jit.origin)),
         bytes_per_point: meta.bytes_per_point(T::BYTES),

@@ -1,0 +1,76 @@
+//! What every backend does after a residual check: record it, report progress, and decide
+//! whether the tolerance is met. One implementation, so the stopping rules mean the same
+//! thing on every backend.
+
+use std::time::{Duration, Instant};
+
+use crate::report::ResidualSample;
+use crate::solver::ProgressFn;
+use crate::stop::StopRule;
+use crate::{Norm, Progress, Tolerance};
+
+pub(crate) struct Monitor<'r, 'a> {
+    stop: StopRule,
+    points: usize,
+    started: Instant,
+    residuals: Vec<ResidualSample>,
+    reference: Option<f64>,
+    progress: Option<&'r mut ProgressFn<'a>>,
+}
+
+impl<'r, 'a> Monitor<'r, 'a> {
+    /// Starts the clock.
+    pub fn start(stop: StopRule, points: usize, progress: Option<&'r mut ProgressFn<'a>>) -> Self {
+        Self { stop, points, started: Instant::now(), residuals: Vec::new(), reference: None, progress }
+    }
+
+    fn norm(&self, max: f64, l2: f64) -> f64 {
+        match self.stop.tolerance.map(|t| t.norm()) {
+            Some(Norm::L2) => l2,
+            _ => max,
+        }
+    }
+
+    /// Sets ρ(u⁰) for a relative tolerance when it is measured before the first iteration.
+    pub fn set_reference(&mut self, max: f64, l2: f64) {
+        self.reference = Some(self.norm(max, l2));
+    }
+
+    /// Records the check after `iteration`: `measured` is (L∞, L2) of the residual, or
+    /// `None` where the check only looked for non-finite values. Returns whether the
+    /// tolerance is met.
+    pub fn check(&mut self, iteration: usize, measured: Option<(f64, f64)>) -> bool {
+        if let Some((max, l2)) = measured {
+            self.residuals.push(ResidualSample { iteration, max, l2 });
+        }
+        let value = measured.map(|(max, l2)| self.norm(max, l2));
+        if iteration == 1 && self.reference.is_none() {
+            self.reference = value;
+        }
+        if let Some(callback) = self.progress.as_mut() {
+            let elapsed = self.started.elapsed();
+            callback(&Progress {
+                iteration,
+                max_iterations: self.stop.max_iterations,
+                residual: value,
+                elapsed,
+                gpoints_per_s: (self.points * iteration) as f64 / elapsed.as_secs_f64().max(1e-12) / 1e9,
+            });
+        }
+        match (self.stop.tolerance, value) {
+            (Some(Tolerance::Absolute { eps, .. }), Some(v)) => v < eps,
+            (Some(Tolerance::Relative { factor, .. }), Some(v)) => self.reference.is_some_and(|r| v < factor * r),
+            _ => false,
+        }
+    }
+
+    /// Time since [`start`](Self::start).
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Every sample recorded.
+    pub fn into_residuals(self) -> Vec<ResidualSample> {
+        self.residuals
+    }
+}
