@@ -208,3 +208,20 @@ fn non_finite_values_are_found_where_the_cpu_finds_them() {
     let same = cpu_u.as_slice().iter().zip(gpu_u.as_slice()).all(|(a, b)| a == b || (a.is_nan() && b.is_nan()));
     assert!(same, "both grids hold the checked iterate");
 }
+
+#[test]
+fn the_translation_unit_can_be_written_out() {
+    // Written before the device is opened, so this holds with or without a GPU.
+    let dir = tempfile::tempdir().unwrap();
+    let f = Grid::<f32, 2>::zeros([5, 5]).unwrap();
+    let mut u = Grid::<f32, 2>::zeros([5, 5]).unwrap();
+    let result = Solver::new(Jacobi5)
+        .input("f", &f)
+        .param("h2", 1.0)
+        .backend(Backend::Cuda { device: 0 })
+        .dump_cuda(dir.path())
+        .max_iterations(1)
+        .run(&mut u);
+    assert!(result.is_ok() || matches!(result, Err(Error::NoGpu { .. })), "{:?}", result.err());
+    assert_eq!(std::fs::read_to_string(dir.path().join("jacobi5.cu")).unwrap(), Jacobi5::CUDA_SOURCE);
+}

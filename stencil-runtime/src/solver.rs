@@ -23,6 +23,7 @@ pub struct Solver<'a, S: Stencil<N>, T: Real, const N: usize> {
     tolerance: Option<Tolerance>,
     check_every: Option<usize>,
     mode: crate::cuda::Mode,
+    dump_cuda: Option<std::path::PathBuf>,
     progress: Option<ProgressFn<'a>>,
 }
 
@@ -34,6 +35,7 @@ pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
     pub params: S::Params<T>,
     pub schedule: Schedule,
     pub stop: StopRule,
+    pub dump_cuda: Option<std::path::PathBuf>,
     pub progress: Option<&'r mut ProgressFn<'a>>,
 }
 
@@ -52,6 +54,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             tolerance: None,
             check_every: None,
             mode: crate::cuda::Mode::default(),
+            dump_cuda: None,
             progress: None,
         }
     }
@@ -114,6 +117,14 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         self
     }
 
+    /// Writes the CUDA translation unit that the GPU backend compiles to `folder/<stencil>.cu`,
+    /// to read what runs (the environment variable `STENCIL_DUMP_CUDA` does the same for every
+    /// run). Ignored on the CPU.
+    pub fn dump_cuda(mut self, folder: impl Into<std::path::PathBuf>) -> Self {
+        self.dump_cuda = Some(folder.into());
+        self
+    }
+
     /// Calls `callback` after every residual check.
     pub fn on_progress(mut self, callback: impl FnMut(&Progress) + 'a) -> Self {
         self.progress = Some(Box::new(callback));
@@ -139,7 +150,15 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 S::params_from_values::<T>(&named)?
             }
         };
-        let job = Job { stencil: self.stencil, inputs, params, schedule, stop, progress: self.progress.as_mut() };
+        let job = Job {
+            stencil: self.stencil,
+            inputs,
+            params,
+            schedule,
+            stop,
+            dump_cuda: self.dump_cuda.clone(),
+            progress: self.progress.as_mut(),
+        };
         match self.backend {
             Backend::Cpu => crate::cpu::run(job, u),
             Backend::Cuda { device } => crate::cuda::run::run(job, u, device, self.mode),

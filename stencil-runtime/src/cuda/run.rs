@@ -70,6 +70,12 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
         });
     }
     let layout = Layout::new(meta, u.shape())?;
+    if let Some(folder) = &job.dump_cuda {
+        let path = folder.join(format!("{}.cu", meta.name));
+        std::fs::create_dir_all(folder)
+            .and_then(|()| std::fs::write(&path, S::CUDA_SOURCE))
+            .map_err(|source| Error::Io { path, source })?;
+    }
     let gpu = Gpu::open(device)?;
     let [n0, n1, n2] = as_3d(u.shape());
     let [r0, r1, r2] = {
