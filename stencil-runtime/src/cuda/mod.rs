@@ -11,5 +11,5 @@ pub(crate) mod run;
 
 pub use cache::{CACHE_DIR_VAR, Compiled, DUMP_DIR_VAR, Origin, cache_dir, clear_memory_cache, get as compile_cached};
 pub use device::{Gpu, device_count, driver_available, unusable_reason};
-pub use nvrtc::{CompileOptions, Mode, Ptx, compile, numbered, nvrtc_available};
+pub use nvrtc::{CompileOptions, EXTRA_OPTIONS_VAR, Mode, Ptx, compile, numbered, nvrtc_available};
 pub use probe::copy_bandwidth;

@@ -43,7 +43,8 @@ impl CompileOptions {
         self
     }
 
-    /// The options as NVRTC receives them.
+    /// The options as NVRTC receives them, followed by those of the environment variable
+    /// [`EXTRA_OPTIONS_VAR`] (split at spaces; for experiments such as `--prec-div=false`).
     pub fn to_args(&self) -> Vec<String> {
         let mut args = vec![format!("--gpu-architecture={}", self.arch), format!("-DREAL={}", self.real)];
         args.extend(self.defines.iter().map(|(n, v)| format!("-D{n}={v}")));
@@ -51,9 +52,16 @@ impl CompileOptions {
         if self.mode == Mode::Exact {
             args.extend(["--fmad=false".into(), "--prec-div=true".into(), "--prec-sqrt=true".into()]);
         }
+        if let Ok(extra) = std::env::var(EXTRA_OPTIONS_VAR) {
+            args.extend(extra.split_whitespace().map(String::from));
+        }
         args
     }
 }
+
+/// Environment variable with further NVRTC options, appended to every compilation (and
+/// part of the cache key). For experiments: exact mode is only exact without them.
+pub const EXTRA_OPTIONS_VAR: &str = "STENCIL_NVRTC_OPTIONS";
 
 /// Compiled PTX text.
 #[derive(Clone, Debug, PartialEq, Eq)]
