@@ -17,8 +17,6 @@ use crate::{Error, Grid, Real, Report, Result, ScalarValue, Schedule, Stencil};
 /// Launch shape of the plain kernel: a BLOCK_X × BLOCK_Y column marching MARCH planes.
 const PLAIN_BLOCK: (u32, u32) = (32, 8);
 const PLAIN_MARCH_3D: u32 = 16;
-/// BLOCK_Z of the tiled kernel for 3-D stencils (1 for 1-D and 2-D).
-const TILED_BLOCK_Z: u32 = 4;
 
 /// Environment variable overriding the plain kernel's launch shape, `BLOCK_X,BLOCK_Y,MARCH`
 /// (for tuning; the tiled kernel uses the same BLOCK_X and BLOCK_Y).
@@ -86,14 +84,12 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let interior = [n0 - 2 * r0, n1 - 2 * r1, n2 - 2 * r2];
     let tiled = matches!(job.schedule, Schedule::Tiled);
     let (plain_block, march) = plain_shape::<N>()?;
-    let block_z = if N == 3 { TILED_BLOCK_Z } else { 1 };
     // 32-bit index arithmetic is measurably faster; it is exact below 2³¹ points.
     let index = if n0 * n1 * n2 < i32::MAX as usize { "int" } else { "long long" };
     let options = CompileOptions::new::<T>(mode, gpu.arch.clone())
         .define("INDEX", index)
         .define("BLOCK_X", plain_block.0)
         .define("BLOCK_Y", plain_block.1)
-        .define("BLOCK_Z", block_z)
         .define("MARCH", march);
     let jit_started = Instant::now();
     let compiled = cache::get(meta.name, S::CUDA_SOURCE, &options, gpu.driver_version)?;
@@ -108,46 +104,29 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     };
     let (pass, measure) = (function(if tiled { "tiled" } else { "plain" })?, function("plain_measure")?);
 
-    let plain_grid =
+    // The plain, measuring and tiled kernels share one launch shape.
+    let (x, y, z) =
         (blocks(interior[2], plain_block.0), blocks(interior[1], plain_block.1), blocks(interior[0], march));
-    let tiled_grid =
-        (blocks(interior[2], plain_block.0), blocks(interior[1], plain_block.1), blocks(interior[0], block_z));
-    let check_grid = |kernel: &str, (x, y, z): (usize, usize, usize)| -> Result<(u32, u32, u32)> {
-        let limit = gpu.max_grid_yz as usize;
-        if x > i32::MAX as usize || y > limit || z > limit {
-            return Err(Error::Launch {
-                kernel: format!("{}_{kernel}", meta.name),
-                reason: format!("a grid of {x}×{y}×{z} blocks exceeds the device's limits (y and z ≤ {limit})"),
-            });
-        }
-        Ok((x as u32, y as u32, z as u32))
-    };
-    for (kernel, threads) in
-        [("plain", plain_block.0 * plain_block.1), ("tiled", plain_block.0 * plain_block.1 * block_z)]
-    {
-        if threads > gpu.max_threads_per_block {
-            return Err(Error::Launch {
-                kernel: format!("{}_{kernel}", meta.name),
-                reason: format!("{threads} threads per block, the device allows {}", gpu.max_threads_per_block),
-            });
-        }
+    let limit = gpu.max_grid_yz as usize;
+    if x > i32::MAX as usize || y > limit || z > limit {
+        return Err(Error::Launch {
+            kernel: format!("{}_plain", meta.name),
+            reason: format!("a grid of {x}×{y}×{z} blocks exceeds the device's limits (y and z ≤ {limit})"),
+        });
     }
-    let plain_cfg = LaunchConfig {
-        grid_dim: check_grid("plain", plain_grid)?,
+    let threads = plain_block.0 * plain_block.1;
+    if threads > gpu.max_threads_per_block {
+        return Err(Error::Launch {
+            kernel: format!("{}_plain", meta.name),
+            reason: format!("{threads} threads per block, the device allows {}", gpu.max_threads_per_block),
+        });
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (x as u32, y as u32, z as u32),
         block_dim: (plain_block.0, plain_block.1, 1),
         shared_mem_bytes: 0,
     };
-    let pass_cfg = if tiled {
-        LaunchConfig {
-            grid_dim: check_grid("tiled", tiled_grid)?,
-            block_dim: (plain_block.0, plain_block.1, block_z),
-            shared_mem_bytes: 0,
-        }
-    } else {
-        plain_cfg
-    };
-
-    typed::<S, T, N>(&mut job, u, &gpu, device, &layout, [n0, n1, n2], (&pass, pass_cfg), (&measure, plain_cfg), jit)
+    typed::<S, T, N>(&mut job, u, &gpu, device, &layout, [n0, n1, n2], (&pass, cfg), (&measure, cfg), jit)
 }
 
 #[allow(clippy::too_many_arguments)]
