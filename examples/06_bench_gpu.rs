@@ -37,6 +37,17 @@ struct Args {
     /// Run f32 only.
     #[arg(long)]
     f32_only: bool,
+    /// Schedules to run.
+    #[arg(long, value_delimiter = ',', default_value = "plain,tiled", value_parser = parse_schedule)]
+    schedules: Vec<Schedule>,
+}
+
+fn parse_schedule(s: &str) -> Result<Schedule, String> {
+    match s {
+        "plain" => Ok(Schedule::Plain),
+        "tiled" => Ok(Schedule::Tiled),
+        _ => Err(format!("`{s}` is not a GPU Jacobi schedule (plain, tiled)")),
+    }
 }
 
 fn parse_shape(s: &str) -> Result<Vec<usize>, String> {
@@ -125,7 +136,7 @@ fn bench<S: Stencil<N>, T: Real, const N: usize>(
     let bytes_per_point = S::META.bytes_per_point(T::BYTES);
     let points: usize = shape.iter().map(|n| n - 2).product();
     let copy = cuda::copy_bandwidth(0, points * bytes_per_point, args.repeats.max(3))?;
-    for schedule in [Schedule::Plain, Schedule::Tiled] {
+    for &schedule in &args.schedules {
         let time = |k: u32| -> Result<(f64, Report), Box<dyn std::error::Error>> {
             let mut best: Option<Report> = None;
             for _ in 0..=args.repeats {

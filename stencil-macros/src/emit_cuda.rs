@@ -4,17 +4,36 @@
 //! bits. Kernels read the point function's inputs through accessor macros
 //! (`AT_<field>(d0, d1, d2)`) that each kernel defines for its memory layout.
 //!
-//! Every grid is seen as 3-D (slowest axis 0, contiguous axis 2): a 2-D stencil has one
-//! plane and a 1-D stencil one row, with radius 0 on the missing axes.
+//! Every grid is seen as 3-D (slowest axis 0, contiguous axis 2). A 2-D stencil's axes are
+//! axes 0 and 2, with a middle axis of one point, so its kernels march along its slow axis
+//! exactly as a 3-D kernel marches along planes; a 1-D stencil is a single row (axis 2).
+//! Missing axes have radius 0.
 
 use crate::ir::{self, BinOp, ExprKind, Method, Stencil, Ty, UnOp};
 use crate::writer::Writer;
 
-/// The stencil's offset or radius on the 3-D axes.
+/// The stencil's offset or radius on the 3-D axes (see the module's documentation; the
+/// runtime maps shapes the same way).
 fn to_3d<T: Copy + Default>(values: &[T]) -> [T; 3] {
-    let mut out = [T::default(); 3];
-    out[3 - values.len()..].copy_from_slice(values);
-    out
+    let zero = T::default();
+    match *values {
+        [a] => [zero, zero, a],
+        [a, b] => [a, zero, b],
+        [a, b, c] => [a, b, c],
+        _ => unreachable!("stencils have 1 to 3 axes"),
+    }
+}
+
+/// The planes along axis 0 that a field is read at on the thread's own column, as the
+/// range `lo..=hi` of offsets, widened to contain 0 (the measuring kernel reads the old
+/// value of the unknown from it).
+fn column_extent(s: &Stencil, field: usize) -> (i64, i64) {
+    s.reads
+        .iter()
+        .filter(|r| r.field == field)
+        .map(|r| to_3d(&r.offset))
+        .filter(|d| d[1..] == [0, 0])
+        .fold((0, 0), |(lo, hi), d| (lo.min(d[0] as i64), hi.max(d[0] as i64)))
 }
 
 pub fn emit(s: &Stencil) -> String {
@@ -29,9 +48,17 @@ pub fn emit(s: &Stencil) -> String {
     for (macro_name, default) in [
         ("REAL", "float".to_string()),
         ("INDEX", "long long".into()),
-        ("BLOCK_X", "32".into()),
-        ("BLOCK_Y", "8".into()),
-        ("MARCH", if s.dim == 3 { "16" } else { "1" }.into()),
+        ("BLOCK_X", if s.dim == 3 { "64" } else { "128" }.into()),
+        ("BLOCK_Y", if s.dim == 3 { "4" } else { "1" }.into()),
+        (
+            "MARCH",
+            match s.dim {
+                1 => "1",
+                2 => "16",
+                _ => "8",
+            }
+            .into(),
+        ),
     ] {
         w.line(format!("#ifndef {macro_name}"));
         w.line(format!("#define {macro_name} {default}"));
@@ -175,32 +202,31 @@ fn emit_plain(w: &mut Writer, s: &Stencil, measure: bool) {
     // (Giles): each step loads one new plane and shifts the queue.
     let queued = column_fields(s);
     for &f in &queued {
-        let n = &s.fields[f].name;
-        w.line(format!("real q_{n}[2 * R0 + 1];"));
-        w.line("#pragma unroll");
-        w.line(format!("for (int k = 0; k < 2 * R0; ++k) q_{n}[k + 1] = f_{n}[(z_begin - R0 + k) * s0 + y * s1 + x];"));
+        declare_queue(w, s, f, "");
     }
-    w.open("for (idx z = z_begin; z < z_end; ++z)");
-    w.line("const idx i = z * s0 + y * s1 + x;");
+    march(w);
     for &f in &queued {
+        advance_queue(w, s, f);
         let n = &s.fields[f].name;
-        w.line("#pragma unroll");
-        w.line(format!("for (int k = 0; k < 2 * R0; ++k) q_{n}[k] = q_{n}[k + 1];"));
-        w.line(format!("q_{n}[2 * R0] = f_{n}[i + R0 * s0];"));
-        w.line(format!(
-            "#define AT_{n}(d0, d1, d2) (((d1) == 0 && (d2) == 0) ? q_{n}[(d0) + R0] : f_{n}[i + (d0) * s0 + (d1) * s1 + (d2)])"
-        ));
+        let global = format!("f_{n}[i + (d0) * s0 + (d1) * s1 + (d2)]");
+        w.line(format!("#define AT_{n}(d0, d1, d2) {}", queue_access(s, f, &global)));
     }
     define_global_access(w, s, &queued);
     w.line(format!("const real v = {name}_point({upper}_READS{});", scalar_args(s)));
     undefine_access(w, s);
-    w.line("out[i] = v;");
+    w.line("if (z_begin + k < z_end) out[i] = v;");
     if measure {
         let unknown = &s.fields[s.unknown].name;
-        w.open("if (!isfinite(v))");
+        w.open("if (z_begin + k >= z_end)");
+        w.line("// a repeated plane: counted once");
+        w.reopen("else if (!isfinite(v))");
         w.line("atomicMin(first_bad, (unsigned long long)i);");
         w.reopen("else");
-        let old = if queued.contains(&s.unknown) { format!("q_{unknown}[R0]") } else { format!("f_{unknown}[i]") };
+        let old = if queued.contains(&s.unknown) {
+            format!("q_{unknown}[{}]", -column_extent(s, s.unknown).0)
+        } else {
+            format!("f_{unknown}[i]")
+        };
         w.line(format!("const double d = (double)(v - {old});"));
         w.line("my_sum += d * d;");
         w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
@@ -233,6 +259,54 @@ fn emit_plain(w: &mut Writer, s: &Stencil, measure: bool) {
     }
     w.close("");
     w.blank();
+}
+
+/// The loop over the block's planes. It always runs MARCH steps, unrolled, and a step past
+/// the block's last plane repeats that plane's reads and stores nothing: every load stays
+/// in bounds and unconditional, so the compiler can issue the loads of several planes
+/// before the first store, which keeps enough bytes in flight to saturate the memory.
+fn march(w: &mut Writer) {
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < MARCH; ++k)");
+    w.line("const idx z = min(z_begin + (idx)k, z_end - 1);");
+    w.line("const idx i = z * s0 + y * s1 + x;");
+}
+
+/// Declares field `f`'s register queue and loads the planes before the first step;
+/// `guard` (empty, or `cond ? `) keeps threads outside the grid from reading.
+fn declare_queue(w: &mut Writer, s: &Stencil, f: usize, guard: &str) {
+    let n = &s.fields[f].name;
+    let (lo, hi) = column_extent(s, f);
+    let len = hi - lo + 1;
+    let planes = if len == 1 { format!("plane z{lo:+}") } else { format!("planes z{lo:+} … z{hi:+}") };
+    w.line(format!("real q_{n}[{len}]; // {planes}"));
+    if len > 1 {
+        let zero = if guard.is_empty() { "" } else { " : (real)0" };
+        w.line("#pragma unroll");
+        w.line(format!(
+            "for (int k = 0; k < {}; ++k) q_{n}[k + 1] = {guard}f_{n}[(z_begin + ({lo}) + k) * s0 + y * s1 + x]{zero};",
+            len - 1
+        ));
+    }
+}
+
+/// Shifts field `f`'s queue by one plane and loads the newest.
+fn advance_queue(w: &mut Writer, s: &Stencil, f: usize) {
+    let n = &s.fields[f].name;
+    let (lo, hi) = column_extent(s, f);
+    let len = hi - lo + 1;
+    if len > 1 {
+        w.line("#pragma unroll");
+        w.line(format!("for (int q = 0; q < {}; ++q) q_{n}[q] = q_{n}[q + 1];", len - 1));
+    }
+    w.line(format!("q_{n}[{}] = f_{n}[i + ({hi}) * s0];", len - 1));
+}
+
+/// The column access of a queued field, falling back to `other` off the column.
+fn queue_access(s: &Stencil, f: usize, other: &str) -> String {
+    let n = &s.fields[f].name;
+    let lo = column_extent(s, f).0;
+    format!("(((d1) == 0 && (d2) == 0) ? q_{n}[(d0) - ({lo})] : {other})")
 }
 
 /// Fields read along the thread's own column at several planes: kept in a register queue.
@@ -271,14 +345,9 @@ fn emit_tiled(w: &mut Writer, s: &Stencil) {
         w.line(format!("__shared__ real plane_{}[(BLOCK_Y + 2 * R1) * (BLOCK_X + 2 * R2)];", s.fields[f].name));
     }
     for &f in &queued {
-        let n = &s.fields[f].name;
-        w.line(format!("real q_{n}[2 * R0 + 1];"));
-        w.line("#pragma unroll");
-        w.line(format!(
-            "for (int k = 0; k < 2 * R0; ++k) q_{n}[k + 1] = inside ? f_{n}[(z_begin - R0 + k) * s0 + y * s1 + x] : (real)0;"
-        ));
+        declare_queue(w, s, f, "inside ? ");
     }
-    w.open("for (idx z = z_begin; z < z_end; ++z)");
+    march(w);
     if !staged.is_empty() {
         w.line("__syncthreads(); // every thread is done with the previous plane");
         w.open("for (int t = tid; t < TX * TY; t += BLOCK_X * BLOCK_Y)");
@@ -293,21 +362,13 @@ fn emit_tiled(w: &mut Writer, s: &Stencil) {
         w.line("__syncthreads();");
     }
     w.line("if (!inside) continue;");
-    w.line("const idx i = z * s0 + y * s1 + x;");
     for &f in &queued {
-        let n = &s.fields[f].name;
-        w.line("#pragma unroll");
-        w.line(format!("for (int k = 0; k < 2 * R0; ++k) q_{n}[k] = q_{n}[k + 1];"));
-        w.line(format!("q_{n}[2 * R0] = f_{n}[i + R0 * s0];"));
+        advance_queue(w, s, f);
     }
     for (f, field) in s.fields.iter().enumerate() {
         let n = &field.name;
         let global = format!("f_{n}[i + (d0) * s0 + (d1) * s1 + (d2)]");
-        let column = if queued.contains(&f) {
-            format!("(((d1) == 0 && (d2) == 0) ? q_{n}[(d0) + R0] : {global})")
-        } else {
-            global
-        };
+        let column = if queued.contains(&f) { queue_access(s, f, &global) } else { global };
         let access = if staged.contains(&f) {
             format!("((d0) == 0 ? plane_{n}[(threadIdx.y + R1 + (d1)) * TX + (threadIdx.x + R2 + (d2))] : {column})")
         } else {
@@ -315,8 +376,9 @@ fn emit_tiled(w: &mut Writer, s: &Stencil) {
         };
         w.line(format!("#define AT_{n}(d0, d1, d2) {access}"));
     }
-    w.line(format!("out[i] = {name}_point({upper}_READS{});", scalar_args(s)));
+    w.line(format!("const real v = {name}_point({upper}_READS{});", scalar_args(s)));
     undefine_access(w, s);
+    w.line("if (z_begin + k < z_end) out[i] = v;");
     w.close("");
     w.close("");
 }

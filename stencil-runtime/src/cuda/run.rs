@@ -14,20 +14,33 @@ use crate::report::StopReason;
 use crate::solver::Job;
 use crate::{Error, Grid, Real, Report, Result, ScalarValue, Schedule, Stencil};
 
-/// Launch shape of the plain kernel: a BLOCK_X × BLOCK_Y column marching MARCH planes.
-const PLAIN_BLOCK: (u32, u32) = (32, 8);
-const PLAIN_MARCH_3D: u32 = 16;
+/// Launch shape of the plain kernel, `((BLOCK_X, BLOCK_Y), MARCH)`: a BLOCK_X × BLOCK_Y column
+/// of threads marching MARCH planes. In 2-D the middle axis has one point, so BLOCK_Y is 1
+/// and the block is a row marching along the slow axis; in 1-D every thread has one point.
+/// Chosen by a sweep on an H100 (`docs/performance.md`): in 3-D, blocks of 64×4, 64×8, 128×4
+/// and 32×16 marching 4 or 8 planes were within 3 % of each other.
+fn default_shape(dim: usize) -> ((u32, u32), u32) {
+    match dim {
+        3 => ((64, 4), 8),
+        2 => ((128, 1), 16),
+        _ => ((256, 1), 1),
+    }
+}
 
 /// Environment variable overriding the plain kernel's launch shape, `BLOCK_X,BLOCK_Y,MARCH`
-/// (for tuning; the tiled kernel uses the same BLOCK_X and BLOCK_Y).
+/// (for tuning; the tiled kernel uses the same shape; BLOCK_Y is 1 in 2-D and 1-D, MARCH is 1
+/// in 1-D).
 pub const SHAPE_VAR: &str = "STENCIL_CUDA_SHAPE";
 
 fn plain_shape<const N: usize>() -> Result<((u32, u32), u32)> {
-    let default = (PLAIN_BLOCK, if N == 3 { PLAIN_MARCH_3D } else { 1 });
+    let default = default_shape(N);
     let Ok(text) = std::env::var(SHAPE_VAR) else { return Ok(default) };
     let parts: Vec<u32> = text.split(',').filter_map(|p| p.trim().parse().ok()).collect();
     match parts[..] {
-        [x, y, m] if x > 0 && y > 0 && m > 0 && x * y <= 1024 => Ok(((x, y), if N == 3 { m } else { 1 })),
+        // The middle axis of a 2-D grid, and the marching axis of a 1-D grid, have one point.
+        [x, y, m] if x > 0 && y > 0 && m > 0 && x * y <= 1024 => {
+            Ok(((x, if N == 3 { y } else { 1 }), if N == 1 { 1 } else { m }))
+        }
         _ => Err(Error::Launch {
             kernel: "plain".into(),
             reason: format!("{SHAPE_VAR}={text:?} is not BLOCK_X,BLOCK_Y,MARCH with BLOCK_X·BLOCK_Y ≤ 1024"),
@@ -35,11 +48,15 @@ fn plain_shape<const N: usize>() -> Result<((u32, u32), u32)> {
     }
 }
 
-/// The grid seen as 3-D (slowest axis first), and the stencil's radius on those axes.
-fn as_3d<const N: usize>(values: [usize; N]) -> [usize; 3] {
-    let mut out = [1usize; 3];
-    out[3 - N..].copy_from_slice(&values);
-    out
+/// A shape (missing axes: `fill` = 1) or a radius (`fill` = 0) seen as 3-D, as the kernels
+/// see it: a 2-D grid's axes are axes 0 and 2, a 1-D grid is axis 2.
+fn as_3d(values: &[usize], fill: usize) -> [usize; 3] {
+    match *values {
+        [a] => [fill, fill, a],
+        [a, b] => [a, fill, b],
+        [a, b, c] => [a, b, c],
+        _ => unreachable!("grids have 1 to 3 axes"),
+    }
 }
 
 fn blocks(n: usize, per_block: u32) -> usize {
@@ -75,12 +92,8 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
             .map_err(|source| Error::Io { path, source })?;
     }
     let gpu = Gpu::open(device)?;
-    let [n0, n1, n2] = as_3d(u.shape());
-    let [r0, r1, r2] = {
-        let mut r = [0usize; 3];
-        r[3 - N..].copy_from_slice(meta.radius);
-        r
-    };
+    let [n0, n1, n2] = as_3d(&u.shape(), 1);
+    let [r0, r1, r2] = as_3d(meta.radius, 0);
     let interior = [n0 - 2 * r0, n1 - 2 * r1, n2 - 2 * r2];
     let tiled = matches!(job.schedule, Schedule::Tiled);
     let (plain_block, march) = plain_shape::<N>()?;
