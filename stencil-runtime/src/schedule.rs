@@ -25,6 +25,25 @@ pub enum Schedule {
     /// tiled kernel (each block loads its tile and halo once). On the CPU it is the plain
     /// pass. Jacobi stencils only.
     Tiled,
+    /// Jacobi stencils: hierarchical subiterations (paper 003). The interior is cut into
+    /// disjoint core tiles of `tile` points per axis; each tile loads its core and `halo`
+    /// points on every side (its working region, clipped at the grid's edge) and runs `sub`
+    /// Jacobi subiterations inside it, on the GPU in shared memory; the points of the region
+    /// within the stencil's radius of its edge keep their loaded values. Then the core is
+    /// written back: one *cycle*, counted as `sub` iterations.
+    ///
+    /// With `halo ≥ sub · radius` no stale value reaches a core, and a cycle equals `sub`
+    /// plain iterations bit for bit (exact temporal blocking). With a smaller halo it is
+    /// paper 003's inexact iteration, a block Jacobi method with inner iterations; its GPU
+    /// kernel and CPU twin still agree bit for bit in exact mode.
+    Hierarchical {
+        /// Core tile edge in points (≥ 1).
+        tile: usize,
+        /// Points of working region beyond the core on every side (≥ the stencil's radius).
+        halo: usize,
+        /// Subiterations per cycle (≥ 1).
+        sub: usize,
+    },
     /// `sweep(…)` stencils only: tiles of `tile` points per axis run in wavefront order,
     /// tiles of one wavefront in parallel. Equal to the sequential sweep bit for bit.
     Wavefront {
@@ -40,11 +59,23 @@ impl fmt::Display for Schedule {
             Schedule::Plain => write!(f, "plain"),
             Schedule::Tiled => write!(f, "tiled"),
             Schedule::Wavefront { tile } => write!(f, "wavefront(tile {tile})"),
+            Schedule::Hierarchical { tile, halo, sub } => {
+                write!(f, "hierarchical(tile {tile}, halo {halo}, sub {sub})")
+            }
         }
     }
 }
 
 impl Schedule {
+    /// For [`Hierarchical`](Self::Hierarchical): whether a cycle equals `sub` plain
+    /// iterations (`halo ≥ sub · radius` on every axis). `false` for other schedules.
+    pub fn is_exact_blocking(&self, meta: &StencilMeta) -> bool {
+        match *self {
+            Schedule::Hierarchical { halo, sub, .. } => meta.radius.iter().all(|&r| halo >= sub.saturating_mul(r)),
+            _ => false,
+        }
+    }
+
     /// Replaces `Auto` by the schedule it stands for and checks that the schedule fits.
     ///
     /// **Errors**: [`Error::InvalidSchedule`] for a wavefront on a Jacobi stencil or a tile
@@ -68,6 +99,18 @@ impl Schedule {
             Schedule::Wavefront { .. } if !meta.is_sweep() => Err(invalid(
                 "a wavefront orders the points of a `sweep(…)` stencil; a Jacobi stencil has no order to keep, use `Schedule::Plain`",
             )),
+            Schedule::Hierarchical { .. } if meta.is_sweep() => Err(invalid(
+                "hierarchical subiterations are Jacobi iterations; a sweep stencil runs `Plain` or `Wavefront`",
+            )),
+            Schedule::Hierarchical { tile: 0, .. } => Err(invalid("the tile must hold at least one point per axis")),
+            Schedule::Hierarchical { sub: 0, .. } => Err(invalid("a cycle needs at least one subiteration")),
+            Schedule::Hierarchical { halo, .. } if halo < meta.radius.iter().copied().max().unwrap_or(0) => {
+                Err(invalid(&format!(
+                    "the halo ({halo}) must be at least the stencil's radius ({}), so that a core's neighbours are loaded",
+                    meta.radius.iter().copied().max().unwrap_or(0)
+                )))
+            }
+            Schedule::Hierarchical { .. } => Ok(self),
             Schedule::Wavefront { tile: 0 } => Err(invalid("the tile must hold at least one point per axis")),
             Schedule::Wavefront { tile } => Ok(Schedule::Wavefront { tile }),
         }

@@ -102,8 +102,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     }
 
     /// Check the residual (and look for non-finite values) every `m` iterations; default
-    /// [`DEFAULT_CHECK_EVERY`](crate::DEFAULT_CHECK_EVERY). The last iteration is always
-    /// checked.
+    /// [`DEFAULT_CHECK_EVERY`](crate::DEFAULT_CHECK_EVERY), and one cycle (`sub` iterations)
+    /// for [`Schedule::Hierarchical`]. The last iteration is always checked. A hierarchical
+    /// schedule checks at the end of every cycle that contains a checked iteration.
     pub fn check_every(mut self, m: usize) -> Self {
         self.check_every = Some(m);
         self
@@ -139,8 +140,13 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// found before the first iteration, and then `u` is unchanged. [`Error::NonFinite`] is
     /// raised at the first check that sees NaN or ±∞; `u` then holds that whole iterate.
     pub fn run(&mut self, u: &mut Grid<T, N>) -> Result<Report> {
-        let stop = StopRule::new(self.max_iterations, self.tolerance, self.check_every)?;
         let schedule = self.schedule.resolve(S::META)?;
+        // A hierarchical schedule's natural period is one cycle.
+        let check_every = match (self.check_every, schedule) {
+            (None, Schedule::Hierarchical { sub, .. }) => Some(sub),
+            (m, _) => m,
+        };
+        let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
         let inputs = self.resolve_inputs(u.shape())?;
         let params = match self.params {
             Some(p) => p,

@@ -1,5 +1,6 @@
 //! The rayon CPU twin: every schedule of the project, run on the host.
 
+mod hierarchical;
 mod layout;
 mod plain;
 mod sweep;
@@ -19,6 +20,10 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
 ) -> Result<Report> {
     let meta = S::META;
     let layout = Layout::new(meta, u.shape())?;
+    if let Schedule::Hierarchical { tile, halo, sub } = job.schedule {
+        let cycle = hierarchical::Cycle::new(&layout, tile, halo, sub);
+        return run_cycles(job, u, &layout, cycle);
+    }
     let stop = job.stop;
     // A second buffer: the Jacobi target, or where a sweep's residual is measured. It
     // starts as a copy so that its boundary layer holds the Dirichlet values.
@@ -79,6 +84,68 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     };
     let wall = monitor.elapsed();
     let _ = job.stencil;
+    Ok(Report {
+        stencil: meta.name,
+        precision: T::NAME,
+        backend: Backend::Cpu.to_string(),
+        schedule: job.schedule.to_string(),
+        shape: u.shape().to_vec(),
+        interior_points: points,
+        iterations: iteration,
+        stop: stop_reason,
+        tolerance: stop.tolerance,
+        residuals: monitor.into_residuals(),
+        wall,
+        jit: None,
+        bytes_per_point: meta.bytes_per_point(T::BYTES),
+    })
+}
+
+/// Runs a Jacobi stencil by cycles of hierarchical subiterations. A cycle whose iterations
+/// include a checked one measures ρ of the iterate it starts from (its first subiteration
+/// is one plain application on every core point) and is recorded, as in the plain loop, at
+/// the iteration after that iterate; it also looks for non-finite values in the iterate it
+/// produces. The last cycle is shortened to the iteration limit.
+fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
+    mut job: Job<'_, '_, S, T, N>,
+    u: &mut Grid<T, N>,
+    layout: &Layout<N>,
+    cycle: hierarchical::Cycle<N>,
+) -> Result<Report> {
+    let meta = S::META;
+    let stop = job.stop;
+    let mut target = u.as_slice().to_vec();
+    let points = layout.interior_points();
+    let mut monitor = Monitor::start(stop, points, job.progress.take());
+    let mut iteration = 0;
+    let stop_reason = loop {
+        let sub = match stop.max_iterations {
+            Some(max) if iteration >= max => break StopReason::IterationLimit,
+            Some(max) => cycle.sub.min(max - iteration),
+            None => cycle.sub,
+        };
+        let start = iteration;
+        iteration += sub;
+        let check = (start + 1..=iteration).any(|i| stop.checks_at(i));
+        let fields = fields_with(&job.inputs, meta.unknown, u.as_slice());
+        let this = hierarchical::Cycle { sub, ..cycle };
+        let difference = hierarchical::cycle::<S, T, N>(layout, &this, &fields, &mut target, &job.params, check);
+        u.swap_data(&mut target);
+        let Some(d) = difference else { continue };
+        if let Some(at) = d.first_non_finite {
+            let index = crate::grid::unflatten(layout.shape, at);
+            return Err(Error::NonFinite {
+                iteration,
+                index: index.to_vec(),
+                value: u.as_slice()[at].to_f64(),
+                check_every: stop.check_every,
+            });
+        }
+        if monitor.check(start + 1, Some((d.max_abs, d.sum_sq.sqrt()))) {
+            break StopReason::Converged;
+        }
+    };
+    let wall = monitor.elapsed();
     Ok(Report {
         stencil: meta.name,
         precision: T::NAME,

@@ -17,7 +17,7 @@ pub struct Difference {
 }
 
 impl Difference {
-    fn merge(self, other: Self) -> Self {
+    pub(crate) fn merge(self, other: Self) -> Self {
         Self {
             max_abs: self.max_abs.max(other.max_abs),
             sum_sq: self.sum_sq + other.sum_sq,

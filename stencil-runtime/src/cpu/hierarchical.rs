@@ -1,0 +1,205 @@
+//! The CPU twin of [`Schedule::Hierarchical`](crate::Schedule::Hierarchical): one cycle of
+//! `sub` Jacobi subiterations inside every tile's working region (DESIGN §6.2, paper 003).
+//!
+//! The interior is cut into disjoint core tiles of `tile` points per axis (the last ones
+//! clipped). A tile's working region is its core plus `halo` points on every side of each
+//! axis the stencil reads along (clipped at the grid's edge). The region is loaded from the
+//! current iterate; each subiteration updates the points of the region at distance ≥ r (the
+//! stencil's radius on that axis) from the region's edge, and the outer ring keeps its loaded
+//! values; after the last subiteration the core is written to the next iterate. The GPU
+//! kernel (`<name>_hier`) has the same partition, the same points and the same operation
+//! order, so in exact mode both give the same bits.
+
+use rayon::prelude::*;
+
+use super::Difference;
+use super::layout::Layout;
+use crate::{Real, Stencil};
+
+/// The shape of one cycle: tile edge, halo per axis, subiterations.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cycle<const N: usize> {
+    pub tile: usize,
+    pub halo: [usize; N],
+    pub sub: usize,
+}
+
+impl<const N: usize> Cycle<N> {
+    /// The cycle of `sub` subiterations with tiles of `tile` points and `halo` points of
+    /// working region on every side of each axis with a nonzero radius (no stencil reads
+    /// along the others, so a halo there would only cost memory).
+    pub fn new(layout: &Layout<N>, tile: usize, halo: usize, sub: usize) -> Self {
+        Self { tile, halo: layout.radius.map(|r| if r == 0 { 0 } else { halo }), sub }
+    }
+
+    /// Number of tiles per axis.
+    pub fn tiles(&self, layout: &Layout<N>) -> [usize; N] {
+        std::array::from_fn(|a| (layout.shape[a] - 2 * layout.radius[a]).div_ceil(self.tile))
+    }
+}
+
+/// The boxes of one tile, as `[lo, hi)` per axis in grid coordinates.
+struct TileBoxes<const N: usize> {
+    core: ([usize; N], [usize; N]),
+    region: ([usize; N], [usize; N]),
+}
+
+fn tile_boxes<const N: usize>(layout: &Layout<N>, cycle: &Cycle<N>, tile: [usize; N]) -> TileBoxes<N> {
+    let (n, r) = (layout.shape, layout.radius);
+    let core_lo: [usize; N] = std::array::from_fn(|a| r[a] + tile[a] * cycle.tile);
+    let core_hi: [usize; N] = std::array::from_fn(|a| (core_lo[a] + cycle.tile).min(n[a] - r[a]));
+    TileBoxes {
+        core: (core_lo, core_hi),
+        region: (
+            std::array::from_fn(|a| core_lo[a].saturating_sub(cycle.halo[a])),
+            std::array::from_fn(|a| (core_hi[a] + cycle.halo[a]).min(n[a])),
+        ),
+    }
+}
+
+/// Calls `f` with every point of the box `[lo, hi)`, in memory order.
+fn for_each_in_box<const N: usize>(lo: [usize; N], hi: [usize; N], mut f: impl FnMut([usize; N])) {
+    if (0..N).any(|a| lo[a] >= hi[a]) {
+        return;
+    }
+    let mut at = lo;
+    loop {
+        f(at);
+        let mut axis = N;
+        loop {
+            if axis == 0 {
+                return;
+            }
+            axis -= 1;
+            at[axis] += 1;
+            if at[axis] < hi[axis] {
+                break;
+            }
+            at[axis] = lo[axis];
+        }
+    }
+}
+
+/// The output grid, written by tiles in parallel at disjoint points (their cores).
+struct DisjointWrites<T>(*mut T, usize);
+
+// SAFETY: tiles write disjoint sets of indices (their cores partition the interior), each
+// index is checked against the length, and nothing reads the slice while they write.
+unsafe impl<T: Send> Send for DisjointWrites<T> {}
+unsafe impl<T: Send> Sync for DisjointWrites<T> {}
+
+impl<T> DisjointWrites<T> {
+    /// # Safety
+    /// No other thread may write or read index `i` during the cycle.
+    unsafe fn write(&self, i: usize, v: T) {
+        assert!(i < self.1, "write outside the grid");
+        // SAFETY: in bounds (checked above); exclusive per the caller's contract.
+        unsafe { self.0.add(i).write(v) }
+    }
+}
+
+/// One cycle from `fields[unknown]` (the current iterate) into `target`, whose boundary
+/// layer already holds the Dirichlet values. With `measure`, also returns ρ of the current
+/// iterate (S(u) − u over the interior, from the first subiteration, whose core values are
+/// exactly one plain application) and the first non-finite value of the new iterate.
+pub(crate) fn cycle<S: Stencil<N>, T: Real, const N: usize>(
+    layout: &Layout<N>,
+    cycle: &Cycle<N>,
+    fields: &[&[T]],
+    target: &mut [T],
+    params: &S::Params<T>,
+    measure: bool,
+) -> Option<Difference> {
+    let tiles = cycle.tiles(layout);
+    let count: usize = tiles.iter().product();
+    let out = DisjointWrites(target.as_mut_ptr(), target.len());
+    let out = &out;
+    let difference = (0..count)
+        .into_par_iter()
+        .map(|t| {
+            let mut index = [0usize; N];
+            let mut rest = t;
+            for a in (0..N).rev() {
+                index[a] = rest % tiles[a];
+                rest /= tiles[a];
+            }
+            one_tile::<S, T, N>(layout, cycle, fields, params, tile_boxes(layout, cycle, index), measure, out)
+        })
+        .reduce(Difference::default, Difference::merge);
+    measure.then_some(difference)
+}
+
+fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
+    layout: &Layout<N>,
+    cycle: &Cycle<N>,
+    fields: &[&[T]],
+    params: &S::Params<T>,
+    boxes: TileBoxes<N>,
+    measure: bool,
+    out: &DisjointWrites<T>,
+) -> Difference {
+    let meta = S::META;
+    let unknown = meta.unknown;
+    let (lo, hi) = boxes.region;
+    let width: [usize; N] = std::array::from_fn(|a| hi[a] - lo[a]);
+    let mut local_strides = [1usize; N];
+    for a in (0..N.saturating_sub(1)).rev() {
+        local_strides[a] = local_strides[a + 1] * width[a + 1];
+    }
+    let global = |at: [usize; N]| (0..N).map(|a| at[a] * layout.strides[a]).sum::<usize>();
+    let local = |at: [usize; N]| (0..N).map(|a| (at[a] - lo[a]) * local_strides[a]).sum::<usize>();
+    // Per read slot: the field, and its flat offset in the grid and in the working region.
+    let slots: Vec<(usize, isize, isize)> = meta
+        .reads
+        .iter()
+        .zip(&layout.reads)
+        .map(|(read, &(field, flat))| {
+            let local_flat = (0..N).map(|a| read.offset[a] as isize * local_strides[a] as isize).sum();
+            (field, flat, local_flat)
+        })
+        .collect();
+
+    let len: usize = width.iter().product();
+    let mut current = Vec::with_capacity(len);
+    for_each_in_box(lo, hi, |at| current.push(fields[unknown][global(at)]));
+    // Points that are never updated keep their loaded values in both buffers.
+    let mut next = current.clone();
+    let updated: ([usize; N], [usize; N]) =
+        (std::array::from_fn(|a| lo[a] + layout.radius[a]), std::array::from_fn(|a| hi[a] - layout.radius[a]));
+    let (core_lo, core_hi) = boxes.core;
+    let in_core = |at: [usize; N]| (0..N).all(|a| core_lo[a] <= at[a] && at[a] < core_hi[a]);
+
+    let mut difference = Difference::default();
+    for step in 0..cycle.sub {
+        for_each_in_box(updated.0, updated.1, |at| {
+            let (g, l) = (global(at), local(at));
+            let v = S::point(
+                |slot| {
+                    let (field, flat, local_flat) = slots[slot];
+                    if field == unknown {
+                        current[l.wrapping_add_signed(local_flat)]
+                    } else {
+                        fields[field][g.wrapping_add_signed(flat)]
+                    }
+                },
+                params,
+            );
+            if measure && step == 0 && in_core(at) {
+                let d = (v - current[l]).to_f64();
+                difference.sum_sq += d * d;
+                difference.max_abs = difference.max_abs.max(d.abs());
+            }
+            next[l] = v;
+        });
+        std::mem::swap(&mut current, &mut next);
+    }
+    for_each_in_box(core_lo, core_hi, |at| {
+        let (g, v) = (global(at), current[local(at)]);
+        if measure && !v.is_finite() && difference.first_non_finite.is_none_or(|first| g < first) {
+            difference.first_non_finite = Some(g);
+        }
+        // SAFETY: `at` is in this tile's core, and the cores of the tiles are disjoint.
+        unsafe { out.write(g, v) };
+    });
+    difference
+}

@@ -1,0 +1,233 @@
+//! The CPU twin of `Schedule::Hierarchical`: exact configurations (halo ≥ sub · radius)
+//! equal `Plain` bit for bit, every configuration keeps the boundary, the inexact iteration
+//! (a smaller halo) is the block Jacobi method that DESIGN §6.2 defines (checked against a
+//! hand-written loop), and the stopping rules work per cycle.
+
+use proptest::prelude::*;
+use stencil::builtin::{Jacobi5, Jacobi7};
+use stencil::prelude::*;
+
+stencil! {
+    /// Radius 2 along the fast axis, 1 along the slow one, with a coefficient field.
+    fn wide(mut u: Field2, k: Field2) -> Real {
+        (k[0, 0] * u[0, -2] + u[0, -1] + u[0, 2] + u[-1, 0] + u[1, 0]) / (k[0, 0] + 4.0)
+    }
+}
+
+stencil! {
+    /// 1-D Poisson on every row of a 2-D grid: rows are independent (radius 0 on axis 0).
+    fn rows(mut u: Field2, f: Field2, h2: Real) -> Real {
+        (u[0, -1] + u[0, 1] + h2 * f[0, 0]) / 2.0
+    }
+}
+
+fn run<S: Stencil<N>, const N: usize>(
+    stencil: S,
+    u0: &Grid<f64, N>,
+    field: (&str, &Grid<f64, N>),
+    params: &[(&str, f64)],
+    schedule: Schedule,
+    iterations: usize,
+) -> Grid<f64, N> {
+    let mut u = u0.clone();
+    let mut solver = Solver::new(stencil).input(field.0, field.1).schedule(schedule).max_iterations(iterations);
+    for &(name, value) in params {
+        solver = solver.param(name, value);
+    }
+    let report = solver.run(&mut u).unwrap();
+    assert_eq!(report.iterations, iterations);
+    u
+}
+
+fn boundary_unchanged<const N: usize>(before: &Grid<f64, N>, after: &Grid<f64, N>, radius: [usize; N]) -> bool {
+    let shape = before.shape();
+    before.as_slice().iter().zip(after.as_slice()).enumerate().all(|(flat, (b, a))| {
+        let mut rest = flat;
+        let mut edge = false;
+        for axis in (0..N).rev() {
+            let i = rest % shape[axis];
+            rest /= shape[axis];
+            edge |= i < radius[axis] || i >= shape[axis] - radius[axis];
+        }
+        !edge || a.to_bits() == b.to_bits()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn exact_configurations_equal_plain_in_3d(
+        shape in [3usize..14, 3usize..14, 3usize..14],
+        tile in 1usize..7,
+        sub in 1usize..4,
+        extra in 0usize..3,
+        iterations in 1usize..9,
+        seed in 0u64..1000,
+    ) {
+        let u0 = Grid::<f64, 3>::random_uniform(shape, -1.0, 1.0, seed).unwrap();
+        let f = Grid::<f64, 3>::random_uniform(shape, -1.0, 1.0, seed + 1).unwrap();
+        let params = [("h2", 0.3)];
+        let plain = run(Jacobi7, &u0, ("f", &f), &params, Schedule::Plain, iterations);
+        let schedule = Schedule::Hierarchical { tile, halo: sub + extra, sub };
+        let blocked = run(Jacobi7, &u0, ("f", &f), &params, schedule, iterations);
+        prop_assert!(plain.as_slice().iter().zip(blocked.as_slice()).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    #[test]
+    fn exact_configurations_equal_plain_with_radius_two(
+        shape in [3usize..16, 5usize..24],
+        tile in 1usize..9,
+        sub in 1usize..5,
+        extra in 0usize..3,
+        iterations in 1usize..12,
+        seed in 0u64..1000,
+    ) {
+        let u0 = Grid::<f64, 2>::random_uniform(shape, -1.0, 1.0, seed).unwrap();
+        let k = Grid::<f64, 2>::random_uniform(shape, 0.5, 2.0, seed + 1).unwrap();
+        let plain = run(Wide, &u0, ("k", &k), &[], Schedule::Plain, iterations);
+        let schedule = Schedule::Hierarchical { tile, halo: 2 * sub + extra, sub };
+        let blocked = run(Wide, &u0, ("k", &k), &[], schedule, iterations);
+        prop_assert!(plain.as_slice().iter().zip(blocked.as_slice()).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    #[test]
+    fn every_configuration_keeps_the_boundary(
+        shape in [3usize..16, 5usize..24],
+        tile in 1usize..9,
+        sub in 1usize..6,
+        halo in 2usize..8,
+        iterations in 1usize..12,
+        seed in 0u64..1000,
+    ) {
+        let u0 = Grid::<f64, 2>::random_uniform(shape, -1.0, 1.0, seed).unwrap();
+        let k = Grid::<f64, 2>::random_uniform(shape, 0.5, 2.0, seed + 1).unwrap();
+        let after = run(Wide, &u0, ("k", &k), &[], Schedule::Hierarchical { tile, halo, sub }, iterations);
+        prop_assert!(boundary_unchanged(&u0, &after, [1, 2]));
+        prop_assert!(after.as_slice().iter().all(|v| v.is_finite()));
+    }
+}
+
+/// One cycle of the inexact iteration written out by hand for `rows`: every row is cut
+/// into tiles of `tile` points; a tile loads its core and `halo` points on each side
+/// (clipped at the row's ends) and runs `sub` Jacobi sweeps on the points at distance ≥ 1
+/// from the region's ends; then the core is kept.
+fn hand_cycle(u: &Grid<f64, 2>, f: &Grid<f64, 2>, h2: f64, tile: usize, halo: usize, sub: usize) -> Grid<f64, 2> {
+    let [rows, n] = u.shape();
+    let mut out = u.clone();
+    for row in 0..rows {
+        let mut core = 1;
+        while core < n - 1 {
+            let core_end = (core + tile).min(n - 1);
+            let (lo, hi) = (core.saturating_sub(halo), (core_end + halo).min(n));
+            let mut w: Vec<f64> = (lo..hi).map(|j| u[[row, j]]).collect();
+            for _ in 0..sub {
+                let old = w.clone();
+                for j in lo + 1..hi - 1 {
+                    let l = j - lo;
+                    w[l] = (old[l - 1] + old[l + 1] + h2 * f[[row, j]]) / 2.0;
+                }
+            }
+            for j in core..core_end {
+                out[[row, j]] = w[j - lo];
+            }
+            core = core_end;
+        }
+    }
+    out
+}
+
+#[test]
+fn the_inexact_iteration_is_block_jacobi_with_inner_iterations() {
+    let shape = [3, 41];
+    let u0 = Grid::<f64, 2>::random_uniform(shape, -1.0, 1.0, 5).unwrap();
+    let f = Grid::<f64, 2>::random_uniform(shape, -1.0, 1.0, 6).unwrap();
+    let h2 = 0.01;
+    for (tile, halo, sub) in [(8, 1, 4), (5, 2, 7), (32, 1, 3), (1, 1, 2)] {
+        let mut expected = u0.clone();
+        for _ in 0..3 {
+            expected = hand_cycle(&expected, &f, h2, tile, halo, sub);
+        }
+        let got = run(Rows, &u0, ("f", &f), &[("h2", h2)], Schedule::Hierarchical { tile, halo, sub }, 3 * sub);
+        assert!(got.as_slice() == expected.as_slice(), "tile {tile}, halo {halo}, sub {sub}");
+        // And it is not the plain iteration (with these halos, stale values reach the cores).
+        let plain = run(Rows, &u0, ("f", &f), &[("h2", h2)], Schedule::Plain, 3 * sub);
+        assert!(got.as_slice() != plain.as_slice(), "tile {tile}, halo {halo}, sub {sub}");
+    }
+}
+
+#[test]
+fn the_last_cycle_stops_at_the_iteration_limit() {
+    let shape = [9, 9, 9];
+    let u0 = Grid::<f64, 3>::random_uniform(shape, -1.0, 1.0, 1).unwrap();
+    let f = Grid::<f64, 3>::random_uniform(shape, -1.0, 1.0, 2).unwrap();
+    let plain = run(Jacobi7, &u0, ("f", &f), &[("h2", 0.1)], Schedule::Plain, 7);
+    let blocked = run(Jacobi7, &u0, ("f", &f), &[("h2", 0.1)], Schedule::Hierarchical { tile: 4, halo: 3, sub: 3 }, 7);
+    assert!(plain.as_slice() == blocked.as_slice());
+}
+
+#[test]
+fn the_residual_is_checked_per_cycle_and_is_the_plain_residual() {
+    let shape = [66, 66];
+    let u0 = Grid::<f64, 2>::filled(shape, 1.0).unwrap();
+    let f = Grid::<f64, 2>::filled(shape, 1.0).unwrap();
+    let h2 = (1.0f64 / 65.0).powi(2);
+    let tolerance = Tolerance::Relative { norm: Norm::L2, factor: 1e-2 };
+    let solve = |schedule: Schedule| {
+        let mut u = u0.clone();
+        let report = Solver::new(Jacobi5)
+            .input("f", &f)
+            .param("h2", h2)
+            .schedule(schedule)
+            .tolerance(tolerance)
+            .max_iterations(100_000)
+            .run(&mut u)
+            .unwrap();
+        (u, report)
+    };
+    let sub = 8;
+    let (u, report) = solve(Schedule::Hierarchical { tile: 16, halo: 8, sub });
+    assert_eq!(report.stop, StopReason::Converged);
+    assert_eq!(report.iterations % sub, 0);
+    // One sample per cycle, at the iteration after the iterate it measures.
+    let at: Vec<usize> = report.residuals.iter().map(|r| r.iteration).collect();
+    assert_eq!(at, (0..at.len()).map(|c| c * sub + 1).collect::<Vec<_>>());
+    // Exact temporal blocking: the same residuals as the plain schedule at those iterations,
+    // and the same iterate.
+    let (_, plain) = {
+        let mut u = u0.clone();
+        let report = Solver::new(Jacobi5)
+            .input("f", &f)
+            .param("h2", h2)
+            .check_every(1)
+            .max_iterations(report.iterations)
+            .run(&mut u)
+            .unwrap();
+        (u, report)
+    };
+    for sample in &report.residuals {
+        let twin = plain.residuals.iter().find(|p| p.iteration == sample.iteration).unwrap();
+        assert_eq!(sample.max.to_bits(), twin.max.to_bits(), "L∞ at iteration {}", sample.iteration);
+        assert!((sample.l2 - twin.l2).abs() <= 1e-12 * twin.l2, "L2 at iteration {}", sample.iteration);
+    }
+    let mut plain_u = u0.clone();
+    Solver::new(Jacobi5).input("f", &f).param("h2", h2).max_iterations(report.iterations).run(&mut plain_u).unwrap();
+    assert!(u.as_slice() == plain_u.as_slice());
+}
+
+#[test]
+fn bad_configurations_are_errors_that_leave_the_grid_alone() {
+    let u0 = Grid::<f64, 2>::random_uniform([10, 10], -1.0, 1.0, 3).unwrap();
+    let f = Grid::<f64, 2>::filled([10, 10], 1.0).unwrap();
+    for (schedule, needle) in [
+        (Schedule::Hierarchical { tile: 0, halo: 1, sub: 1 }, "tile"),
+        (Schedule::Hierarchical { tile: 4, halo: 1, sub: 0 }, "subiteration"),
+        (Schedule::Hierarchical { tile: 4, halo: 1, sub: 1 }, "radius (2)"),
+    ] {
+        let mut u = u0.clone();
+        let error = Solver::new(Wide).input("k", &f).schedule(schedule).max_iterations(3).run(&mut u).unwrap_err();
+        assert!(matches!(error, stencil::Error::InvalidSchedule { .. }), "{error}");
+        assert!(error.to_string().contains(needle), "{error}");
+        assert!(u.as_slice() == u0.as_slice());
+    }
+}
