@@ -86,6 +86,7 @@ struct DisjointWrites<T>(*mut T, usize);
 // SAFETY: tiles write disjoint sets of indices (their cores partition the interior), each
 // index is checked against the length, and nothing reads the slice while they write.
 unsafe impl<T: Send> Send for DisjointWrites<T> {}
+// SAFETY: as for `Send`.
 unsafe impl<T: Send> Sync for DisjointWrites<T> {}
 
 impl<T> DisjointWrites<T> {
