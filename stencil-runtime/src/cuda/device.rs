@@ -54,6 +54,9 @@ pub struct Gpu {
     pub max_threads_per_block: u32,
     /// Largest grid size on the y and z axes.
     pub max_grid_yz: u32,
+    /// Largest shared memory of one block in bytes, dynamic memory opted in above the
+    /// default 48 KiB (227 KiB on Hopper).
+    pub max_shared_per_block: usize,
 }
 
 impl Gpu {
@@ -75,6 +78,8 @@ impl Gpu {
         let max_grid_yz = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?
             .min(attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?)
             as u32;
+        let max_shared_per_block =
+            attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize;
         let mut driver_version = 0;
         // SAFETY: the driver library is loaded (checked above) and the pointer is valid.
         unsafe { sys::cuDriverGetVersion(&mut driver_version) }
@@ -88,6 +93,7 @@ impl Gpu {
             driver_version,
             max_threads_per_block,
             max_grid_yz,
+            max_shared_per_block,
         })
     }
 }

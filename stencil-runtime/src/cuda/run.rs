@@ -115,6 +115,11 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let function = |kind: &str| {
         module.load_function(&format!("{}_{kind}", meta.name)).map_err(driver_error("finding a kernel in the module"))
     };
+    if let Schedule::Hierarchical { tile, halo, sub } = job.schedule {
+        let geometry =
+            CycleGeometry::new::<S, T, N>(gpu.max_shared_per_block, [n0, n1, n2], [r0, r1, r2], tile, halo, sub)?;
+        return cycles::<S, T, N>(&mut job, u, &gpu, device, &layout, &geometry, &function("hier")?, jit);
+    }
     let (pass, measure) = (function(if tiled { "tiled" } else { "plain" })?, function("plain_measure")?);
 
     // The plain, measuring and tiled kernels share one launch shape.
@@ -241,6 +246,209 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
         let max = maxes.iter().copied().fold(0.0, f64::max);
         let l2 = sums.iter().sum::<f64>().sqrt();
         if monitor.check(iteration, Some((max, l2))) {
+            break StopReason::Converged;
+        }
+    };
+    stream.synchronize().map_err(driver_error("waiting for the device"))?;
+    let wall = monitor.elapsed();
+    stream.memcpy_dtoh(&current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
+    Ok(Report {
+        stencil: meta.name,
+        precision: T::NAME,
+        backend: format!("cuda device {device} ({})", gpu.name),
+        schedule: job.schedule.to_string(),
+        shape: u.shape().to_vec(),
+        interior_points: points,
+        iterations: iteration,
+        stop: stop_reason,
+        tolerance: stop.tolerance,
+        residuals: monitor.into_residuals(),
+        wall,
+        jit: Some((jit.time, jit.origin)),
+        bytes_per_point: meta.bytes_per_point(T::BYTES),
+    })
+}
+
+/// The launch of the hierarchical kernel for one grid and configuration.
+struct CycleGeometry {
+    dims: [usize; 3],
+    /// Tile edge and halo per axis, clipped to the grid (same semantics, fits an `int`).
+    tile: i32,
+    halo: [i32; 3],
+    sub: usize,
+    shared_bytes: usize,
+    config: LaunchConfig,
+}
+
+impl CycleGeometry {
+    fn new<S: Stencil<N>, T: Real, const N: usize>(
+        max_shared: usize,
+        dims: [usize; 3],
+        radius: [usize; 3],
+        tile: usize,
+        halo: usize,
+        sub: usize,
+    ) -> Result<Self> {
+        let kernel = format!("{}_hier", S::META.name);
+        let fail = |reason: String| Error::Launch { kernel: kernel.clone(), reason };
+        let interior: [usize; 3] = std::array::from_fn(|a| dims[a] - 2 * radius[a]);
+        let largest = dims.iter().copied().max().unwrap_or(1);
+        // A tile or halo beyond the grid is clipped to it by the kernel anyway.
+        let tile = tile.min(largest);
+        let halo: [usize; 3] = std::array::from_fn(|a| if radius[a] == 0 { 0 } else { halo.min(largest) });
+        let tiles: [usize; 3] = std::array::from_fn(|a| interior[a].div_ceil(tile));
+        let extent: [usize; 3] = std::array::from_fn(|a| (tile.min(interior[a]) + 2 * halo[a]).min(dims[a]));
+        let volume: usize = extent.iter().product();
+        // The unknown twice (double buffer), and once every read-only field read off the point.
+        let staged = S::META
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|&(i, f)| i != S::META.unknown && f.offsets.iter().any(|o| o.iter().any(|&d| d != 0)))
+            .count();
+        let shared_bytes = (2 + staged) * volume * T::BYTES;
+        if shared_bytes > max_shared {
+            return Err(fail(format!(
+                "a working region of {}×{}×{} points (tile {tile} and halo {} on each side) needs {shared_bytes} B of \
+                 shared memory ({} arrays of {} B), and the device allows {max_shared} B per block: use a smaller \
+                 tile or halo",
+                extent[0],
+                extent[1],
+                extent[2],
+                halo.iter().max().unwrap_or(&0),
+                2 + staged,
+                volume * T::BYTES
+            )));
+        }
+        if sub > i32::MAX as usize {
+            return Err(fail(format!("{sub} subiterations per cycle do not fit the kernel's `int`")));
+        }
+        // Threads: powers of two up to 512, the fast axis first, at least one warp (the
+        // kernel's reduction works on whole warps).
+        let bx = extent[2].next_power_of_two().min(64);
+        let by = extent[1].next_power_of_two().min(512 / bx);
+        let bz = extent[0].next_power_of_two().min(512 / (bx * by));
+        let bx = bx * (32 / (bx * by * bz)).max(1);
+        let config = LaunchConfig {
+            grid_dim: (tiles[2] as u32, tiles[1] as u32, tiles[0] as u32),
+            block_dim: (bx as u32, by as u32, bz as u32),
+            shared_mem_bytes: shared_bytes as u32,
+        };
+        if tiles[2] > i32::MAX as usize || tiles[1] > 65535 || tiles[0] > 65535 {
+            return Err(fail(format!("{}×{}×{} tiles exceed the device's grid limits", tiles[0], tiles[1], tiles[2])));
+        }
+        Ok(Self { dims, tile: tile as i32, halo: halo.map(|h| h as i32), sub, shared_bytes, config })
+    }
+
+    fn blocks(&self) -> usize {
+        let (x, y, z) = self.config.grid_dim;
+        x as usize * y as usize * z as usize
+    }
+}
+
+/// Runs a Jacobi stencil by cycles of hierarchical subiterations, with the stopping rules
+/// of the CPU twin (`cpu::run_cycles`): a checked cycle measures ρ of the iterate it starts
+/// from and looks for non-finite values in the iterate it produces.
+#[allow(clippy::too_many_arguments)]
+fn cycles<S: Stencil<N>, T: Real, const N: usize>(
+    job: &mut Job<'_, '_, S, T, N>,
+    u: &mut Grid<T, N>,
+    gpu: &Gpu,
+    device: usize,
+    layout: &Layout<N>,
+    geometry: &CycleGeometry,
+    kernel: &cudarc::driver::CudaFunction,
+    jit: JitTime,
+) -> Result<Report> {
+    let meta = S::META;
+    kernel
+        .set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            geometry.shared_bytes as i32,
+        )
+        .map_err(driver_error("raising the kernel's shared-memory limit"))?;
+    let stream = &gpu.stream;
+    let upload = |data: &[T]| stream.clone_htod(data).map_err(driver_error("copying to the device"));
+    let inputs: Vec<Option<CudaSlice<T>>> =
+        job.inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<_>>()?;
+    let mut current = upload(u.as_slice())?;
+    let mut next = upload(u.as_slice())?;
+    let scalars = S::param_values(&job.params);
+    let reals: Vec<T> =
+        scalars.iter().filter_map(|v| if let ScalarValue::Real(x) = v { Some(*x) } else { None }).collect();
+    let ints: Vec<i32> =
+        scalars.iter().filter_map(|v| if let ScalarValue::I32(x) = v { Some(*x) } else { None }).collect();
+    let [n0, n1, n2] = geometry.dims.map(|n| n as i64);
+    let [h0, h1, h2] = geometry.halo;
+    let mut block_max = stream.alloc_zeros::<f64>(geometry.blocks()).map_err(driver_error("allocating"))?;
+    let mut block_sum = stream.alloc_zeros::<f64>(geometry.blocks()).map_err(driver_error("allocating"))?;
+    let mut first_bad = upload_u64(gpu, u64::MAX)?;
+
+    let stop = job.stop;
+    let points = layout.interior_points();
+    let mut monitor = Monitor::start(stop, points, job.progress.take());
+    let mut iteration = 0;
+    let stop_reason = loop {
+        let sub = match stop.max_iterations {
+            Some(max) if iteration >= max => break StopReason::IterationLimit,
+            Some(max) => geometry.sub.min(max - iteration),
+            None => geometry.sub,
+        };
+        let start = iteration;
+        iteration += sub;
+        let check = (start + 1..=iteration).any(|i| stop.checks_at(i));
+        if check {
+            stream.memcpy_htod(&[u64::MAX], &mut first_bad).map_err(driver_error("resetting the check"))?;
+        }
+        let (sub, measure) = (sub as i32, i32::from(check));
+        let mut launch = stream.launch_builder(kernel);
+        launch.arg(&mut next);
+        for input in &inputs {
+            launch.arg(input.as_ref().unwrap_or(&current));
+        }
+        launch.arg(&n0).arg(&n1).arg(&n2);
+        let (mut ri, mut ii) = (0, 0);
+        for v in &scalars {
+            match v {
+                ScalarValue::Real(_) => {
+                    launch.arg(&reals[ri]);
+                    ri += 1;
+                }
+                ScalarValue::I32(_) => {
+                    launch.arg(&ints[ii]);
+                    ii += 1;
+                }
+            }
+        }
+        launch.arg(&geometry.tile).arg(&h0).arg(&h1).arg(&h2).arg(&sub).arg(&measure);
+        launch.arg(&mut block_max).arg(&mut block_sum).arg(&mut first_bad);
+        // SAFETY: the arguments match `<name>_hier`'s signature, generated from the same
+        // stencil (output, fields in order with the current iterate for the unknown, the
+        // extents, the scalars, then tile, halos, subiterations, the measure flag, the two
+        // block arrays with one entry per launched block, and the index). The dynamic shared
+        // memory is what the kernel indexes (checked against the device's limit, which the
+        // attribute above opts into), and every global index it computes lies in the grid.
+        unsafe { launch.launch(geometry.config) }.map_err(driver_error("launching a kernel"))?;
+        std::mem::swap(&mut current, &mut next);
+        if !check {
+            continue;
+        }
+        let bad = stream.clone_dtoh(&first_bad).map_err(driver_error("reading the check"))?[0];
+        if bad != u64::MAX {
+            stream.memcpy_dtoh(&current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
+            let index = crate::grid::unflatten(layout.shape, bad as usize);
+            return Err(Error::NonFinite {
+                iteration,
+                index: index.to_vec(),
+                value: u.as_slice()[bad as usize].to_f64(),
+                check_every: stop.check_every,
+            });
+        }
+        let maxes = stream.clone_dtoh(&block_max).map_err(driver_error("reading the residual"))?;
+        let sums = stream.clone_dtoh(&block_sum).map_err(driver_error("reading the residual"))?;
+        let max = maxes.iter().copied().fold(0.0, f64::max);
+        let l2 = sums.iter().sum::<f64>().sqrt();
+        if monitor.check(start + 1, Some((max, l2))) {
             break StopReason::Converged;
         }
     };
