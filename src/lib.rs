@@ -54,8 +54,9 @@ pub mod prelude {
 #[doc(hidden)]
 pub use stencil_runtime::__private;
 
-/// The README's and the guide's examples, compiled and run as doctests.
+/// The examples of the README, the guide and the schedules page, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 #[doc = include_str!("../docs/guide.md")]
+#[doc = include_str!("../docs/schedules.md")]
 pub struct DocumentationExamples;
