@@ -12,6 +12,7 @@ use crate::cpu::Layout;
 use crate::monitor::Monitor;
 use crate::report::StopReason;
 use crate::solver::Job;
+use crate::stop::StopRule;
 use crate::{Error, Grid, Real, Report, Result, ScalarValue, Schedule, Stencil};
 
 /// Launch shape of the plain kernel, `((BLOCK_X, BLOCK_Y), MARCH)`: a BLOCK_X × BLOCK_Y column
@@ -166,11 +167,7 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
         job.inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<_>>()?;
     let mut current = upload(u.as_slice())?;
     let mut next = upload(u.as_slice())?;
-    let scalars = S::param_values(&job.params);
-    let reals: Vec<T> =
-        scalars.iter().filter_map(|v| if let ScalarValue::Real(x) = v { Some(*x) } else { None }).collect();
-    let ints: Vec<i32> =
-        scalars.iter().filter_map(|v| if let ScalarValue::I32(x) = v { Some(*x) } else { None }).collect();
+    let scalars = Scalars::new(S::param_values(&job.params));
     let [n0, n1, n2] = dims.map(|n| n as i64);
     let blocks_measured =
         (measure_cfg.grid_dim.0 as usize) * (measure_cfg.grid_dim.1 as usize) * (measure_cfg.grid_dim.2 as usize);
@@ -204,19 +201,7 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
             };
         }
         launch.arg(&n0).arg(&n1).arg(&n2);
-        let (mut ri, mut ii) = (0, 0);
-        for v in &scalars {
-            match v {
-                ScalarValue::Real(_) => {
-                    launch.arg(&reals[ri]);
-                    ri += 1;
-                }
-                ScalarValue::I32(_) => {
-                    launch.arg(&ints[ii]);
-                    ii += 1;
-                }
-            }
-        }
+        scalars.push(&mut launch);
         if check {
             launch.arg(&mut block_max).arg(&mut block_sum).arg(&mut first_bad);
         }
@@ -230,21 +215,7 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
         if !check {
             continue;
         }
-        let bad = stream.clone_dtoh(&first_bad).map_err(driver_error("reading the check"))?[0];
-        if bad != u64::MAX {
-            stream.memcpy_dtoh(&current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
-            let index = crate::grid::unflatten(layout.shape, bad as usize);
-            return Err(Error::NonFinite {
-                iteration,
-                index: index.to_vec(),
-                value: u.as_slice()[bad as usize].to_f64(),
-                check_every: stop.check_every,
-            });
-        }
-        let maxes = stream.clone_dtoh(&block_max).map_err(driver_error("reading the residual"))?;
-        let sums = stream.clone_dtoh(&block_sum).map_err(driver_error("reading the residual"))?;
-        let max = maxes.iter().copied().fold(0.0, f64::max);
-        let l2 = sums.iter().sum::<f64>().sqrt();
+        let (max, l2) = read_check(gpu, (&block_max, &block_sum, &first_bad), &current, u, layout, iteration, stop)?;
         if monitor.check(iteration, Some((max, l2))) {
             break StopReason::Converged;
         }
@@ -373,11 +344,7 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
         job.inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<_>>()?;
     let mut current = upload(u.as_slice())?;
     let mut next = upload(u.as_slice())?;
-    let scalars = S::param_values(&job.params);
-    let reals: Vec<T> =
-        scalars.iter().filter_map(|v| if let ScalarValue::Real(x) = v { Some(*x) } else { None }).collect();
-    let ints: Vec<i32> =
-        scalars.iter().filter_map(|v| if let ScalarValue::I32(x) = v { Some(*x) } else { None }).collect();
+    let scalars = Scalars::new(S::param_values(&job.params));
     let [n0, n1, n2] = geometry.dims.map(|n| n as i64);
     let [h0, h1, h2] = geometry.halo;
     let mut block_max = stream.alloc_zeros::<f64>(geometry.blocks()).map_err(driver_error("allocating"))?;
@@ -407,19 +374,7 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
             launch.arg(input.as_ref().unwrap_or(&current));
         }
         launch.arg(&n0).arg(&n1).arg(&n2);
-        let (mut ri, mut ii) = (0, 0);
-        for v in &scalars {
-            match v {
-                ScalarValue::Real(_) => {
-                    launch.arg(&reals[ri]);
-                    ri += 1;
-                }
-                ScalarValue::I32(_) => {
-                    launch.arg(&ints[ii]);
-                    ii += 1;
-                }
-            }
-        }
+        scalars.push(&mut launch);
         launch.arg(&geometry.tile).arg(&h0).arg(&h1).arg(&h2).arg(&sub).arg(&measure);
         launch.arg(&mut block_max).arg(&mut block_sum).arg(&mut first_bad);
         // SAFETY: the arguments match `<name>_hier`'s signature, generated from the same
@@ -433,21 +388,7 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
         if !check {
             continue;
         }
-        let bad = stream.clone_dtoh(&first_bad).map_err(driver_error("reading the check"))?[0];
-        if bad != u64::MAX {
-            stream.memcpy_dtoh(&current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
-            let index = crate::grid::unflatten(layout.shape, bad as usize);
-            return Err(Error::NonFinite {
-                iteration,
-                index: index.to_vec(),
-                value: u.as_slice()[bad as usize].to_f64(),
-                check_every: stop.check_every,
-            });
-        }
-        let maxes = stream.clone_dtoh(&block_max).map_err(driver_error("reading the residual"))?;
-        let sums = stream.clone_dtoh(&block_sum).map_err(driver_error("reading the residual"))?;
-        let max = maxes.iter().copied().fold(0.0, f64::max);
-        let l2 = sums.iter().sum::<f64>().sqrt();
+        let (max, l2) = read_check(gpu, (&block_max, &block_sum, &first_bad), &current, u, layout, iteration, stop)?;
         if monitor.check(start + 1, Some((max, l2))) {
             break StopReason::Converged;
         }
@@ -470,6 +411,55 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
         jit: Some((jit.time, jit.origin)),
         bytes_per_point: meta.bytes_per_point(T::BYTES),
     })
+}
+
+/// A kernel's scalar parameters, kept alive for the launches that reference them.
+struct Scalars<T> {
+    values: Vec<ScalarValue<T>>,
+}
+
+impl<T: Real> Scalars<T> {
+    fn new(values: Vec<ScalarValue<T>>) -> Self {
+        Self { values }
+    }
+
+    /// Pushes the scalars in declaration order, as the generated kernels take them.
+    fn push<'a>(&'a self, launch: &mut cudarc::driver::LaunchArgs<'a>) {
+        for v in &self.values {
+            match v {
+                ScalarValue::Real(x) => launch.arg(x),
+                ScalarValue::I32(x) => launch.arg(x),
+            };
+        }
+    }
+}
+
+/// After a measuring launch: [`Error::NonFinite`] (with `u` holding the whole iterate) if a
+/// non-finite value was flagged, else (L∞, L2) of the per-block partial results.
+fn read_check<T: Real, const N: usize>(
+    gpu: &Gpu,
+    (block_max, block_sum, first_bad): (&CudaSlice<f64>, &CudaSlice<f64>, &CudaSlice<u64>),
+    current: &CudaSlice<T>,
+    u: &mut Grid<T, N>,
+    layout: &Layout<N>,
+    iteration: usize,
+    stop: StopRule,
+) -> Result<(f64, f64)> {
+    let stream = &gpu.stream;
+    let bad = stream.clone_dtoh(first_bad).map_err(driver_error("reading the check"))?[0];
+    if bad != u64::MAX {
+        stream.memcpy_dtoh(current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
+        let index = crate::grid::unflatten(layout.shape, bad as usize);
+        return Err(Error::NonFinite {
+            iteration,
+            index: index.to_vec(),
+            value: u.as_slice()[bad as usize].to_f64(),
+            check_every: stop.check_every,
+        });
+    }
+    let maxes = stream.clone_dtoh(block_max).map_err(driver_error("reading the residual"))?;
+    let sums = stream.clone_dtoh(block_sum).map_err(driver_error("reading the residual"))?;
+    Ok((maxes.iter().copied().fold(0.0, f64::max), sums.iter().sum::<f64>().sqrt()))
 }
 
 fn upload_u64(gpu: &Gpu, v: u64) -> Result<CudaSlice<u64>> {
