@@ -2,7 +2,7 @@
 //! problems, and exact temporal blocking against the one-pass bandwidth ceiling.
 //!
 //! `--problem paper2d` (default): 2-D Poisson on N×N interior points, f64, initial
-//! solution and right-hand side all ones, until the L2 residual falls by `--reduction`
+//! solution and right-hand side all ones on the interior, zero Dirichlet boundary, until the L2 residual falls by `--reduction`
 //! (1e-4 in the paper). `--problem paper1d`: 1-D Poisson on 1024 independent rows of N
 //! points (a 2-D grid whose stencil reads along rows only). For every `sub` and halo it
 //! prints the time to converge, the iterations, and the speedup over `Plain`.
@@ -54,15 +54,31 @@ struct Args {
     /// Halos to try (halo = radius + overlap / 2; 1 is paper 003 without overlap).
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
     halos: Vec<usize>,
-    /// Core tile edge (2-D and the paper problems).
+    /// Core tile edge (2-D and the paper problems). Without it, the paper problems use tiles
+    /// of `--region` − 2 · halo (a working region `--region` points wide, as paper 003's
+    /// subdomains of 32 threads), and so does `--problem blocking` in 2-D.
+    #[arg(long)]
+    tile: Option<usize>,
+    /// Width of the working region when `--tile` is not given (paper problems).
     #[arg(long, default_value_t = 32)]
-    tile: usize,
+    region: usize,
+    /// Plain launch shapes to try, `BLOCK_X,BLOCK_Y,MARCH` separated by `;` (paper problems):
+    /// each runs a fixed number of iterations, and the fastest runs to convergence.
+    #[arg(long, default_value = "32,1,1;64,1,1;128,1,1;256,1,1;32,1,4;64,1,4;128,1,4;256,1,4;64,1,8;128,1,8;128,1,16")]
+    plain_shapes: String,
     /// Core tile edge in 3-D (`--problem blocking`).
     #[arg(long, default_value_t = 8)]
     tile_3d: usize,
     /// Reduction of the L2 residual to reach (paper problems).
     #[arg(long, default_value_t = 1e-4)]
     reduction: f64,
+    /// Iterations between residual checks (paper problems), for every schedule alike; a
+    /// hierarchical cycle longer than this is checked every cycle.
+    #[arg(long, default_value_t = 64)]
+    check_every: usize,
+    /// Skip the plain runs (paper problems; for tuning the hierarchical kernel alone).
+    #[arg(long)]
+    skip_plain: bool,
     /// Run on the CPU twin instead of GPU 0.
     #[arg(long)]
     cpu: bool,
@@ -103,9 +119,16 @@ fn paper<S: Stencil<N>, const N: usize>(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let h = 1.0 / (args.size + 1) as f64;
     let f = Grid::<f64, N>::filled(shape, 1.0)?;
-    let solve = |schedule: Schedule| -> Result<Report, Box<dyn std::error::Error>> {
+    // Paper 003's system has only the interior unknowns: the boundary is zero (Dirichlet).
+    let radius: [usize; N] = std::array::from_fn(|a| S::META.radius[a]);
+    let initial = || -> Result<Grid<f64, N>, stencil::Error> {
         let mut u = Grid::<f64, N>::filled(shape, 1.0)?;
-        let mut solver = Solver::new(stencil)
+        u.set_boundary(radius, |_| 0.0);
+        Ok(u)
+    };
+    let solve = |schedule: Schedule| -> Result<Report, Box<dyn std::error::Error>> {
+        let mut u = initial()?;
+        let solver = Solver::new(stencil)
             .input("f", &f)
             .param("h2", h * h)
             .backend(backend)
@@ -113,36 +136,77 @@ fn paper<S: Stencil<N>, const N: usize>(
             .mode(Mode::Fast)
             .tolerance(Tolerance::Relative { norm: Norm::L2, factor: args.reduction })
             .max_iterations(50_000_000);
-        if schedule == Schedule::Plain {
-            // Check as often as a cycle of the smallest `sub`: both pay the same for checks.
-            solver = solver.check_every(args.subs.iter().copied().min().unwrap_or(1));
-        }
-        Ok(solver.run(&mut u)?)
+        // Every schedule checks about every `--check-every` iterations (a cycle counts as `sub`
+        // iterations, and a cycle is checked when a check falls inside it), so that plain and
+        // hierarchical runs pay the same for checks.
+        let check = match schedule {
+            Schedule::Hierarchical { sub, .. } => args.check_every.max(sub),
+            _ => args.check_every,
+        };
+        Ok(solver.check_every(check).run(&mut u)?)
     };
     println!("{} on {shape:?}, f64, L2 residual reduced by {:e}, {backend}", S::META.name, args.reduction);
-    let plain = solve(Schedule::Plain)?;
     let seconds = |d: Duration| d.as_secs_f64();
-    println!(
-        "plain: {} iterations, {:.3} s ({:.1} Gpoint/s)",
-        plain.iterations,
-        seconds(plain.wall),
-        plain.gpoints_per_s()
-    );
+    if !args.cpu && !args.skip_plain {
+        // Plain at its best launch shape: every shape runs the same iterations (each point is
+        // computed the same way whatever the shape), so the fastest per iteration is the
+        // fastest to converge.
+        let mut best: Option<(f64, &str)> = None;
+        println!("| plain launch shape | Gpoint/s |");
+        println!("|---|---:|");
+        for candidate in args.plain_shapes.split(';') {
+            set_plain_shape(candidate);
+            let mut u = initial()?;
+            let check = args.check_every;
+            let report = Solver::new(stencil)
+                .input("f", &f)
+                .param("h2", h * h)
+                .backend(backend)
+                .mode(Mode::Fast)
+                // About 2·10¹⁰ point updates per shape (20 000 iterations at 1024²).
+                .max_iterations((2e10 / shape.iter().product::<usize>() as f64).clamp(200.0, 20_000.0) as usize)
+                .check_every(check)
+                .run(&mut u)?;
+            println!("| {candidate} | {:.1} |", report.gpoints_per_s());
+            if best.is_none_or(|(rate, _)| report.gpoints_per_s() > rate) {
+                best = Some((report.gpoints_per_s(), candidate));
+            }
+        }
+        if let Some((_, candidate)) = best {
+            println!("fastest plain shape: {candidate}");
+            set_plain_shape(candidate);
+        }
+    }
+    let plain_time = if args.skip_plain {
+        f64::NAN
+    } else {
+        let plain = solve(Schedule::Plain)?;
+        println!(
+            "plain: {} iterations, {:.3} s ({:.1} Gpoint/s)",
+            plain.iterations,
+            seconds(plain.wall),
+            plain.gpoints_per_s()
+        );
+        seconds(plain.wall)
+    };
     println!();
     println!("| tile | halo | sub | iterations | time (s) | speedup over plain |");
     println!("|---:|---:|---:|---:|---:|---:|");
     for &halo in &args.halos {
+        let Some(tile) = args.tile.or_else(|| args.region.checked_sub(2 * halo).filter(|&t| t > 0)) else {
+            println!("| – | {halo} | – | – | – | a region of {} has no core with this halo |", args.region);
+            continue;
+        };
         for &sub in &args.subs {
-            let schedule = Schedule::Hierarchical { tile: args.tile, halo, sub };
+            let schedule = Schedule::Hierarchical { tile, halo, sub };
             match solve(schedule) {
                 Ok(r) => println!(
-                    "| {} | {halo} | {sub} | {} | {:.3} | {:.2} |",
-                    args.tile,
+                    "| {tile} | {halo} | {sub} | {} | {:.3} | {:.2} |",
                     r.iterations,
                     seconds(r.wall),
-                    seconds(plain.wall) / seconds(r.wall)
+                    plain_time / seconds(r.wall)
                 ),
-                Err(e) => println!("| {} | {halo} | {sub} | – | – | {e} |", args.tile),
+                Err(e) => println!("| {tile} | {halo} | {sub} | – | – | {e} |"),
             }
         }
     }
@@ -184,7 +248,8 @@ fn blocking<S: Stencil<N>, const N: usize>(
     };
     let mut schedules = vec![Schedule::Plain];
     for &sub in &args.subs {
-        let tile = if N == 3 { args.tile_3d } else { args.tile };
+        // In 2-D, a working region `--region` wide (the register kernel's one warp).
+        let tile = if N == 3 { args.tile_3d } else { args.tile.unwrap_or(args.region.saturating_sub(2 * sub).max(1)) };
         schedules.push(Schedule::Hierarchical { tile, halo: sub, sub });
     }
     for schedule in schedules {
@@ -201,4 +266,11 @@ fn blocking<S: Stencil<N>, const N: usize>(
     }
     println!();
     Ok(())
+}
+
+/// Sets the plain kernel's launch shape for the runs that follow.
+fn set_plain_shape(shape: &str) {
+    // SAFETY: the example is single-threaded here; no other thread reads the environment
+    // while it changes (the solver reads it at the start of a run, on this thread).
+    unsafe { std::env::set_var(cuda::SHAPE_VAR, shape) };
 }

@@ -22,6 +22,20 @@ stencil! {
     }
 }
 
+stencil! {
+    /// Radius 2 across, 1 along, a field read off the point, and `if`: the register kernel
+    /// shuffles every read, including those a branch does not take.
+    fn skewed(mut u: Field2, k: Field2) -> Real {
+        let m = if u[0, 0] > 0.0 { u[0, 2] } else { u[0, -2] };
+        (u[-1, 0] + u[1, 0] + u[0, -1] + m + k[1, -1] * k[0, 1]) / (4.0 + k[0, 0].abs())
+    }
+
+    /// Independent rows (radius 0 on the slow axis), as paper 003's 1-D problem.
+    fn rows(mut u: Field2, f: Field2, h2: Real) -> Real {
+        (u[0, -1] + u[0, 1] + h2 * f[0, 0]) / 2.0
+    }
+}
+
 fn gpu() -> bool {
     match unusable_reason(0) {
         None => true,
@@ -117,6 +131,27 @@ fn two_dimensional_exact_and_inexact() {
     for config in [(32, 16, 16), (32, 1, 16), (32, 8, 8), (7, 2, 5), (1, 1, 3)] {
         check::<_, f32, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], config);
         check::<_, f64, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], config);
+    }
+}
+
+/// 1-D and 2-D configurations whose working region is at most 32 points wide run the register
+/// kernel `_hier_rows` (the others above run the shared-memory kernel).
+#[test]
+fn register_kernel_in_one_and_two_dimensions() {
+    if !gpu() {
+        return;
+    }
+    for config in [(24, 4, 4), (28, 2, 8), (30, 1, 1), (16, 8, 3), (3, 1, 2)] {
+        check::<_, f32, 2>(Jacobi5, [97, 113], "f", &[("h2", 0.01)], config);
+        check::<_, f64, 2>(Jacobi5, [97, 113], "f", &[("h2", 0.01)], config);
+        check::<_, f32, 2>(Rows, [37, 101], "f", &[("h2", 0.01)], config);
+        check::<_, f64, 2>(Rows, [37, 101], "f", &[("h2", 0.01)], config);
+    }
+    for config in [(24, 4, 2), (20, 6, 3), (28, 2, 4), (5, 2, 1)] {
+        check::<_, f32, 2>(Skewed, [41, 67], "k", &[], config);
+        check::<_, f64, 2>(Skewed, [41, 67], "k", &[], config);
+        check::<_, f32, 1>(Wide, [211], "f", &[("w", 0.5)], config);
+        check::<_, f64, 1>(Wide, [211], "f", &[("w", 0.5)], config);
     }
 }
 

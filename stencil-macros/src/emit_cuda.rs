@@ -79,6 +79,9 @@ pub fn emit(s: &Stencil) -> String {
     emit_plain(&mut w, s, true);
     emit_tiled(&mut w, s);
     emit_hierarchical(&mut w, s);
+    if s.dim <= 2 {
+        emit_hierarchical_rows(&mut w, s);
+    }
     w.finish()
 }
 
@@ -490,6 +493,14 @@ fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("if (measure && !isfinite(v)) atomicMin(first_bad, (unsigned long long)g);");
     close_region_loops(w);
     w.line("if (!measure) return;");
+    emit_block_reduction(w);
+    w.close("");
+    w.blank();
+}
+
+/// The end of the measuring kernels: `my_max` and `my_sum` reduced within each warp by
+/// shuffles, then across the block's warps in shared memory, and written to the block's entry.
+fn emit_block_reduction(w: &mut Writer) {
     w.line("// Block reduction: within each warp by shuffles, then across warps in shared memory.");
     w.line("__shared__ double warp_max[32], warp_sum[32];");
     w.open("for (int offset = 16; offset > 0; offset /= 2)");
@@ -514,8 +525,131 @@ fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("block_max[b] = block_maximum;");
     w.line("block_sum[b] = block_total;");
     w.close("");
+}
+
+/// The fields the `_hier_rows` kernel keeps in registers: the unknown, then the read-only
+/// fields read off the point (they need other rows or lanes). A read-only field read only at
+/// the point is read from memory (through the read-only cache) each subiteration instead,
+/// which leaves registers for more warps.
+fn register_fields(s: &Stencil) -> Vec<usize> {
+    std::iter::once(s.unknown).chain(hierarchical_staged(s)).collect()
+}
+
+/// The register form of the hierarchical kernel, for 1-D and 2-D stencils whose working
+/// region is at most 32 points wide along the contiguous axis: one warp per tile, lane `x`
+/// holding column `x` of the working region (HIER_ROWS points along the slow axis) in
+/// registers. Neighbours along the column are other registers of the same thread, neighbours
+/// across columns come from other lanes by shuffles; no shared memory and no barrier. Same
+/// partition, same operations and same results as `<name>_hier`.
+fn emit_hierarchical_rows(w: &mut Writer, s: &Stencil) {
+    let name = &s.name;
+    let unknown = &s.fields[s.unknown].name;
+    let kept = register_fields(s);
+    w.line("// Hierarchical subiterations in registers (1-D and 2-D): one warp per core tile, lane x holding");
+    w.line("// column x of the working region (HIER_ROWS points along the slow axis; rows past the grid repeat");
+    w.line("// its last row, lanes past the region repeat its last column, and neither is ever updated or");
+    w.line("// stored) of the unknown and of the read-only fields read off the point; fields read only at the");
+    w.line("// point are read from memory. A read across columns is a shuffle from the lane d2 away; every");
+    w.line("// lane evaluates every read, so the shuffles never diverge. Same partition and operations as the");
+    w.line("// shared-memory kernel. Launch with gridDim = (tiles on axis 2, 1, tiles on axis 0), blockDim =");
+    w.line("// (32, 1, 1), and -DHIER_ROWS = the working region's rows, min(tile + 2·h0, n0).");
+    w.line("#ifndef HIER_ROWS");
+    w.line("#define HIER_ROWS 1");
+    w.line("#endif");
+    w.line("// Warps resident per SM that the register allocation must allow (the launch bound).");
+    w.line("#ifndef HIER_MIN_BLOCKS");
+    w.line("#define HIER_MIN_BLOCKS 1");
+    w.line("#endif");
+    w.line("// The value held by the lane `d` columns away (`d` is a constant once the reads are unrolled).");
+    w.open("__device__ __forceinline__ real stencil_lane_shift(const real v, const int d)");
+    w.line("return d == 0 ? v : d > 0 ? __shfl_down_sync(0xffffffffu, v, d) : __shfl_up_sync(0xffffffffu, v, -d);");
+    w.close("");
+    w.open(format!(
+        "extern \"C\" __global__ void __launch_bounds__(32, HIER_MIN_BLOCKS) {name}_hier_rows({}, const int tile, const int h0, const int h1, const int h2, const int sub, const int measure, double* __restrict__ block_max, double* __restrict__ block_sum, unsigned long long* __restrict__ first_bad)",
+        field_params(s)
+    ));
+    w.line("const idx N0 = (idx)n0, N2 = (idx)n2;");
+    w.line("const idx s0 = (idx)n1 * N2; // n1 is 1");
+    w.line("// The core [c, e) and the working region [o, o + w) on axes 0 and 2.");
+    w.line("const idx c0 = R0 + (idx)blockIdx.z * tile, c2 = R2 + (idx)blockIdx.x * tile;");
+    w.line("const idx e0 = min(c0 + (idx)tile, N0 - R0), e2 = min(c2 + (idx)tile, N2 - R2);");
+    w.line("const idx o0 = max(c0 - (idx)h0, (idx)0), o2 = max(c2 - (idx)h2, (idx)0);");
+    w.line("const int w0 = (int)(min(e0 + (idx)h0, N0) - o0), w2 = (int)(min(e2 + (idx)h2, N2) - o2);");
+    w.line("const int lane = threadIdx.x;");
+    w.line("const bool lane_in_core = o2 + lane >= c2 && o2 + lane < e2;");
+    w.line("const bool lane_updates = lane >= R2 && lane < w2 - R2;");
+    w.line("// Row j of this lane's column is at base + j · s0 (j < w0).");
+    w.line("const idx base = o0 * s0 + o2 + min(lane, w2 - 1);");
+    for &f in &kept {
+        w.line(format!("real reg_{}[HIER_ROWS];", s.fields[f].name));
+    }
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < HIER_ROWS; ++j)");
+    w.line("const idx g = base + (idx)min(j, w0 - 1) * s0;");
+    for &f in &kept {
+        let n = &s.fields[f].name;
+        w.line(format!("reg_{n}[j] = f_{n}[g];"));
+    }
+    w.close("");
+    w.line("double my_max = 0.0, my_sum = 0.0;");
+    w.open("for (int step = 0; step < sub; ++step)");
+    // The first subiteration of a measuring cycle also measures: its own copy of the loop,
+    // so that the other subiterations carry no test for it.
+    w.open("if (measure && step == 0)");
+    emit_rows_subiteration(w, s, &kept, true);
+    w.reopen("else");
+    emit_rows_subiteration(w, s, &kept, false);
+    w.close("");
+    w.close("");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < HIER_ROWS; ++j)");
+    w.open("if (lane_in_core && o0 + j >= c0 && o0 + j < e0)");
+    w.line("const idx g = base + (idx)j * s0;");
+    w.line(format!("out[g] = reg_{unknown}[j];"));
+    w.line(format!("if (measure && !isfinite(reg_{unknown}[j])) atomicMin(first_bad, (unsigned long long)g);"));
+    w.close("");
+    w.close("");
+    w.line("if (!measure) return;");
+    emit_block_reduction(w);
     w.close("");
     w.blank();
+}
+
+/// One subiteration of `_hier_rows` over the lane's column, unrolled; `measure`: also
+/// accumulate S(u) − u over the core.
+fn emit_rows_subiteration(w: &mut Writer, s: &Stencil, kept: &[usize], measure: bool) {
+    let name = &s.name;
+    let upper = name.to_string().to_uppercase();
+    let unknown = &s.fields[s.unknown].name;
+    w.line("real next[HIER_ROWS];");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < HIER_ROWS; ++j)");
+    w.open("if (j < R0 || j >= HIER_ROWS - R0)");
+    w.line(format!("next[j] = reg_{unknown}[j];"));
+    w.line("continue;");
+    w.close("");
+    for (f, field) in s.fields.iter().enumerate() {
+        let n = &field.name;
+        if kept.contains(&f) {
+            w.line(format!("#define AT_{n}(d0, d1, d2) stencil_lane_shift(reg_{n}[j + (d0)], (d2))"));
+        } else {
+            // Read only at the point (d0 = d1 = d2 = 0): the lane's own row j.
+            w.line(format!("#define AT_{n}(d0, d1, d2) __ldg(&f_{n}[base + (idx)min(j, w0 - 1) * s0])"));
+        }
+    }
+    w.line(format!("const real v = {name}_point({upper}_READS{});", scalar_args(s)));
+    undefine_access(w, s);
+    if measure {
+        w.open("if (lane_in_core && o0 + j >= c0 && o0 + j < e0)");
+        w.line(format!("const double d = (double)(v - reg_{unknown}[j]);"));
+        w.line("my_sum += d * d;");
+        w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
+        w.close("");
+    }
+    w.line(format!("next[j] = lane_updates && j < w0 - R0 ? v : reg_{unknown}[j];"));
+    w.close("");
+    w.line("#pragma unroll");
+    w.line(format!("for (int j = 0; j < HIER_ROWS; ++j) reg_{unknown}[j] = next[j];"));
 }
 
 fn local(s: &Stencil, i: usize) -> String {

@@ -13,3 +13,4 @@ pub use cache::{CACHE_DIR_VAR, Compiled, DUMP_DIR_VAR, Origin, cache_dir, clear_
 pub use device::{Gpu, device_count, driver_available, unusable_reason};
 pub use nvrtc::{CompileOptions, EXTRA_OPTIONS_VAR, Mode, Ptx, compile, numbered, nvrtc_available};
 pub use probe::copy_bandwidth;
+pub use run::{HIER_KERNEL_VAR, SHAPE_VAR};

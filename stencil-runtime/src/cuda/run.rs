@@ -100,11 +100,20 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let (plain_block, march) = plain_shape::<N>()?;
     // 32-bit index arithmetic is measurably faster; it is exact below 2³¹ points.
     let index = if n0 * n1 * n2 < i32::MAX as usize { "int" } else { "long long" };
-    let options = CompileOptions::new::<T>(mode, gpu.arch.clone())
+    let geometry = match job.schedule {
+        Schedule::Hierarchical { tile, halo, sub } => {
+            Some(CycleGeometry::new::<S, T, N>(gpu.max_shared_per_block, [n0, n1, n2], [r0, r1, r2], tile, halo, sub)?)
+        }
+        _ => None,
+    };
+    let mut options = CompileOptions::new::<T>(mode, gpu.arch.clone())
         .define("INDEX", index)
         .define("BLOCK_X", plain_block.0)
         .define("BLOCK_Y", plain_block.1)
         .define("MARCH", march);
+    if let Some(rows) = geometry.as_ref().and_then(|g| g.register_rows) {
+        options = options.define("HIER_ROWS", rows);
+    }
     let jit_started = Instant::now();
     let compiled = cache::get(meta.name, S::CUDA_SOURCE, &options, gpu.driver_version)?;
     let origin = compiled.origin;
@@ -116,10 +125,9 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let function = |kind: &str| {
         module.load_function(&format!("{}_{kind}", meta.name)).map_err(driver_error("finding a kernel in the module"))
     };
-    if let Schedule::Hierarchical { tile, halo, sub } = job.schedule {
-        let geometry =
-            CycleGeometry::new::<S, T, N>(gpu.max_shared_per_block, [n0, n1, n2], [r0, r1, r2], tile, halo, sub)?;
-        return cycles::<S, T, N>(&mut job, u, &gpu, device, &layout, &geometry, &function("hier")?, jit);
+    if let Some(geometry) = geometry {
+        let kernel = function(geometry.kernel())?;
+        return cycles::<S, T, N>(&mut job, u, &gpu, device, &layout, &geometry, &kernel, jit);
     }
     let (pass, measure) = (function(if tiled { "tiled" } else { "plain" })?, function("plain_measure")?);
 
@@ -240,9 +248,20 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
     })
 }
 
+/// Environment variable choosing the hierarchical kernel: `shared` forces the shared-memory
+/// kernel where the register kernel would run (for comparisons); unset or `auto`, the register
+/// kernel runs wherever it applies.
+pub const HIER_KERNEL_VAR: &str = "STENCIL_CUDA_HIER";
+
+/// Registers per thread that the register kernel may spend on its columns (32-bit words).
+const REGISTER_COLUMN_WORDS: usize = 128;
+
 /// The launch of the hierarchical kernel for one grid and configuration.
 struct CycleGeometry {
     dims: [usize; 3],
+    /// `Some(rows)` when the register kernel `_hier_rows` runs (1-D and 2-D, a working region
+    /// at most one warp wide whose columns fit the register budget), with the region's rows.
+    register_rows: Option<usize>,
     /// Tile edge and halo per axis, clipped to the grid (same semantics, fits an `int`).
     tile: i32,
     halo: [i32; 3],
@@ -267,16 +286,46 @@ impl CycleGeometry {
         // A tile or halo beyond the grid is clipped to it by the kernel anyway.
         let tile = tile.min(largest);
         let halo: [usize; 3] = std::array::from_fn(|a| if radius[a] == 0 { 0 } else { halo.min(largest) });
-        let tiles: [usize; 3] = std::array::from_fn(|a| interior[a].div_ceil(tile));
         let extent: [usize; 3] = std::array::from_fn(|a| (tile.min(interior[a]) + 2 * halo[a]).min(dims[a]));
-        let volume: usize = extent.iter().product();
-        // The unknown twice (double buffer), and once every read-only field read off the point.
+        if sub > i32::MAX as usize {
+            return Err(fail(format!("{sub} subiterations per cycle do not fit the kernel's `int`")));
+        }
+        let tiles: [usize; 3] = std::array::from_fn(|a| interior[a].div_ceil(tile));
+        if tiles[2] > i32::MAX as usize || tiles[1] > 65535 || tiles[0] > 65535 {
+            return Err(fail(format!("{}×{}×{} tiles exceed the device's grid limits", tiles[0], tiles[1], tiles[2])));
+        }
+        // The read-only fields read off the point: staged in shared memory, or held in registers.
         let staged = S::META
             .fields
             .iter()
             .enumerate()
             .filter(|&(i, f)| i != S::META.unknown && f.offsets.iter().any(|o| o.iter().any(|&d| d != 0)))
             .count();
+        // The register kernel holds the unknown and the staged fields (those read off the point).
+        let held = 1 + staged;
+        let forced_shared = std::env::var(HIER_KERNEL_VAR).is_ok_and(|v| v == "shared");
+        let register_rows = (N <= 2
+            && !forced_shared
+            && extent[2] <= 32
+            && extent[0] * held * T::BYTES.div_ceil(4) <= REGISTER_COLUMN_WORDS)
+            .then_some(extent[0]);
+        if register_rows.is_some() {
+            return Ok(Self {
+                dims,
+                register_rows,
+                tile: tile as i32,
+                halo: halo.map(|h| h as i32),
+                sub,
+                shared_bytes: 0,
+                config: LaunchConfig {
+                    grid_dim: (tiles[2] as u32, 1, tiles[0] as u32),
+                    block_dim: (32, 1, 1),
+                    shared_mem_bytes: 0,
+                },
+            });
+        }
+        let volume: usize = extent.iter().product();
+        // The unknown twice (double buffer), and once every staged field.
         let shared_bytes = (2 + staged) * volume * T::BYTES;
         if shared_bytes > max_shared {
             return Err(fail(format!(
@@ -291,9 +340,6 @@ impl CycleGeometry {
                 volume * T::BYTES
             )));
         }
-        if sub > i32::MAX as usize {
-            return Err(fail(format!("{sub} subiterations per cycle do not fit the kernel's `int`")));
-        }
         // Threads: powers of two up to 512, the fast axis first, at least one warp (the
         // kernel's reduction works on whole warps).
         let bx = extent[2].next_power_of_two().min(64);
@@ -305,10 +351,20 @@ impl CycleGeometry {
             block_dim: (bx as u32, by as u32, bz as u32),
             shared_mem_bytes: shared_bytes as u32,
         };
-        if tiles[2] > i32::MAX as usize || tiles[1] > 65535 || tiles[0] > 65535 {
-            return Err(fail(format!("{}×{}×{} tiles exceed the device's grid limits", tiles[0], tiles[1], tiles[2])));
-        }
-        Ok(Self { dims, tile: tile as i32, halo: halo.map(|h| h as i32), sub, shared_bytes, config })
+        Ok(Self {
+            dims,
+            register_rows: None,
+            tile: tile as i32,
+            halo: halo.map(|h| h as i32),
+            sub,
+            shared_bytes,
+            config,
+        })
+    }
+
+    /// The kernel's name after the stencil's.
+    fn kernel(&self) -> &'static str {
+        if self.register_rows.is_some() { "hier_rows" } else { "hier" }
     }
 
     fn blocks(&self) -> usize {
