@@ -264,6 +264,15 @@ fn blocking<S: Stencil<N>, const N: usize>(
         };
         println!("| {schedule} | {rate:.1} | {:.2} |", rate / ceiling);
     }
+    let mut u = u0.clone();
+    let auto = Solver::new(stencil)
+        .input("f", &f)
+        .param("h2", 1e-4)
+        .backend(backend)
+        .mode(Mode::Fast)
+        .max_iterations(64)
+        .run(&mut u)?;
+    println!("Schedule::Auto chose {}: {}", auto.schedule, auto.schedule_choice.unwrap_or_default());
     println!();
     Ok(())
 }

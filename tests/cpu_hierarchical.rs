@@ -231,3 +231,30 @@ fn bad_configurations_are_errors_that_leave_the_grid_alone() {
         assert!(u.as_slice() == u0.as_slice());
     }
 }
+
+#[test]
+fn auto_on_the_cpu_is_plain_and_says_why() {
+    let shape = [34, 34];
+    let f = Grid::<f64, 2>::filled(shape, 1.0).unwrap();
+    let mut u = Grid::<f64, 2>::zeros(shape).unwrap();
+    let report = Solver::new(Jacobi5)
+        .input("f", &f)
+        .param("h2", 1e-3)
+        .backend(Backend::Cpu)
+        .max_iterations(10)
+        .run(&mut u)
+        .unwrap();
+    assert_eq!(report.schedule, "plain");
+    let reason = report.schedule_choice.as_deref().unwrap();
+    assert!(reason.contains("CPU"), "{reason}");
+    assert!(report.to_string().contains(reason), "the report prints the reason");
+    // An explicit schedule carries no reason.
+    let explicit = Solver::new(Jacobi5)
+        .input("f", &f)
+        .param("h2", 1e-3)
+        .schedule(Schedule::Plain)
+        .max_iterations(10)
+        .run(&mut u)
+        .unwrap();
+    assert_eq!(explicit.schedule_choice, None);
+}

@@ -219,3 +219,39 @@ fn a_working_region_beyond_shared_memory_is_an_error() {
     assert!(error.to_string().contains("shared memory"), "{error}");
     assert!(u.as_slice() == u0.as_slice());
 }
+
+/// `Schedule::Auto` on the GPU times plain and exact blocking, keeps the fastest, says so, and
+/// computes what `Plain` computes, bit for bit in exact mode.
+#[test]
+fn auto_chooses_by_measurement_and_equals_plain() {
+    if !gpu() {
+        return;
+    }
+    let shape = [515, 1029];
+    let run = |schedule: Schedule, backend: Backend| {
+        let f = random::<f32, 2>(shape, 2);
+        let mut u = random::<f32, 2>(shape, 1);
+        let report = Solver::new(Jacobi5)
+            .input("f", &f)
+            .param("h2", 0.01)
+            .backend(backend)
+            .schedule(schedule)
+            .mode(Mode::Exact)
+            .max_iterations(101)
+            .run(&mut u)
+            .unwrap();
+        (u, report)
+    };
+    let (auto, report) = run(Schedule::Auto, Backend::Cuda { device: 0 });
+    let (plain, _) = run(Schedule::Plain, Backend::Cpu);
+    let reason = report.schedule_choice.clone().unwrap();
+    eprintln!("auto chose {}: {reason}", report.schedule);
+    assert!(reason.contains("measured on"), "{reason}");
+    assert!(reason.contains("plain "), "{reason}");
+    assert_eq!(report.iterations, 101);
+    assert_eq!(same(&auto, &plain), 0, "Auto ({}) differs from Plain", report.schedule);
+    // The second run takes the cached choice.
+    let (_, again) = run(Schedule::Auto, Backend::Cuda { device: 0 });
+    assert_eq!(again.schedule, report.schedule);
+    assert_eq!(again.schedule_choice, report.schedule_choice);
+}

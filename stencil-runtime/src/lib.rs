@@ -4,6 +4,7 @@
 //! Most users depend on the facade crate `stencil`, which re-exports everything here
 //! together with the macro.
 
+mod autotune;
 pub mod compare;
 mod cpu;
 pub mod cuda;

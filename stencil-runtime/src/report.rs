@@ -50,6 +50,9 @@ pub struct Report {
     pub backend: String,
     /// The schedule that ran, printed (never `auto`).
     pub schedule: String,
+    /// With `Schedule::Auto`: why [`schedule`](Self::schedule) was chosen (on the GPU, the
+    /// candidates' measured throughputs).
+    pub schedule_choice: Option<String>,
     /// The grid's shape, boundary included.
     pub shape: Vec<usize>,
     /// Points updated per iteration.
@@ -103,6 +106,9 @@ impl fmt::Display for Report {
         };
         writeln!(f, "stencil      {} ({}) on {}", self.stencil, self.precision, shape.join("×"))?;
         writeln!(f, "backend      {}, schedule {}", self.backend, self.schedule)?;
+        if let Some(reason) = &self.schedule_choice {
+            writeln!(f, "auto         {reason}")?;
+        }
         writeln!(f, "iterations   {} ({stop})", self.iterations)?;
         match self.final_residual() {
             Some(r) => writeln!(f, "residual     L∞ {:.4e}, L2 {:.4e} (at iteration {})", r.max, r.l2, r.iteration)?,

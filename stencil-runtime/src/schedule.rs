@@ -14,8 +14,12 @@ pub const DEFAULT_TILE_3D: usize = 16;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Schedule {
-    /// [`Plain`](Self::Plain) for Jacobi stencils, a [`Wavefront`](Self::Wavefront) with the
-    /// default tile for sweep stencils.
+    /// Chosen per run, never changing what is computed: a [`Wavefront`](Self::Wavefront) with
+    /// the default tile for sweep stencils; for Jacobi stencils [`Plain`](Self::Plain) on the
+    /// CPU, and on the GPU the fastest of `Plain` and a few exact
+    /// [`Hierarchical`](Self::Hierarchical) configurations (halo = sub · radius), timed on the
+    /// grid over a few iterations and cached. [`Report::schedule_choice`](crate::Report)
+    /// says what was chosen and why.
     #[default]
     Auto,
     /// One iteration per pass over memory: a Jacobi pass (ping-pong buffers) for plain
@@ -76,7 +80,8 @@ impl Schedule {
         }
     }
 
-    /// Replaces `Auto` by the schedule it stands for and checks that the schedule fits.
+    /// Replaces `Auto` by the schedule it stands for without measuring (`Plain` for Jacobi
+    /// stencils; the solver measures on the GPU) and checks that the schedule fits.
     ///
     /// **Errors**: [`Error::InvalidSchedule`] for a wavefront on a Jacobi stencil or a tile
     /// of 0.

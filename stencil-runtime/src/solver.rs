@@ -35,7 +35,6 @@ pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
     pub params: S::Params<T>,
     pub schedule: Schedule,
     pub stop: StopRule,
-    pub dump_cuda: Option<std::path::PathBuf>,
     pub progress: Option<&'r mut ProgressFn<'a>>,
 }
 
@@ -140,10 +139,39 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// found before the first iteration, and then `u` is unchanged. [`Error::NonFinite`] is
     /// raised at the first check that sees NaN or ±∞; `u` then holds that whole iterate.
     pub fn run(&mut self, u: &mut Grid<T, N>) -> Result<Report> {
-        let schedule = self.schedule.resolve(S::META)?;
-        // A hierarchical schedule's natural period is one cycle.
+        // The device the run goes to, `None` for the CPU (with `Backend::Auto`'s notice).
+        let device = match self.backend {
+            Backend::Cpu => None,
+            Backend::Cuda { device } => Some(device),
+            Backend::Auto => {
+                let reason = if S::META.is_sweep() {
+                    Some("sweep stencils run on the CPU for now".to_string())
+                } else {
+                    crate::cuda::unusable_reason(0)
+                };
+                if let Some(reason) = &reason {
+                    eprintln!("stencil: running `{}` on the CPU: {reason}", S::META.name);
+                }
+                reason.is_none().then_some(0)
+            }
+        };
+        if let (Some(folder), Some(_)) = (&self.dump_cuda, device) {
+            // Written before the device is opened, so that it is there even when that fails.
+            let path = folder.join(format!("{}.cu", S::META.name));
+            std::fs::create_dir_all(folder)
+                .and_then(|()| std::fs::write(&path, S::CUDA_SOURCE))
+                .map_err(|source| Error::Io { path, source })?;
+        }
+        let choice = match (self.schedule, device) {
+            (Schedule::Auto, Some(device)) if !S::META.is_sweep() => Some(self.measure_auto(u, device)?),
+            (Schedule::Auto, _) => Some(crate::autotune::without_measuring(S::META)),
+            _ => None,
+        };
+        let schedule = choice.as_ref().map_or(self.schedule, |c| c.schedule).resolve(S::META)?;
+        // A hierarchical schedule's natural period is one cycle (when asked for; chosen by
+        // `Auto`, it checks as `Plain` would).
         let check_every = match (self.check_every, schedule) {
-            (None, Schedule::Hierarchical { sub, .. }) => Some(sub),
+            (None, Schedule::Hierarchical { sub, .. }) if choice.is_none() => Some(sub),
             (m, _) => m,
         };
         let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
@@ -156,33 +184,38 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 S::params_from_values::<T>(&named)?
             }
         };
-        let job = Job {
-            stencil: self.stencil,
-            inputs,
-            params,
-            schedule,
-            stop,
-            dump_cuda: self.dump_cuda.clone(),
-            progress: self.progress.as_mut(),
-        };
-        match self.backend {
-            Backend::Cpu => crate::cpu::run(job, u),
-            Backend::Cuda { device } => crate::cuda::run::run(job, u, device, self.mode),
-            Backend::Auto => {
-                let reason = if S::META.is_sweep() {
-                    Some("sweep stencils run on the CPU for now".to_string())
-                } else {
-                    crate::cuda::unusable_reason(0)
-                };
-                match reason {
-                    None => crate::cuda::run::run(job, u, 0, self.mode),
-                    Some(reason) => {
-                        eprintln!("stencil: running `{}` on the CPU: {reason}", S::META.name);
-                        crate::cpu::run(job, u)
-                    }
-                }
-            }
-        }
+        let job = Job { stencil: self.stencil, inputs, params, schedule, stop, progress: self.progress.as_mut() };
+        let mut report = match device {
+            None => crate::cpu::run(job, u),
+            Some(device) => crate::cuda::run::run(job, u, device, self.mode),
+        }?;
+        report.schedule_choice = choice.map(|c| c.reason);
+        Ok(report)
+    }
+
+    /// `Schedule::Auto` on GPU `device`: every candidate of [`crate::autotune`] timed over a
+    /// few iterations on a copy of `u` (cached per stencil, shape, precision, mode, device).
+    fn measure_auto(&self, u: &Grid<T, N>, device: usize) -> Result<crate::autotune::Choice> {
+        use crate::autotune::{TRIAL_ITERATIONS, key, measured};
+        let gpu_name = crate::cuda::Gpu::open(device)?.name.clone();
+        let key = key(S::CUDA_SOURCE, &u.shape(), T::NAME, self.mode.name(), device);
+        measured(S::META, key, &gpu_name, |schedule| {
+            let mut trial = Solver {
+                stencil: self.stencil,
+                inputs: self.inputs.clone(),
+                params: self.params,
+                named_params: self.named_params.clone(),
+                backend: Backend::Cuda { device },
+                schedule,
+                max_iterations: Some(TRIAL_ITERATIONS),
+                tolerance: None,
+                check_every: Some(TRIAL_ITERATIONS),
+                mode: self.mode,
+                dump_cuda: None,
+                progress: None,
+            };
+            trial.run(&mut u.clone())
+        })
     }
 
     fn resolve_inputs(&self, shape: [usize; N]) -> Result<Vec<Option<&'a [T]>>> {

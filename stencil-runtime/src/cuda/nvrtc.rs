@@ -17,6 +17,16 @@ pub enum Mode {
     Fast,
 }
 
+impl Mode {
+    /// `"exact"` or `"fast"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Exact => "exact",
+            Mode::Fast => "fast",
+        }
+    }
+}
+
 /// What to compile a translation unit for.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CompileOptions {

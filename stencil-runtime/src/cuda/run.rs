@@ -86,12 +86,6 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
         });
     }
     let layout = Layout::new(meta, u.shape())?;
-    if let Some(folder) = &job.dump_cuda {
-        let path = folder.join(format!("{}.cu", meta.name));
-        std::fs::create_dir_all(folder)
-            .and_then(|()| std::fs::write(&path, S::CUDA_SOURCE))
-            .map_err(|source| Error::Io { path, source })?;
-    }
     let gpu = Gpu::open(device)?;
     let [n0, n1, n2] = as_3d(&u.shape(), 1);
     let [r0, r1, r2] = as_3d(meta.radius, 0);
@@ -236,6 +230,7 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
         precision: T::NAME,
         backend: format!("cuda device {device} ({})", gpu.name),
         schedule: job.schedule.to_string(),
+        schedule_choice: None,
         shape: u.shape().to_vec(),
         interior_points: points,
         iterations: iteration,
@@ -457,6 +452,7 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
         precision: T::NAME,
         backend: format!("cuda device {device} ({})", gpu.name),
         schedule: job.schedule.to_string(),
+        schedule_choice: None,
         shape: u.shape().to_vec(),
         interior_points: points,
         iterations: iteration,

@@ -1,0 +1,174 @@
+//! What `Schedule::Auto` stands for on a given stencil, grid, precision and device, and why.
+//!
+//! Auto never changes what is computed: for a Jacobi stencil it chooses between `Plain` and
+//! *exact* hierarchical configurations (halo = sub · radius, which equal `Plain`
+//! iteration for iteration), never paper 003's inexact iteration, which converges to the
+//! same solution along a different path and is asked for explicitly. On the GPU the
+//! candidates are timed on the grid itself (a short run of each, on a copy) and the fastest
+//! is kept; the choice is cached for the process, per stencil, shape, precision, mode and
+//! device.
+
+use std::collections::HashMap;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::{Mutex, OnceLock};
+
+use crate::{DEFAULT_TILE_2D, DEFAULT_TILE_3D, Report, Result, Schedule, StencilMeta};
+
+/// Iterations each GPU candidate runs for its timing (a multiple of every candidate's `sub`).
+pub(crate) const TRIAL_ITERATIONS: usize = 64;
+
+/// A hierarchical candidate must beat `Plain` by this factor to be chosen: below it the
+/// difference is within run-to-run noise, and `Plain` checks at any iteration.
+const MARGIN: f64 = 1.05;
+
+/// The schedule `Auto` stands for, and the reason, printed in the report.
+#[derive(Clone, Debug)]
+pub(crate) struct Choice {
+    pub schedule: Schedule,
+    pub reason: String,
+}
+
+/// `Auto` without a measurement: sweeps and the CPU backend.
+pub(crate) fn without_measuring(meta: &StencilMeta) -> Choice {
+    if meta.is_sweep() {
+        let tile = if meta.dim >= 3 { DEFAULT_TILE_3D } else { DEFAULT_TILE_2D };
+        return Choice {
+            schedule: Schedule::Wavefront { tile },
+            reason: format!(
+                "a sweep stencil: wavefront with the default tile of {tile} (equal to the sequential sweep)"
+            ),
+        };
+    }
+    Choice {
+        schedule: Schedule::Plain,
+        reason: "a Jacobi stencil on the CPU: the plain pass (exact temporal blocking is searched on the GPU only)"
+            .into(),
+    }
+}
+
+/// The exact hierarchical configurations worth timing for a stencil: in 1-D and 2-D, working
+/// regions one warp (32 points) wide, which run in registers; in 3-D, small cubes in shared
+/// memory.
+pub(crate) fn candidates(meta: &StencilMeta) -> Vec<Schedule> {
+    let radius = meta.radius.iter().copied().max().unwrap_or(0);
+    let mut list = vec![Schedule::Plain];
+    if radius == 0 || meta.is_sweep() {
+        return list;
+    }
+    let configurations: &[(usize, usize)] =
+        if meta.dim <= 2 { &[(2, 32), (4, 32), (8, 32)] } else { &[(2, 16), (2, 8), (4, 16)] };
+    for &(sub, extent) in configurations {
+        let halo = sub * radius;
+        let tile = if meta.dim <= 2 { extent.saturating_sub(2 * halo) } else { extent };
+        if tile >= 8 && TRIAL_ITERATIONS.is_multiple_of(sub) {
+            list.push(Schedule::Hierarchical { tile, halo, sub });
+        }
+    }
+    list
+}
+
+type Key = (u64, Vec<usize>, &'static str, &'static str, usize);
+
+fn cache() -> &'static Mutex<HashMap<Key, Choice>> {
+    static CACHE: OnceLock<Mutex<HashMap<Key, Choice>>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// The cache key: the stencil (by its generated source, so two stencils of the same name
+/// differ), the grid's shape, the precision, the mode and the device.
+pub(crate) fn key(source: &str, shape: &[usize], precision: &'static str, mode: &'static str, device: usize) -> Key {
+    let mut hasher = DefaultHasher::new();
+    source.hash(&mut hasher);
+    (hasher.finish(), shape.to_vec(), precision, mode, device)
+}
+
+/// The GPU choice: cached, or found by timing every candidate with `trial` (which runs
+/// [`TRIAL_ITERATIONS`] iterations of a schedule on a copy of the grid). A candidate that
+/// cannot run (a working region beyond the device's shared memory, say) is left out and
+/// named in the reason; if `Plain` itself fails, that error is returned.
+pub(crate) fn measured(
+    meta: &StencilMeta,
+    key: Key,
+    device_name: &str,
+    mut trial: impl FnMut(Schedule) -> Result<Report>,
+) -> Result<Choice> {
+    if let Some(choice) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(choice.clone());
+    }
+    let mut timings: Vec<(Schedule, f64)> = Vec::new();
+    let mut skipped = Vec::new();
+    for schedule in candidates(meta) {
+        match trial(schedule) {
+            Ok(report) => timings.push((schedule, report.gpoints_per_s())),
+            Err(e) if schedule != Schedule::Plain => skipped.push(format!("{schedule}: {e}")),
+            Err(e) => return Err(e),
+        }
+    }
+    let plain = timings.first().map_or(0.0, |&(_, rate)| rate);
+    let (best, best_rate) =
+        timings.iter().copied().fold((Schedule::Plain, plain), |acc, (s, r)| if r > acc.1 { (s, r) } else { acc });
+    let chosen = if best_rate > MARGIN * plain { best } else { Schedule::Plain };
+    let measured: Vec<String> = timings.iter().map(|(s, r)| format!("{s} {r:.1}")).collect();
+    let why = if chosen == Schedule::Plain {
+        format!("no exact blocking was {:.0} % faster than plain", (MARGIN - 1.0) * 100.0)
+    } else {
+        format!(
+            "exact temporal blocking (halo = sub · radius, equal to plain iteration for iteration), {:.2}× plain",
+            best_rate / plain
+        )
+    };
+    let mut reason = format!(
+        "{why}; measured on {device_name} over {TRIAL_ITERATIONS} iterations, Gpoint/s: {}",
+        measured.join(", ")
+    );
+    if !skipped.is_empty() {
+        reason.push_str(&format!("; not runnable: {}", skipped.join("; ")));
+    }
+    let choice = Choice { schedule: chosen, reason };
+    cache().lock().unwrap_or_else(|e| e.into_inner()).insert(key, choice.clone());
+    Ok(choice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FieldMeta, StencilMeta};
+
+    fn meta(dim: usize, radius: &'static [usize]) -> StencilMeta {
+        static FIELDS: [FieldMeta; 0] = [];
+        StencilMeta {
+            name: "t",
+            dim,
+            fields: &FIELDS,
+            unknown: 0,
+            params: &[],
+            reads: &[],
+            radius,
+            sweep: None,
+            flops: 0,
+            arrays_per_point: 2,
+        }
+    }
+
+    #[test]
+    fn candidates_are_exact_and_fit_one_warp_in_two_dimensions() {
+        let m = meta(2, &[1, 1]);
+        let list = candidates(&m);
+        assert_eq!(list[0], Schedule::Plain);
+        assert_eq!(list.len(), 4);
+        for s in &list[1..] {
+            assert!(s.is_exact_blocking(&m), "{s}");
+            let Schedule::Hierarchical { tile, halo, .. } = *s else { unreachable!() };
+            assert_eq!(tile + 2 * halo, 32);
+        }
+        // Radius 2: sub 8 would leave no core.
+        assert_eq!(candidates(&meta(1, &[2])).len(), 3);
+        assert!(candidates(&meta(3, &[1, 1, 1])).iter().skip(1).all(|s| s.is_exact_blocking(&meta(3, &[1, 1, 1]))));
+    }
+
+    #[test]
+    fn the_cpu_and_sweeps_do_not_measure() {
+        assert_eq!(without_measuring(&meta(2, &[1, 1])).schedule, Schedule::Plain);
+    }
+}
