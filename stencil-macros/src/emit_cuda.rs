@@ -422,8 +422,8 @@ fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("// grid's edge) into shared memory, twice for the unknown (double buffer) and once for every");
     w.line("// read-only field read off the point, then runs `sub` Jacobi subiterations on the region's points at");
     w.line("// distance ≥ the radius from its edge; the outer ring keeps its loaded values. Then the core is");
-    w.line("// written to `out`. With `measure`, the first subiteration measures S(u) − u on the core (per block,");
-    w.line("// max |·| and Σ(·)² in double) and the written values are checked for NaN or ±∞ (atomicMin).");
+    w.line("// written to `out`. With `measure` > 0, subiteration `measure` − 1 measures S(u) − u on the core (per");
+    w.line("// block, max |·| and Σ(·)² in double) and the written values are checked for NaN or ±∞ (atomicMin).");
     w.line("// Launch with one block per tile: gridDim = (tiles on axis 2, axis 1, axis 0), any blockDim, and");
     w.line(format!("// dynamic shared memory of (2 + {}) · Π min(tile + 2h, n) elements.", staged.len()));
     w.open(format!(
@@ -471,7 +471,7 @@ fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line(format!("const real v = {name}_point({upper}_READS{});", scalar_args(s)));
     undefine_access(w, s);
     w.line("const bool in_core = o0 + l0 >= c0 && o0 + l0 < e0 && o1 + l1 >= c1 && o1 + l1 < e1 && o2 + l2 >= c2 && o2 + l2 < e2;");
-    w.open("if (measure && step == 0 && in_core)");
+    w.open("if (measure && step == measure - 1 && in_core)");
     w.line("const double d = (double)(v - current[l]);");
     w.line("my_sum += d * d;");
     w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
@@ -593,9 +593,9 @@ fn emit_hierarchical_rows(w: &mut Writer, s: &Stencil) {
     w.close("");
     w.line("double my_max = 0.0, my_sum = 0.0;");
     w.open("for (int step = 0; step < sub; ++step)");
-    // The first subiteration of a measuring cycle also measures: its own copy of the loop,
-    // so that the other subiterations carry no test for it.
-    w.open("if (measure && step == 0)");
+    // The measuring subiteration (`measure` − 1) has its own copy of the loop, so that the
+    // other subiterations carry no test for it.
+    w.open("if (measure && step == measure - 1)");
     emit_rows_subiteration(w, s, &kept, true);
     w.reopen("else");
     emit_rows_subiteration(w, s, &kept, false);

@@ -102,8 +102,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
 
     /// Check the residual (and look for non-finite values) every `m` iterations; default
     /// [`DEFAULT_CHECK_EVERY`](crate::DEFAULT_CHECK_EVERY), and one cycle (`sub` iterations)
-    /// for [`Schedule::Hierarchical`]. The last iteration is always checked. A hierarchical
-    /// schedule checks at the end of every cycle that contains a checked iteration.
+    /// for [`Schedule::Hierarchical`]. The last iteration is always checked. An exact
+    /// hierarchical schedule ends a cycle at every checked iteration; an inexact one checks
+    /// the cycles that contain one (see `docs/schedules.md`).
     pub fn check_every(mut self, m: usize) -> Self {
         self.check_every = Some(m);
         self

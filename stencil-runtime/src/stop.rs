@@ -117,6 +117,47 @@ impl StopRule {
     }
 }
 
+/// One cycle of a hierarchical schedule, planned against the stopping rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CyclePlan {
+    /// Subiterations in this cycle (≤ `sub`).
+    pub len: usize,
+    /// The subiteration (0-based) that measures S(u) − u on the cores, for a checked cycle.
+    pub measure_step: Option<usize>,
+    /// The iteration the measured residual is recorded at.
+    pub record_at: usize,
+}
+
+impl StopRule {
+    /// The cycle that starts after `iteration` iterations, of at most `sub` subiterations;
+    /// `None` at the iteration limit.
+    ///
+    /// For exact blocking (`exact`), the cycle ends at the first checked iteration it
+    /// reaches and measures in its last subiteration, whose core points are one plain
+    /// application to the previous iterate: checks then fall on the iterations `Plain`
+    /// checks and record the same residual. Otherwise (paper 003's inexact iteration) the
+    /// cycle is shortened only at the limit, is checked when it contains a checked
+    /// iteration, and measures in its first subiteration: ρ of the iterate it starts from,
+    /// recorded at the iteration after it.
+    pub fn next_cycle(&self, iteration: usize, sub: usize, exact: bool) -> Option<CyclePlan> {
+        let left = match self.max_iterations {
+            Some(max) if iteration >= max => return None,
+            Some(max) => max - iteration,
+            None => usize::MAX,
+        };
+        let mut len = sub.min(left);
+        let first_check = (iteration + 1..=iteration + len).find(|&k| self.checks_at(k));
+        if exact && let Some(k) = first_check {
+            len = k - iteration;
+        }
+        Some(match (first_check, exact) {
+            (None, _) => CyclePlan { len, measure_step: None, record_at: iteration + len },
+            (Some(_), true) => CyclePlan { len, measure_step: Some(len - 1), record_at: iteration + len },
+            (Some(_), false) => CyclePlan { len, measure_step: Some(0), record_at: iteration + 1 },
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +173,36 @@ mod tests {
         assert!(matches!(StopRule::new(None, rel, None), Err(Error::NeverStops { .. })));
         assert!(StopRule::new(Some(10), abs(0.0), None).is_ok());
         assert!(StopRule::new(None, abs(1e-5), None).is_ok());
+    }
+
+    #[test]
+    fn exact_cycles_end_on_the_checks_and_inexact_ones_keep_their_length() {
+        let r = StopRule::new(Some(23), None, Some(10)).unwrap();
+        let plan = |exact| {
+            let mut at = 0;
+            let mut cycles = Vec::new();
+            while let Some(c) = r.next_cycle(at, 4, exact) {
+                cycles.push((c.len, c.measure_step, c.record_at));
+                at += c.len;
+            }
+            cycles
+        };
+        assert_eq!(
+            plan(true),
+            [
+                (4, None, 4),
+                (4, None, 8),
+                (2, Some(1), 10),
+                (4, None, 14),
+                (4, None, 18),
+                (2, Some(1), 20),
+                (3, Some(2), 23)
+            ]
+        );
+        assert_eq!(
+            plan(false),
+            [(4, None, 4), (4, None, 8), (4, Some(0), 9), (4, None, 16), (4, Some(0), 17), (3, Some(0), 21)]
+        );
     }
 
     #[test]

@@ -100,16 +100,17 @@ impl<T> DisjointWrites<T> {
 }
 
 /// One cycle from `fields[unknown]` (the current iterate) into `target`, whose boundary
-/// layer already holds the Dirichlet values. With `measure`, also returns ρ of the current
-/// iterate (S(u) − u over the interior, from the first subiteration, whose core values are
-/// exactly one plain application) and the first non-finite value of the new iterate.
+/// layer already holds the Dirichlet values. With `measure = Some(step)`, also returns
+/// ‖S(w) − w‖ over the cores, w being the working regions' values before subiteration `step`
+/// (for step 0, and for any step of exact blocking, one plain application: see
+/// `StopRule::next_cycle`), and the first non-finite value of the new iterate.
 pub(crate) fn cycle<S: Stencil<N>, T: Real, const N: usize>(
     layout: &Layout<N>,
     cycle: &Cycle<N>,
     fields: &[&[T]],
     target: &mut [T],
     params: &S::Params<T>,
-    measure: bool,
+    measure: Option<usize>,
 ) -> Option<Difference> {
     let tiles = cycle.tiles(layout);
     let count: usize = tiles.iter().product();
@@ -127,7 +128,7 @@ pub(crate) fn cycle<S: Stencil<N>, T: Real, const N: usize>(
             one_tile::<S, T, N>(layout, cycle, fields, params, tile_boxes(layout, cycle, index), measure, out)
         })
         .reduce(Difference::default, Difference::merge);
-    measure.then_some(difference)
+    measure.map(|_| difference)
 }
 
 fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
@@ -136,7 +137,7 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
     fields: &[&[T]],
     params: &S::Params<T>,
     boxes: TileBoxes<N>,
-    measure: bool,
+    measure: Option<usize>,
     out: &DisjointWrites<T>,
 ) -> Difference {
     let meta = S::META;
@@ -185,7 +186,7 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
                 },
                 params,
             );
-            if measure && step == 0 && in_core(at) {
+            if measure == Some(step) && in_core(at) {
                 let d = (v - current[l]).to_f64();
                 difference.sum_sq += d * d;
                 difference.max_abs = difference.max_abs.max(d.abs());
@@ -196,7 +197,7 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
     }
     for_each_in_box(core_lo, core_hi, |at| {
         let (g, v) = (global(at), current[local(at)]);
-        if measure && !v.is_finite() && difference.first_non_finite.is_none_or(|first| g < first) {
+        if measure.is_some() && !v.is_finite() && difference.first_non_finite.is_none_or(|first| g < first) {
             difference.first_non_finite = Some(g);
         }
         // SAFETY: `at` is in this tile's core, and the cores of the tiles are disjoint.

@@ -119,18 +119,14 @@ fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
     let points = layout.interior_points();
     let mut monitor = Monitor::start(stop, points, job.progress.take());
     let mut iteration = 0;
+    let exact = job.schedule.is_exact_blocking(meta);
     let stop_reason = loop {
-        let sub = match stop.max_iterations {
-            Some(max) if iteration >= max => break StopReason::IterationLimit,
-            Some(max) => cycle.sub.min(max - iteration),
-            None => cycle.sub,
-        };
-        let start = iteration;
-        iteration += sub;
-        let check = (start + 1..=iteration).any(|i| stop.checks_at(i));
+        let Some(plan) = stop.next_cycle(iteration, cycle.sub, exact) else { break StopReason::IterationLimit };
+        iteration += plan.len;
         let fields = fields_with(&job.inputs, meta.unknown, u.as_slice());
-        let this = hierarchical::Cycle { sub, ..cycle };
-        let difference = hierarchical::cycle::<S, T, N>(layout, &this, &fields, &mut target, &job.params, check);
+        let this = hierarchical::Cycle { sub: plan.len, ..cycle };
+        let difference =
+            hierarchical::cycle::<S, T, N>(layout, &this, &fields, &mut target, &job.params, plan.measure_step);
         u.swap_data(&mut target);
         let Some(d) = difference else { continue };
         if let Some(at) = d.first_non_finite {
@@ -142,7 +138,7 @@ fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
                 check_every: stop.check_every,
             });
         }
-        if monitor.check(start + 1, Some((d.max_abs, d.sum_sq.sqrt()))) {
+        if monitor.check(plan.record_at, Some((d.max_abs, d.sum_sq.sqrt()))) {
             break StopReason::Converged;
         }
     };

@@ -406,19 +406,16 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
     let points = layout.interior_points();
     let mut monitor = Monitor::start(stop, points, job.progress.take());
     let mut iteration = 0;
+    let exact = job.schedule.is_exact_blocking(meta);
     let stop_reason = loop {
-        let sub = match stop.max_iterations {
-            Some(max) if iteration >= max => break StopReason::IterationLimit,
-            Some(max) => geometry.sub.min(max - iteration),
-            None => geometry.sub,
-        };
-        let start = iteration;
-        iteration += sub;
-        let check = (start + 1..=iteration).any(|i| stop.checks_at(i));
+        let Some(plan) = stop.next_cycle(iteration, geometry.sub, exact) else { break StopReason::IterationLimit };
+        iteration += plan.len;
+        let check = plan.measure_step.is_some();
         if check {
             stream.memcpy_htod(&[u64::MAX], &mut first_bad).map_err(driver_error("resetting the check"))?;
         }
-        let (sub, measure) = (sub as i32, i32::from(check));
+        // The kernel measures in subiteration `measure − 1` (0: it does not measure).
+        let (sub, measure) = (plan.len as i32, plan.measure_step.map_or(0, |step| step as i32 + 1));
         let mut launch = stream.launch_builder(kernel);
         launch.arg(&mut next);
         for input in &inputs {
@@ -440,7 +437,7 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
             continue;
         }
         let (max, l2) = read_check(gpu, (&block_max, &block_sum, &first_bad), &current, u, layout, iteration, stop)?;
-        if monitor.check(start + 1, Some((max, l2))) {
+        if monitor.check(plan.record_at, Some((max, l2))) {
             break StopReason::Converged;
         }
     };
