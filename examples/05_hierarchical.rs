@@ -162,6 +162,7 @@ fn paper<S: Stencil<N>, const N: usize>(
                 .input("f", &f)
                 .param("h2", h * h)
                 .backend(backend)
+                .schedule(Schedule::Plain)
                 .mode(Mode::Fast)
                 // About 2·10¹⁰ point updates per shape (20 000 iterations at 1024²).
                 .max_iterations((2e10 / shape.iter().product::<usize>() as f64).clamp(200.0, 20_000.0) as usize)
@@ -270,7 +271,8 @@ fn blocking<S: Stencil<N>, const N: usize>(
         .param("h2", 1e-4)
         .backend(backend)
         .mode(Mode::Fast)
-        .max_iterations(64)
+        // Long enough for Auto to time its candidates (runs shorter than 256 iterations are plain).
+        .max_iterations(256)
         .run(&mut u)?;
     println!("Schedule::Auto chose {}: {}", auto.schedule, auto.schedule_choice.unwrap_or_default());
     println!();

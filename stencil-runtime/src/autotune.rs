@@ -29,6 +29,23 @@ pub(crate) struct Choice {
     pub reason: String,
 }
 
+/// Whether a run of at most `max_iterations` is long enough to be worth timing candidates
+/// for (the timing runs together take several times [`TRIAL_ITERATIONS`]).
+pub(crate) fn worth_measuring(max_iterations: Option<usize>) -> bool {
+    max_iterations.is_none_or(|max| max >= 4 * TRIAL_ITERATIONS)
+}
+
+/// `Auto` for a run too short to time candidates for.
+pub(crate) fn short_run(max_iterations: usize) -> Choice {
+    Choice {
+        schedule: Schedule::Plain,
+        reason: format!(
+            "plain: a run of {max_iterations} iterations is too short to time the candidates (that needs {} or more)",
+            4 * TRIAL_ITERATIONS
+        ),
+    }
+}
+
 /// `Auto` without a measurement: sweeps and the CPU backend.
 pub(crate) fn without_measuring(meta: &StencilMeta) -> Choice {
     if meta.is_sweep() {
@@ -86,7 +103,7 @@ pub(crate) fn key(source: &str, shape: &[usize], precision: &'static str, mode: 
 /// The GPU choice: cached, or found by timing every candidate with `trial` (which runs
 /// [`TRIAL_ITERATIONS`] iterations of a schedule on a copy of the grid). A candidate that
 /// cannot run (a working region beyond the device's shared memory, say) is left out and
-/// named in the reason; if `Plain` itself fails, that error is returned.
+/// named in the reason; if `Plain` itself fails, the choice is `Plain`, not cached.
 pub(crate) fn measured(
     meta: &StencilMeta,
     key: Key,
@@ -102,7 +119,11 @@ pub(crate) fn measured(
         match trial(schedule) {
             Ok(report) => timings.push((schedule, report.gpoints_per_s())),
             Err(e) if schedule != Schedule::Plain => skipped.push(format!("{schedule}: {e}")),
-            Err(e) => return Err(e),
+            // Not cached: the run itself meets the same condition and reports it on the grid
+            // (a non-finite value, say, with the grid holding the checked iterate).
+            Err(e) => {
+                return Ok(Choice { schedule: Schedule::Plain, reason: format!("plain: its timing run failed ({e})") });
+            }
         }
     }
     let plain = timings.first().map_or(0.0, |&(_, rate)| rate);

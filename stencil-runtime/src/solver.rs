@@ -164,6 +164,11 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 .map_err(|source| Error::Io { path, source })?;
         }
         let choice = match (self.schedule, device) {
+            (Schedule::Auto, Some(_))
+                if !S::META.is_sweep() && !crate::autotune::worth_measuring(self.max_iterations) =>
+            {
+                Some(crate::autotune::short_run(self.max_iterations.unwrap_or_default()))
+            }
             (Schedule::Auto, Some(device)) if !S::META.is_sweep() => Some(self.measure_auto(u, device)?),
             (Schedule::Auto, _) => Some(crate::autotune::without_measuring(S::META)),
             _ => None,
