@@ -32,7 +32,8 @@ pub enum Schedule {
     /// Jacobi stencils: hierarchical subiterations (paper 003). The interior is cut into
     /// disjoint core tiles of `tile` points per axis; each tile loads its core and `halo`
     /// points on every side (its working region, clipped at the grid's edge) and runs `sub`
-    /// Jacobi subiterations inside it, on the GPU in shared memory; the points of the region
+    /// Jacobi subiterations inside it (on the GPU in shared memory, or in registers for narrow
+    /// 1-D and 2-D regions: `docs/schedules.md`); the points of the region
     /// within the stencil's radius of its edge keep their loaded values. Then the core is
     /// written back: one *cycle*, counted as `sub` iterations.
     ///
