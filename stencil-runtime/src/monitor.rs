@@ -4,10 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::report::ResidualSample;
+use crate::report::{ResidualSample, StopReason};
 use crate::solver::ProgressFn;
 use crate::stop::StopRule;
-use crate::{Norm, Progress, Tolerance};
+use crate::{Norm, Progress, Real, Report, Schedule, Stencil, Tolerance};
 
 pub(crate) struct Monitor<'r, 'a> {
     stop: StopRule,
@@ -69,8 +69,33 @@ impl<'r, 'a> Monitor<'r, 'a> {
         self.started.elapsed()
     }
 
-    /// Every sample recorded.
-    pub fn into_residuals(self) -> Vec<ResidualSample> {
-        self.residuals
+    /// The report of the run of `S` in precision `T` that this monitor watched: `schedule` on
+    /// `backend` over a grid of `shape`, ended after `iterations` for `stop`, its iterations
+    /// timed at `wall`; `jit` on the GPU.
+    pub fn into_report<S: Stencil<N>, T: Real, const N: usize>(
+        self,
+        backend: String,
+        schedule: Schedule,
+        shape: [usize; N],
+        (iterations, stop): (usize, StopReason),
+        wall: Duration,
+        jit: Option<(Duration, crate::cuda::Origin)>,
+    ) -> Report {
+        Report {
+            stencil: S::META.name,
+            precision: T::NAME,
+            backend,
+            schedule: schedule.to_string(),
+            schedule_choice: None,
+            shape: shape.to_vec(),
+            interior_points: self.points,
+            iterations,
+            stop,
+            tolerance: self.stop.tolerance,
+            residuals: self.residuals,
+            wall,
+            jit,
+            bytes_per_point: S::META.bytes_per_point(T::BYTES),
+        }
     }
 }

@@ -84,22 +84,14 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     };
     let wall = monitor.elapsed();
     let _ = job.stencil;
-    Ok(Report {
-        stencil: meta.name,
-        precision: T::NAME,
-        backend: Backend::Cpu.to_string(),
-        schedule: job.schedule.to_string(),
-        schedule_choice: None,
-        shape: u.shape().to_vec(),
-        interior_points: points,
-        iterations: iteration,
-        stop: stop_reason,
-        tolerance: stop.tolerance,
-        residuals: monitor.into_residuals(),
+    Ok(monitor.into_report::<S, T, N>(
+        Backend::Cpu.to_string(),
+        job.schedule,
+        u.shape(),
+        (iteration, stop_reason),
         wall,
-        jit: None,
-        bytes_per_point: meta.bytes_per_point(T::BYTES),
-    })
+        None,
+    ))
 }
 
 /// Runs a Jacobi stencil by cycles of hierarchical subiterations. A cycle whose iterations
@@ -143,22 +135,14 @@ fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
         }
     };
     let wall = monitor.elapsed();
-    Ok(Report {
-        stencil: meta.name,
-        precision: T::NAME,
-        backend: Backend::Cpu.to_string(),
-        schedule: job.schedule.to_string(),
-        schedule_choice: None,
-        shape: u.shape().to_vec(),
-        interior_points: points,
-        iterations: iteration,
-        stop: stop_reason,
-        tolerance: stop.tolerance,
-        residuals: monitor.into_residuals(),
+    Ok(monitor.into_report::<S, T, N>(
+        Backend::Cpu.to_string(),
+        job.schedule,
+        u.shape(),
+        (iteration, stop_reason),
         wall,
-        jit: None,
-        bytes_per_point: meta.bytes_per_point(T::BYTES),
-    })
+        None,
+    ))
 }
 
 /// Fields in parameter order, with `unknown` at its place.

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::cache::{self, Origin};
 use super::device::{Gpu, driver_error};
@@ -162,21 +162,9 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
     (measure, measure_cfg): (&cudarc::driver::CudaFunction, LaunchConfig),
     jit: JitTime,
 ) -> Result<Report> {
-    let meta = S::META;
-    let stream = &gpu.stream;
-    let upload = |data: &[T]| stream.clone_htod(data).map_err(driver_error("copying to the device"));
-    let inputs: Vec<Option<CudaSlice<T>>> =
-        job.inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<_>>()?;
-    let mut current = upload(u.as_slice())?;
-    let mut next = upload(u.as_slice())?;
-    let scalars = Scalars::new(S::param_values(&job.params));
-    let [n0, n1, n2] = dims.map(|n| n as i64);
     let blocks_measured =
         (measure_cfg.grid_dim.0 as usize) * (measure_cfg.grid_dim.1 as usize) * (measure_cfg.grid_dim.2 as usize);
-    let mut block_max = stream.alloc_zeros::<f64>(blocks_measured).map_err(driver_error("allocating"))?;
-    let mut block_sum = stream.alloc_zeros::<f64>(blocks_measured).map_err(driver_error("allocating"))?;
-    let mut first_bad = upload_u64(gpu, u64::MAX)?;
-
+    let mut state = DeviceState::upload(gpu, job, u, dims, blocks_measured)?;
     let stop = job.stop;
     let points = layout.interior_points();
     let mut monitor = Monitor::start(stop, points, job.progress.take());
@@ -189,58 +177,26 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
         let check = stop.checks_at(iteration);
         let (function, cfg) = if check { (measure, measure_cfg) } else { (pass, pass_cfg) };
         if check {
-            stream.memcpy_htod(&[u64::MAX], &mut first_bad).map_err(driver_error("resetting the check"))?;
+            state.reset_check(gpu)?;
         }
-        let mut launch = stream.launch_builder(function);
-        launch.arg(&mut next);
-        for (index, input) in inputs.iter().enumerate() {
-            match input {
-                Some(slice) => launch.arg(slice),
-                None => {
-                    debug_assert_eq!(index, meta.unknown);
-                    launch.arg(&current)
-                }
-            };
-        }
-        launch.arg(&n0).arg(&n1).arg(&n2);
-        scalars.push(&mut launch);
-        if check {
-            launch.arg(&mut block_max).arg(&mut block_sum).arg(&mut first_bad);
-        }
+        let mut launch = gpu.stream.launch_builder(function);
+        state.push_args(&mut launch, &[], check);
         // SAFETY: the arguments match the kernel's signature, which is generated from the
         // same stencil (output, fields in order, the three extents as long long, the scalars
         // in order, and for the measuring kernel the two block arrays and the index); the
         // launch shape is the one the kernel was compiled for, and every index it computes
         // lies inside the buffers (the interior of an n0 × n1 × n2 grid).
         unsafe { launch.launch(cfg) }.map_err(driver_error("launching a kernel"))?;
-        std::mem::swap(&mut current, &mut next);
+        state.swap();
         if !check {
             continue;
         }
-        let (max, l2) = read_check(gpu, (&block_max, &block_sum, &first_bad), &current, u, layout, iteration, stop)?;
-        if monitor.check(iteration, Some((max, l2))) {
+        let measured = state.read_check(gpu, u, layout, iteration, stop)?;
+        if monitor.check(iteration, Some(measured)) {
             break StopReason::Converged;
         }
     };
-    stream.synchronize().map_err(driver_error("waiting for the device"))?;
-    let wall = monitor.elapsed();
-    stream.memcpy_dtoh(&current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
-    Ok(Report {
-        stencil: meta.name,
-        precision: T::NAME,
-        backend: format!("cuda device {device} ({})", gpu.name),
-        schedule: job.schedule.to_string(),
-        schedule_choice: None,
-        shape: u.shape().to_vec(),
-        interior_points: points,
-        iterations: iteration,
-        stop: stop_reason,
-        tolerance: stop.tolerance,
-        residuals: monitor.into_residuals(),
-        wall,
-        jit: Some((jit.time, jit.origin)),
-        bytes_per_point: meta.bytes_per_point(T::BYTES),
-    })
+    state.finish(gpu, job, u, device, monitor, (iteration, stop_reason), jit)
 }
 
 /// Environment variable choosing the hierarchical kernel: `shared` forces the shared-memory
@@ -389,19 +345,8 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
             geometry.shared_bytes as i32,
         )
         .map_err(driver_error("raising the kernel's shared-memory limit"))?;
-    let stream = &gpu.stream;
-    let upload = |data: &[T]| stream.clone_htod(data).map_err(driver_error("copying to the device"));
-    let inputs: Vec<Option<CudaSlice<T>>> =
-        job.inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<_>>()?;
-    let mut current = upload(u.as_slice())?;
-    let mut next = upload(u.as_slice())?;
-    let scalars = Scalars::new(S::param_values(&job.params));
-    let [n0, n1, n2] = geometry.dims.map(|n| n as i64);
+    let mut state = DeviceState::upload(gpu, job, u, geometry.dims, geometry.blocks())?;
     let [h0, h1, h2] = geometry.halo;
-    let mut block_max = stream.alloc_zeros::<f64>(geometry.blocks()).map_err(driver_error("allocating"))?;
-    let mut block_sum = stream.alloc_zeros::<f64>(geometry.blocks()).map_err(driver_error("allocating"))?;
-    let mut first_bad = upload_u64(gpu, u64::MAX)?;
-
     let stop = job.stop;
     let points = layout.interior_points();
     let mut monitor = Monitor::start(stop, points, job.progress.take());
@@ -412,19 +357,13 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
         iteration += plan.len;
         let check = plan.measure_step.is_some();
         if check {
-            stream.memcpy_htod(&[u64::MAX], &mut first_bad).map_err(driver_error("resetting the check"))?;
+            state.reset_check(gpu)?;
         }
         // The kernel measures in subiteration `measure − 1` (0: it does not measure).
         let (sub, measure) = (plan.len as i32, plan.measure_step.map_or(0, |step| step as i32 + 1));
-        let mut launch = stream.launch_builder(kernel);
-        launch.arg(&mut next);
-        for input in &inputs {
-            launch.arg(input.as_ref().unwrap_or(&current));
-        }
-        launch.arg(&n0).arg(&n1).arg(&n2);
-        scalars.push(&mut launch);
-        launch.arg(&geometry.tile).arg(&h0).arg(&h1).arg(&h2).arg(&sub).arg(&measure);
-        launch.arg(&mut block_max).arg(&mut block_sum).arg(&mut first_bad);
+        let mut launch = gpu.stream.launch_builder(kernel);
+        // The block arrays are passed on every cycle: the kernel's signature has them.
+        state.push_args(&mut launch, &[&geometry.tile, &h0, &h1, &h2, &sub, &measure], true);
         // SAFETY: the arguments match `<name>_hier`'s signature, generated from the same
         // stencil (output, fields in order with the current iterate for the unknown, the
         // extents, the scalars, then tile, halos, subiterations, the measure flag, the two
@@ -432,34 +371,16 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
         // memory is what the kernel indexes (checked against the device's limit, which the
         // attribute above opts into), and every global index it computes lies in the grid.
         unsafe { launch.launch(geometry.config) }.map_err(driver_error("launching a kernel"))?;
-        std::mem::swap(&mut current, &mut next);
+        state.swap();
         if !check {
             continue;
         }
-        let (max, l2) = read_check(gpu, (&block_max, &block_sum, &first_bad), &current, u, layout, iteration, stop)?;
-        if monitor.check(plan.record_at, Some((max, l2))) {
+        let measured = state.read_check(gpu, u, layout, iteration, stop)?;
+        if monitor.check(plan.record_at, Some(measured)) {
             break StopReason::Converged;
         }
     };
-    stream.synchronize().map_err(driver_error("waiting for the device"))?;
-    let wall = monitor.elapsed();
-    stream.memcpy_dtoh(&current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
-    Ok(Report {
-        stencil: meta.name,
-        precision: T::NAME,
-        backend: format!("cuda device {device} ({})", gpu.name),
-        schedule: job.schedule.to_string(),
-        schedule_choice: None,
-        shape: u.shape().to_vec(),
-        interior_points: points,
-        iterations: iteration,
-        stop: stop_reason,
-        tolerance: stop.tolerance,
-        residuals: monitor.into_residuals(),
-        wall,
-        jit: Some((jit.time, jit.origin)),
-        bytes_per_point: meta.bytes_per_point(T::BYTES),
-    })
+    state.finish(gpu, job, u, device, monitor, (iteration, stop_reason), jit)
 }
 
 /// A kernel's scalar parameters, kept alive for the launches that reference them.
@@ -483,34 +404,124 @@ impl<T: Real> Scalars<T> {
     }
 }
 
-/// After a measuring launch: [`Error::NonFinite`] (with `u` holding the whole iterate) if a
-/// non-finite value was flagged, else (L∞, L2) of the per-block partial results.
-fn read_check<T: Real, const N: usize>(
-    gpu: &Gpu,
-    (block_max, block_sum, first_bad): (&CudaSlice<f64>, &CudaSlice<f64>, &CudaSlice<u64>),
-    current: &CudaSlice<T>,
-    u: &mut Grid<T, N>,
-    layout: &Layout<N>,
-    iteration: usize,
-    stop: StopRule,
-) -> Result<(f64, f64)> {
-    let stream = &gpu.stream;
-    let bad = stream.clone_dtoh(first_bad).map_err(driver_error("reading the check"))?[0];
-    if bad != u64::MAX {
-        stream.memcpy_dtoh(current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
-        let index = crate::grid::unflatten(layout.shape, bad as usize);
-        return Err(Error::NonFinite {
-            iteration,
-            index: index.to_vec(),
-            value: u.as_slice()[bad as usize].to_f64(),
-            check_every: stop.check_every,
-        });
-    }
-    let maxes = stream.clone_dtoh(block_max).map_err(driver_error("reading the residual"))?;
-    let sums = stream.clone_dtoh(block_sum).map_err(driver_error("reading the residual"))?;
-    Ok((maxes.iter().copied().fold(0.0, f64::max), sums.iter().sum::<f64>().sqrt()))
+/// A run's state on the device: the read-only fields, the two iterates (swapped after every
+/// launch), the scalar arguments, and the measuring kernels' outputs.
+struct DeviceState<T: Real> {
+    inputs: Vec<Option<CudaSlice<T>>>,
+    current: CudaSlice<T>,
+    next: CudaSlice<T>,
+    scalars: Scalars<T>,
+    extents: [i64; 3],
+    block_max: CudaSlice<f64>,
+    block_sum: CudaSlice<f64>,
+    first_bad: CudaSlice<u64>,
 }
 
-fn upload_u64(gpu: &Gpu, v: u64) -> Result<CudaSlice<u64>> {
-    gpu.stream.clone_htod(&[v]).map_err(driver_error("copying to the device"))
+impl<T: Real> DeviceState<T> {
+    /// Uploads the fields and the iterate (twice) of a grid seen as `dims`, with room for
+    /// `blocks` per-block results.
+    fn upload<S: Stencil<N>, const N: usize>(
+        gpu: &Gpu,
+        job: &Job<'_, '_, S, T, N>,
+        u: &Grid<T, N>,
+        dims: [usize; 3],
+        blocks: usize,
+    ) -> Result<Self> {
+        let stream = &gpu.stream;
+        let upload = |data: &[T]| stream.clone_htod(data).map_err(driver_error("copying to the device"));
+        let allocate = || stream.alloc_zeros::<f64>(blocks).map_err(driver_error("allocating"));
+        Ok(Self {
+            inputs: job.inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<_>>()?,
+            current: upload(u.as_slice())?,
+            next: upload(u.as_slice())?,
+            scalars: Scalars::new(S::param_values(&job.params)),
+            extents: dims.map(|n| n as i64),
+            block_max: allocate()?,
+            block_sum: allocate()?,
+            first_bad: stream.clone_htod(&[u64::MAX]).map_err(driver_error("copying to the device"))?,
+        })
+    }
+
+    /// Clears the non-finite flag before a measuring launch.
+    fn reset_check(&mut self, gpu: &Gpu) -> Result<()> {
+        gpu.stream.memcpy_htod(&[u64::MAX], &mut self.first_bad).map_err(driver_error("resetting the check"))
+    }
+
+    /// The arguments in the order of every generated kernel: the output (next iterate), the
+    /// fields in declaration order with the current iterate for the unknown, the three
+    /// extents, the scalars, then `extra` (the kernel's own ints), then, with `check`, the
+    /// two block arrays and the non-finite flag.
+    fn push_args<'a>(&'a mut self, launch: &mut LaunchArgs<'a>, extra: &[&'a i32], check: bool) {
+        launch.arg(&mut self.next);
+        for input in &self.inputs {
+            launch.arg(input.as_ref().unwrap_or(&self.current));
+        }
+        let [n0, n1, n2] = &self.extents;
+        launch.arg(n0).arg(n1).arg(n2);
+        self.scalars.push(launch);
+        for &value in extra {
+            launch.arg(value);
+        }
+        if check {
+            launch.arg(&mut self.block_max).arg(&mut self.block_sum).arg(&mut self.first_bad);
+        }
+    }
+
+    /// After a launch: the iterate it wrote becomes the current one.
+    fn swap(&mut self) {
+        std::mem::swap(&mut self.current, &mut self.next);
+    }
+
+    /// After a measuring launch: [`Error::NonFinite`] (with `u` holding the whole iterate) if
+    /// a non-finite value was flagged, else (L∞, L2) of the per-block partial results.
+    fn read_check<const N: usize>(
+        &self,
+        gpu: &Gpu,
+        u: &mut Grid<T, N>,
+        layout: &Layout<N>,
+        iteration: usize,
+        stop: StopRule,
+    ) -> Result<(f64, f64)> {
+        let stream = &gpu.stream;
+        let bad = stream.clone_dtoh(&self.first_bad).map_err(driver_error("reading the check"))?[0];
+        if bad != u64::MAX {
+            stream.memcpy_dtoh(&self.current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
+            let index = crate::grid::unflatten(layout.shape, bad as usize);
+            return Err(Error::NonFinite {
+                iteration,
+                index: index.to_vec(),
+                value: u.as_slice()[bad as usize].to_f64(),
+                check_every: stop.check_every,
+            });
+        }
+        let maxes = stream.clone_dtoh(&self.block_max).map_err(driver_error("reading the residual"))?;
+        let sums = stream.clone_dtoh(&self.block_sum).map_err(driver_error("reading the residual"))?;
+        Ok((maxes.iter().copied().fold(0.0, f64::max), sums.iter().sum::<f64>().sqrt()))
+    }
+
+    /// Ends the run: waits for the device, stops the clock, copies the current iterate into
+    /// `u`, and reports.
+    #[allow(clippy::too_many_arguments)]
+    fn finish<S: Stencil<N>, const N: usize>(
+        self,
+        gpu: &Gpu,
+        job: &Job<'_, '_, S, T, N>,
+        u: &mut Grid<T, N>,
+        device: usize,
+        monitor: Monitor<'_, '_>,
+        ended: (usize, StopReason),
+        jit: JitTime,
+    ) -> Result<Report> {
+        gpu.stream.synchronize().map_err(driver_error("waiting for the device"))?;
+        let wall = monitor.elapsed();
+        gpu.stream.memcpy_dtoh(&self.current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
+        Ok(monitor.into_report::<S, T, N>(
+            format!("cuda device {device} ({})", gpu.name),
+            job.schedule,
+            u.shape(),
+            ended,
+            wall,
+            Some((jit.time, jit.origin)),
+        ))
+    }
 }
