@@ -39,7 +39,7 @@ pub mod builtin;
 pub use stencil_macros::stencil;
 pub use stencil_runtime::{
     Backend, ColorMap, DEFAULT_CHECK_EVERY, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Difference, Direction, Error, FieldMeta,
-    Grid, Norm, ParamMeta, Progress, ReadMeta, Real, Report, ResidualSample, Result, ScalarKind, Schedule, Slice,
+    Grid, Inner, Norm, ParamMeta, Progress, ReadMeta, Real, Report, ResidualSample, Result, ScalarKind, Schedule, Slice,
     Solver, Stencil, StencilMeta, StopReason, SweepMeta, Tolerance,
 };
 pub use stencil_runtime::{compare, cuda};
@@ -47,7 +47,8 @@ pub use stencil_runtime::{compare, cuda};
 /// What a program that defines and runs stencils needs in scope.
 pub mod prelude {
     pub use crate::{
-        Backend, ColorMap, Grid, Norm, Real, Report, Schedule, Slice, Solver, Stencil, StopReason, Tolerance, stencil,
+        Backend, ColorMap, Grid, Inner, Norm, Real, Report, Schedule, Slice, Solver, Stencil, StopReason, Tolerance,
+        stencil,
     };
 }
 

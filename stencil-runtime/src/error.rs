@@ -171,6 +171,18 @@ pub enum Error {
         /// The driver's error.
         message: String,
     },
+    /// The out-of-core schedule's buffers do not fit its device-memory limit.
+    #[error(
+        "the out-of-core schedule needs at least {needed} B of device memory ({reason}), and its limit is {limit} B: raise `device_memory`, lower `height`, or use a card with more memory"
+    )]
+    DeviceMemory {
+        /// Bytes the smallest configuration needs.
+        needed: usize,
+        /// The limit in bytes.
+        limit: usize,
+        /// What the smallest configuration holds.
+        reason: String,
+    },
     /// A launch that the device cannot run.
     #[error("cannot launch `{kernel}`: {reason}")]
     Launch {

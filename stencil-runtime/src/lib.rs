@@ -14,6 +14,7 @@ mod monitor;
 mod real;
 mod report;
 mod schedule;
+mod slabs;
 mod solver;
 mod stencil;
 mod stop;
@@ -26,7 +27,7 @@ pub use error::{Error, Result};
 pub use grid::{ColorMap, Grid, Slice};
 pub use real::Real;
 pub use report::{Progress, Report, ResidualSample, StopReason};
-pub use schedule::{Backend, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Schedule};
+pub use schedule::{Backend, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Inner, Schedule};
 pub use solver::Solver;
 pub use stencil::{
     Direction, FieldMeta, ParamMeta, ReadMeta, ScalarKind, ScalarValue, Stencil, StencilMeta, SweepMeta,

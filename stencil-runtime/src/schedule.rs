@@ -49,12 +49,62 @@ pub enum Schedule {
         /// Subiterations per cycle (≥ 1).
         sub: usize,
     },
+    /// Jacobi stencils on grids larger than the GPU's memory: the out-of-core *pyramid*
+    /// schedule (papers 000/001). The grid stays in host memory; it is cut along the slowest
+    /// axis into slabs of `slab` planes, and each slab is sent to the device with
+    /// `height · radius` ghost planes on each side (the unknown and every read-only field),
+    /// advanced `height` iterations there by the `inner` schedule over a region that shrinks
+    /// by the radius every iteration, and its own planes are written back in place. Copies
+    /// and kernels overlap on separate streams. One *pass* over all slabs is `height`
+    /// iterations, and it equals `height` plain iterations bit for bit: the result is
+    /// `Plain`'s. On the CPU the same slabs run in the same order (the schedule's twin).
+    OutOfCore {
+        /// Planes of the slowest axis that one slab updates; `None`: the most that fit
+        /// `device_memory`.
+        slab: Option<usize>,
+        /// Iterations per pass, the pyramid height n (≥ 1).
+        height: usize,
+        /// How a slab's iterations run on the device.
+        inner: Inner,
+        /// Bytes of device memory the schedule may allocate; `None`: 90 % of what the
+        /// device has free (on the CPU: no limit, one slab unless `slab` says otherwise).
+        device_memory: Option<usize>,
+    },
     /// `sweep(…)` stencils only: tiles of `tile` points per axis run in wavefront order,
     /// tiles of one wavefront in parallel. Equal to the sequential sweep bit for bit.
     Wavefront {
         /// Tile edge in points (≥ 1).
         tile: usize,
     },
+}
+
+/// How the iterations of one slab of [`Schedule::OutOfCore`] run on the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Inner {
+    /// One plain pass per iteration over the slab's shrinking region.
+    #[default]
+    Plain,
+    /// Exact temporal blocking inside the slab: [`Schedule::Hierarchical`] with
+    /// `halo ≥ sub · radius` (an inexact configuration is refused: it would change the
+    /// result with the slab width).
+    Hierarchical {
+        /// Core tile edge in points (≥ 1).
+        tile: usize,
+        /// Points of working region beyond the core on every side (≥ sub · radius).
+        halo: usize,
+        /// Subiterations per cycle (≥ 1).
+        sub: usize,
+    },
+}
+
+impl fmt::Display for Inner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Inner::Plain => write!(f, "plain"),
+            Inner::Hierarchical { tile, halo, sub } => Schedule::Hierarchical { tile, halo, sub }.fmt(f),
+        }
+    }
 }
 
 impl fmt::Display for Schedule {
@@ -66,6 +116,18 @@ impl fmt::Display for Schedule {
             Schedule::Wavefront { tile } => write!(f, "wavefront(tile {tile})"),
             Schedule::Hierarchical { tile, halo, sub } => {
                 write!(f, "hierarchical(tile {tile}, halo {halo}, sub {sub})")
+            }
+            Schedule::OutOfCore { slab, height, inner, device_memory } => {
+                write!(f, "out-of-core(slab ")?;
+                match slab {
+                    Some(planes) => write!(f, "{planes}")?,
+                    None => write!(f, "auto")?,
+                }
+                write!(f, ", height {height}, inner {inner}")?;
+                if let Some(bytes) = device_memory {
+                    write!(f, ", device memory {bytes} B")?;
+                }
+                write!(f, ")")
             }
         }
     }
@@ -117,6 +179,29 @@ impl Schedule {
                 )))
             }
             Schedule::Hierarchical { .. } => Ok(self),
+            Schedule::OutOfCore { .. } if meta.is_sweep() => Err(invalid(
+                "the out-of-core pyramid runs Jacobi iterations; a sweep stencil runs `Plain` or `Wavefront`",
+            )),
+            Schedule::OutOfCore { height: 0, .. } => Err(invalid("a pass needs a height of at least one iteration")),
+            Schedule::OutOfCore { slab: Some(0), .. } => Err(invalid("a slab must hold at least one plane")),
+            Schedule::OutOfCore { device_memory: Some(0), .. } => {
+                Err(invalid("a device-memory limit of 0 bytes leaves no room for a slab"))
+            }
+            Schedule::OutOfCore { inner: Inner::Hierarchical { tile, halo, sub }, .. } => {
+                let inner = Schedule::Hierarchical { tile, halo, sub };
+                inner.resolve(meta).map_err(|e| match e {
+                    Error::InvalidSchedule { reason, .. } => invalid(&format!("inner schedule: {reason}")),
+                    other => other,
+                })?;
+                if !inner.is_exact_blocking(meta) {
+                    return Err(invalid(&format!(
+                        "the inner hierarchical schedule must be exact (halo {halo} ≥ sub {sub} · radius), so that a \
+                         pass equals plain iterations whatever the slab width"
+                    )));
+                }
+                Ok(self)
+            }
+            Schedule::OutOfCore { .. } => Ok(self),
             Schedule::Wavefront { tile: 0 } => Err(invalid("the tile must hold at least one point per axis")),
             Schedule::Wavefront { tile } => Ok(Schedule::Wavefront { tile }),
         }

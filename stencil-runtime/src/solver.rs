@@ -101,8 +101,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     }
 
     /// Check the residual (and look for non-finite values) every `m` iterations; default
-    /// [`DEFAULT_CHECK_EVERY`](crate::DEFAULT_CHECK_EVERY), and one cycle (`sub` iterations)
-    /// for [`Schedule::Hierarchical`]. The last iteration is always checked. An exact
+    /// [`DEFAULT_CHECK_EVERY`](crate::DEFAULT_CHECK_EVERY), one cycle (`sub` iterations)
+    /// for [`Schedule::Hierarchical`] and one pass (`height` iterations) for
+    /// [`Schedule::OutOfCore`]. The last iteration is always checked. An exact
     /// hierarchical schedule ends a cycle at every checked iteration; an inexact one checks
     /// the cycles that contain one (see `docs/schedules.md`).
     pub fn check_every(mut self, m: usize) -> Self {
@@ -178,6 +179,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         // `Auto`, it checks as `Plain` would).
         let check_every = match (self.check_every, schedule) {
             (None, Schedule::Hierarchical { sub, .. }) if choice.is_none() => Some(sub),
+            // Paper 000's Algorithm 1 checks once per pass.
+            (None, Schedule::OutOfCore { height, .. }) => Some(height),
             (m, _) => m,
         };
         let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;

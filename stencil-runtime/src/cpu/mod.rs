@@ -2,6 +2,7 @@
 
 mod hierarchical;
 mod layout;
+mod out_of_core;
 mod plain;
 mod sweep;
 
@@ -11,6 +12,7 @@ pub use plain::Difference;
 use crate::monitor::Monitor;
 use crate::report::StopReason;
 use crate::solver::Job;
+use crate::slabs::Slabs;
 use crate::{Backend, Error, Grid, Real, Report, Result, Schedule, Stencil, Tolerance};
 
 /// Runs `job` on the CPU. Validation is done by the caller except for the grid size.
@@ -23,6 +25,11 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     if let Schedule::Hierarchical { tile, halo, sub } = job.schedule {
         let cycle = hierarchical::Cycle::new(&layout, tile, halo, sub);
         return run_cycles(job, u, &layout, cycle);
+    }
+    if let Schedule::OutOfCore { slab, height, inner, device_memory } = job.schedule {
+        let arrays = 2 + job.inputs.iter().flatten().count();
+        let slabs = slabs_for(&layout, height, slab, device_memory, arrays, T::BYTES)?;
+        return run_slabs(job, u, &layout, &slabs, inner);
     }
     let stop = job.stop;
     // A second buffer: the Jacobi target, or where a sweep's residual is measured. It
@@ -138,6 +145,90 @@ fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
     Ok(monitor.into_report::<S, T, N>(
         Backend::Cpu.to_string(),
         job.schedule,
+        u.shape(),
+        (iteration, stop_reason),
+        wall,
+        None,
+    ))
+}
+
+/// The slabs of an out-of-core run: `slab` planes, or the widest that fits `device_memory`
+/// (with `arrays` chunk buffers per slot), or the whole interior.
+pub(crate) fn slabs_for<const N: usize>(
+    layout: &Layout<N>,
+    height: usize,
+    slab: Option<usize>,
+    device_memory: Option<usize>,
+    arrays: usize,
+    elem: usize,
+) -> Result<Slabs> {
+    let planes = layout.shape[0];
+    let radius = layout.radius[0];
+    let plane_len: usize = layout.shape[1..].iter().product();
+    let width = match (slab, device_memory) {
+        (Some(width), _) => width,
+        (None, Some(limit)) => Slabs::widest(limit, (planes, radius, plane_len), height, arrays, elem).ok_or_else(
+            || {
+                let one = Slabs::new(planes, radius, plane_len, height, 1).buffer_bytes(arrays, elem);
+                Error::DeviceMemory {
+                    needed: one,
+                    limit,
+                    reason: format!(
+                        "a slab of one plane with {} ghost planes per side, in two slots of {arrays} buffers",
+                        height * radius
+                    ),
+                }
+            },
+        )?,
+        (None, None) => planes - 2 * radius,
+    };
+    Ok(Slabs::new(planes, radius, plane_len, height, width))
+}
+
+/// Runs a Jacobi stencil by passes of the out-of-core pyramid over `slabs`, with the
+/// stopping rules of an exact hierarchical schedule: a pass ends at the first checked
+/// iteration it reaches and measures in its last iteration, so checks, residuals, the
+/// stopping iteration and the iterate are `Plain`'s.
+fn run_slabs<S: Stencil<N>, T: Real, const N: usize>(
+    mut job: Job<'_, '_, S, T, N>,
+    u: &mut Grid<T, N>,
+    layout: &Layout<N>,
+    slabs: &Slabs,
+    inner: crate::Inner,
+) -> Result<Report> {
+    let stop = job.stop;
+    let mut work = out_of_core::Workspace::new(slabs);
+    let mut monitor = Monitor::start(stop, layout.interior_points(), job.progress.take());
+    let pass = out_of_core::Pass::<S, T, N> {
+        slabs,
+        shape: layout.shape,
+        inputs: &job.inputs,
+        params: &job.params,
+        inner,
+    };
+    let mut iteration = 0;
+    let stop_reason = loop {
+        let Some(plan) = stop.next_cycle(iteration, slabs.height, true) else { break StopReason::IterationLimit };
+        iteration += plan.len;
+        let difference = pass.run(u.as_mut_slice(), &mut work, plan.len, plan.measure_step.is_some())?;
+        let Some(d) = difference else { continue };
+        if let Some(at) = d.first_non_finite {
+            let index = crate::grid::unflatten(layout.shape, at);
+            return Err(Error::NonFinite {
+                iteration,
+                index: index.to_vec(),
+                value: u.as_slice()[at].to_f64(),
+                check_every: stop.check_every,
+            });
+        }
+        if monitor.check(plan.record_at, Some((d.max_abs, d.sum_sq.sqrt()))) {
+            break StopReason::Converged;
+        }
+    };
+    let wall = monitor.elapsed();
+    Ok(monitor.into_report::<S, T, N>(
+        Backend::Cpu.to_string(),
+        slabs.resolved(job.schedule),
         u.shape(),
         (iteration, stop_reason),
         wall,

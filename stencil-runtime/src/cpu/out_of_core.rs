@@ -1,0 +1,112 @@
+//! The CPU twin of [`Schedule::OutOfCore`](crate::Schedule::OutOfCore): the slabs of
+//! [`Slabs`] in the same order as on the GPU, each loaded into a chunk buffer (its lower
+//! ghost planes from the carry), advanced by the inner schedule over the shrinking regions,
+//! and written back in place. The grid itself is the only full-size array.
+
+use super::layout::Layout;
+use super::{Difference, hierarchical, plain};
+use crate::slabs::Slabs;
+use crate::{Inner, Real, Result, Stencil};
+
+/// What one pass over the slabs needs.
+pub(crate) struct Pass<'p, S: Stencil<N>, T: Real, const N: usize> {
+    pub slabs: &'p Slabs,
+    pub shape: [usize; N],
+    /// Per field in parameter order: the whole input grid (`None` for the unknown).
+    pub inputs: &'p [Option<&'p [T]>],
+    pub params: &'p S::Params<T>,
+    pub inner: Inner,
+}
+
+/// Buffers reused by every pass: the chunk twice (Jacobi ping-pong) and the carry.
+#[derive(Default)]
+pub(crate) struct Workspace<T> {
+    current: Vec<T>,
+    next: Vec<T>,
+    carry: Vec<T>,
+}
+
+impl<T: Real> Workspace<T> {
+    /// Allocated once, before the clock starts.
+    pub fn new(slabs: &Slabs) -> Self {
+        let chunk = slabs.max_chunk() * slabs.plane_len;
+        Self {
+            current: vec![T::ZERO; chunk],
+            next: vec![T::ZERO; chunk],
+            carry: vec![T::ZERO; slabs.ghost(slabs.height) * slabs.plane_len],
+        }
+    }
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
+    /// Runs `len` iterations on `u` in place, slab by slab. With `measure`, the last
+    /// iteration measures S(u) − u over every slab's own planes, i.e. over the interior once;
+    /// the flat index of a non-finite value is the grid's.
+    pub fn run(&self, u: &mut [T], work: &mut Workspace<T>, len: usize, measure: bool) -> Result<Option<Difference>> {
+        let slabs = self.slabs;
+        let mut total = measure.then(Difference::default);
+        for s in 0..slabs.own.len() {
+            let chunk = slabs.chunk(s, len);
+            let own = slabs.own[s].clone();
+            let local = |planes: &std::ops::Range<usize>| {
+                let e = slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
+                e.start..e.end
+            };
+            // Load: the lower ghost planes from the carry (they are written back already),
+            // the rest from the grid.
+            let lower = chunk.start..own.start;
+            if s == 0 {
+                work.current[local(&lower)].copy_from_slice(&u[slabs.elements(&lower)]);
+            } else {
+                work.current[local(&lower)].copy_from_slice(&work.carry[..slabs.elements(&lower).len()]);
+            }
+            let upper = own.start..chunk.end;
+            work.current[local(&upper)].copy_from_slice(&u[slabs.elements(&upper)]);
+            let carry = slabs.carry(s, len);
+            work.carry[..slabs.elements(&carry).len()].copy_from_slice(&work.current[local(&carry)]);
+            let whole = local(&chunk);
+            work.next[whole.clone()].copy_from_slice(&work.current[whole]);
+
+            let mut done = 0;
+            while done < len {
+                // A measured pass ends with one plain iteration over the slab itself, so that
+                // the residual covers every interior point once.
+                let last_measured = measure && done + 1 == len;
+                let steps = match self.inner {
+                    Inner::Hierarchical { sub, .. } if !last_measured => sub.min(len - done - usize::from(measure)),
+                    _ => 1,
+                };
+                let view = slabs.region(s, len, done);
+                let mut shape = self.shape;
+                shape[0] = view.len();
+                let layout = Layout::new(S::META, shape)?;
+                let range = local(&view);
+                let global = slabs.elements(&view);
+                let fields: Vec<&[T]> = self
+                    .inputs
+                    .iter()
+                    .map(|f| match f {
+                        Some(grid) => &grid[global.clone()],
+                        None => &work.current[range.clone()],
+                    })
+                    .collect();
+                let target = &mut work.next[range.clone()];
+                let difference = match self.inner {
+                    Inner::Hierarchical { tile, halo, .. } if !last_measured => {
+                        let cycle = hierarchical::Cycle::new(&layout, tile, halo, steps);
+                        hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, target, self.params, None)
+                    }
+                    _ => plain::apply::<S, T, N>(&layout, &fields, target, self.params, last_measured),
+                };
+                if let (Some(total), Some(d)) = (total.as_mut(), difference) {
+                    let shifted = Difference { first_non_finite: d.first_non_finite.map(|i| i + global.start), ..d };
+                    *total = total.merge(shifted);
+                }
+                std::mem::swap(&mut work.current, &mut work.next);
+                done += steps;
+            }
+            u[slabs.elements(&own)].copy_from_slice(&work.current[local(&own)]);
+        }
+        Ok(total)
+    }
+}

@@ -1,0 +1,156 @@
+//! The slabs of the out-of-core pyramid schedule (DESIGN §6.3, papers 000/001), shared by
+//! the GPU schedule and its CPU twin so that both cut the grid, load, iterate and write back
+//! the same planes in the same order.
+//!
+//! The interior planes of the slowest axis are cut into slabs of `width` planes (the last
+//! one narrower). A pass of `len` iterations (`len ≤ height`) handles the slabs in order.
+//! Slab `[a, b)` is loaded with `g = len · r` ghost planes per side (its *chunk*, clipped to
+//! the grid); iteration `k` (0-based) updates the interior of the region that still holds
+//! iterate `k` correctly, `[a − (len − k)·r, b + (len − k)·r)`, which shrinks by `r` planes
+//! per iteration — the pyramid — so that after `len` iterations the slab's own planes hold
+//! iterate `len` exactly, and only they are written back.
+//!
+//! Write-back is in place. The next slab's lower ghost planes `[b − g, b)` lie in planes
+//! already written back, so the chunk's old values of those planes are kept aside (the
+//! *carry*) before iterating and become the next chunk's lower part.
+
+use std::ops::Range;
+
+/// The slabs of one grid for one pyramid height.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Slabs {
+    /// Planes along the slowest axis (boundary planes included).
+    pub planes: usize,
+    /// The stencil's radius along the slowest axis.
+    pub radius: usize,
+    /// Elements in one plane (1 for a 1-D grid).
+    pub plane_len: usize,
+    /// Iterations per pass.
+    pub height: usize,
+    /// Every slab's own planes, in the order they run; together the interior planes.
+    pub own: Vec<Range<usize>>,
+}
+
+impl Slabs {
+    /// Slabs of `width` planes (at least 1, at most the interior) over a grid of `planes`
+    /// planes of `plane_len` elements.
+    pub fn new(planes: usize, radius: usize, plane_len: usize, height: usize, width: usize) -> Self {
+        let interior = radius..planes - radius;
+        let width = width.clamp(1, interior.len().max(1));
+        let own = interior.clone().step_by(width).map(|a| a..(a + width).min(interior.end)).collect();
+        Self { planes, radius, plane_len, height, own }
+    }
+
+    /// Ghost planes per side for a pass of `len` iterations.
+    pub fn ghost(&self, len: usize) -> usize {
+        len * self.radius
+    }
+
+    /// The planes slab `s` loads for a pass of `len` iterations.
+    pub fn chunk(&self, s: usize, len: usize) -> Range<usize> {
+        self.around(s, self.ghost(len))
+    }
+
+    /// The planes that hold iterate `done` of slab `s` correctly during a pass of `len`:
+    /// the view that iteration `done + 1` reads; it updates the view's interior.
+    pub fn region(&self, s: usize, len: usize, done: usize) -> Range<usize> {
+        self.around(s, (len - done) * self.radius)
+    }
+
+    /// The planes whose old values slab `s + 1` loads from slab `s`'s chunk (its lower ghost
+    /// planes, already written back when it runs).
+    pub fn carry(&self, s: usize, len: usize) -> Range<usize> {
+        let end = self.own[s].end;
+        end.saturating_sub(self.ghost(len))..end
+    }
+
+    /// The largest chunk of a full pass, in planes.
+    pub fn max_chunk(&self) -> usize {
+        (0..self.own.len()).map(|s| self.chunk(s, self.height).len()).max().unwrap_or(0)
+    }
+
+    /// Elements of a range of planes.
+    pub fn elements(&self, planes: &Range<usize>) -> Range<usize> {
+        planes.start * self.plane_len..planes.end * self.plane_len
+    }
+
+    fn around(&self, s: usize, margin: usize) -> Range<usize> {
+        let own = &self.own[s];
+        own.start.saturating_sub(margin)..(own.end + margin).min(self.planes)
+    }
+
+    /// The widest slab whose buffers fit `limit` bytes: per slot (two, so that copies and
+    /// kernels overlap) `arrays` chunk buffers of `elem` bytes per element, plus the carry.
+    /// `None` when not even one plane fits.
+    pub fn widest(
+        limit: usize,
+        (planes, radius, plane_len): (usize, usize, usize),
+        height: usize,
+        arrays: usize,
+        elem: usize,
+    ) -> Option<usize> {
+        let plane_bytes = plane_len.checked_mul(elem)?;
+        let ghost = height.checked_mul(radius)?;
+        // (2 · arrays · (w + 2g) + g) · plane_bytes ≤ limit
+        let per_plane = 2 * arrays;
+        let budget = (limit / plane_bytes.max(1)).checked_sub(ghost)? / per_plane;
+        let width = budget.checked_sub(2 * ghost)?;
+        (width >= 1).then(|| width.min(planes.saturating_sub(2 * radius).max(1)))
+    }
+
+    /// `schedule` (an out-of-core one) with the slab width these slabs have, for reports.
+    pub fn resolved(&self, schedule: crate::Schedule) -> crate::Schedule {
+        match schedule {
+            crate::Schedule::OutOfCore { height, inner, device_memory, .. } => crate::Schedule::OutOfCore {
+                slab: Some(self.own.first().map_or(0, |r| r.len())),
+                height,
+                inner,
+                device_memory,
+            },
+            other => other,
+        }
+    }
+
+    /// Bytes of the buffers of [`widest`](Self::widest) for these slabs.
+    pub fn buffer_bytes(&self, arrays: usize, elem: usize) -> usize {
+        (2 * arrays * self.max_chunk() + self.ghost(self.height)) * self.plane_len * elem
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slabs_cover_the_interior_and_regions_shrink_to_the_slab() {
+        let slabs = Slabs::new(20, 1, 6, 3, 5);
+        assert_eq!(slabs.own, [1..6, 6..11, 11..16, 16..19]);
+        assert_eq!(slabs.chunk(0, 3), 0..9);
+        assert_eq!(slabs.chunk(1, 3), 3..14);
+        assert_eq!(slabs.chunk(3, 3), 13..20);
+        assert_eq!(slabs.region(1, 3, 0), 3..14);
+        assert_eq!(slabs.region(1, 3, 2), 5..12);
+        assert_eq!(slabs.carry(1, 3), 8..11);
+        assert_eq!(slabs.chunk(2, 3).start, slabs.carry(1, 3).start);
+        assert_eq!(slabs.elements(&(2..4)), 12..24);
+        assert_eq!(slabs.max_chunk(), 11);
+    }
+
+    #[test]
+    fn the_widest_slab_fits_its_limit() {
+        let (planes, radius, plane_len, height, arrays, elem) = (1000, 1, 100, 4, 3, 4);
+        for limit in [10_000, 50_000, 123_456, 10_000_000] {
+            let Some(width) = Slabs::widest(limit, (planes, radius, plane_len), height, arrays, elem) else {
+                assert!(Slabs::new(planes, radius, plane_len, height, 1).buffer_bytes(arrays, elem) > limit);
+                continue;
+            };
+            let slabs = Slabs::new(planes, radius, plane_len, height, width);
+            assert!(slabs.buffer_bytes(arrays, elem) <= limit, "{limit}: width {width}");
+            if width < planes - 2 * radius {
+                let wider = Slabs::new(planes, radius, plane_len, height, width + 1);
+                assert!(wider.buffer_bytes(arrays, elem) > limit, "{limit}: width {width} is not the widest");
+            }
+        }
+        assert_eq!(Slabs::widest(100, (planes, radius, plane_len), height, arrays, elem), None);
+    }
+}
