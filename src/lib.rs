@@ -39,8 +39,8 @@ pub mod builtin;
 pub use stencil_macros::stencil;
 pub use stencil_runtime::{
     Backend, ColorMap, DEFAULT_CHECK_EVERY, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Difference, Direction, Error, FieldMeta,
-    Grid, Inner, Norm, ParamMeta, Progress, ReadMeta, Real, Report, ResidualSample, Result, ScalarKind, Schedule, Slice,
-    Solver, Stencil, StencilMeta, StopReason, SweepMeta, Tolerance,
+    Grid, Inner, Norm, ParamMeta, Progress, ReadMeta, Real, Report, ResidualSample, Result, ScalarKind, Schedule,
+    Slice, Solver, Stencil, StencilMeta, StopReason, SweepMeta, Tolerance,
 };
 pub use stencil_runtime::{compare, cuda};
 

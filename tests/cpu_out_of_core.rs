@@ -197,15 +197,25 @@ fn a_non_finite_value_stops_the_run_with_the_whole_iterate_in_the_grid() {
     let k = Grid::<f64, 2>::filled(shape, 1.0).unwrap();
     let fail = |schedule: Schedule| {
         let mut u = u0.clone();
-        let error =
-            Solver::new(Deep).input("k", &k).schedule(schedule).max_iterations(50).check_every(4).run(&mut u).unwrap_err();
+        let error = Solver::new(Deep)
+            .input("k", &k)
+            .schedule(schedule)
+            .max_iterations(50)
+            .check_every(4)
+            .run(&mut u)
+            .unwrap_err();
         (u, error)
     };
     let (u, error) = fail(out_of_core(3, 4, Inner::Plain));
     let (plain_u, plain_error) = fail(Schedule::Plain);
     assert!(matches!(error, stencil::Error::NonFinite { iteration: 4, .. }), "{error}");
     assert_eq!(error.to_string(), plain_error.to_string());
-    assert!(u.as_slice().iter().zip(plain_u.as_slice()).all(|(a, b)| a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan()));
+    assert!(
+        u.as_slice()
+            .iter()
+            .zip(plain_u.as_slice())
+            .all(|(a, b)| a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan())
+    );
 }
 
 #[test]

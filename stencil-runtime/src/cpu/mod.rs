@@ -11,8 +11,8 @@ pub use plain::Difference;
 
 use crate::monitor::Monitor;
 use crate::report::StopReason;
-use crate::solver::Job;
 use crate::slabs::Slabs;
+use crate::solver::Job;
 use crate::{Backend, Error, Grid, Real, Report, Result, Schedule, Stencil, Tolerance};
 
 /// Runs `job` on the CPU. Validation is done by the caller except for the grid size.
@@ -153,7 +153,9 @@ fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
 }
 
 /// The slabs of an out-of-core run: `slab` planes, or the widest that fits `device_memory`
-/// (with `arrays` chunk buffers per slot), or the whole interior.
+/// (with `arrays` chunk buffers per slot), or the whole interior. The limit bounds the slab
+/// buffers (two slots of `arrays` chunks, and the carry); an explicit `slab` whose buffers
+/// exceed it is an error too, on every backend.
 pub(crate) fn slabs_for<const N: usize>(
     layout: &Layout<N>,
     height: usize,
@@ -165,24 +167,39 @@ pub(crate) fn slabs_for<const N: usize>(
     let planes = layout.shape[0];
     let radius = layout.radius[0];
     let plane_len: usize = layout.shape[1..].iter().product();
+    let one_plane = || Slabs::new(planes, radius, plane_len, height, 1).buffer_bytes(arrays, elem);
     let width = match (slab, device_memory) {
         (Some(width), _) => width,
-        (None, Some(limit)) => Slabs::widest(limit, (planes, radius, plane_len), height, arrays, elem).ok_or_else(
-            || {
-                let one = Slabs::new(planes, radius, plane_len, height, 1).buffer_bytes(arrays, elem);
+        (None, Some(limit)) => {
+            Slabs::widest(limit, (planes, radius, plane_len), height, arrays, elem).ok_or_else(|| {
                 Error::DeviceMemory {
-                    needed: one,
+                    needed: one_plane(),
                     limit,
                     reason: format!(
                         "a slab of one plane with {} ghost planes per side, in two slots of {arrays} buffers",
                         height * radius
                     ),
                 }
-            },
-        )?,
+            })?
+        }
         (None, None) => planes - 2 * radius,
     };
-    Ok(Slabs::new(planes, radius, plane_len, height, width))
+    let slabs = Slabs::new(planes, radius, plane_len, height, width);
+    if let Some(limit) = device_memory {
+        let needed = slabs.buffer_bytes(arrays, elem);
+        if needed > limit {
+            return Err(Error::DeviceMemory {
+                needed,
+                limit,
+                reason: format!(
+                    "slabs of {} planes with {} ghost planes per side, in two slots of {arrays} buffers",
+                    slabs.own[0].len(),
+                    height * radius
+                ),
+            });
+        }
+    }
+    Ok(slabs)
 }
 
 /// Runs a Jacobi stencil by passes of the out-of-core pyramid over `slabs`, with the
@@ -199,13 +216,8 @@ fn run_slabs<S: Stencil<N>, T: Real, const N: usize>(
     let stop = job.stop;
     let mut work = out_of_core::Workspace::new(slabs);
     let mut monitor = Monitor::start(stop, layout.interior_points(), job.progress.take());
-    let pass = out_of_core::Pass::<S, T, N> {
-        slabs,
-        shape: layout.shape,
-        inputs: &job.inputs,
-        params: &job.params,
-        inner,
-    };
+    let pass =
+        out_of_core::Pass::<S, T, N> { slabs, shape: layout.shape, inputs: &job.inputs, params: &job.params, inner };
     let mut iteration = 0;
     let stop_reason = loop {
         let Some(plan) = stop.next_cycle(iteration, slabs.height, true) else { break StopReason::IterationLimit };

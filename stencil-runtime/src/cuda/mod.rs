@@ -6,6 +6,7 @@
 mod cache;
 mod device;
 mod nvrtc;
+mod out_of_core;
 mod probe;
 pub(crate) mod run;
 

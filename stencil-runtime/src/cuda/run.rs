@@ -33,7 +33,7 @@ fn default_shape(dim: usize) -> ((u32, u32), u32) {
 /// in 1-D).
 pub const SHAPE_VAR: &str = "STENCIL_CUDA_SHAPE";
 
-fn plain_shape<const N: usize>() -> Result<((u32, u32), u32)> {
+pub(super) fn plain_shape<const N: usize>() -> Result<((u32, u32), u32)> {
     let default = default_shape(N);
     let Ok(text) = std::env::var(SHAPE_VAR) else { return Ok(default) };
     let parts: Vec<u32> = text.split(',').filter_map(|p| p.trim().parse().ok()).collect();
@@ -51,7 +51,7 @@ fn plain_shape<const N: usize>() -> Result<((u32, u32), u32)> {
 
 /// A shape (missing axes: `fill` = 1) or a radius (`fill` = 0) seen as 3-D, as the kernels
 /// see it: a 2-D grid's axes are axes 0 and 2, a 1-D grid is axis 2.
-fn as_3d(values: &[usize], fill: usize) -> [usize; 3] {
+pub(super) fn as_3d(values: &[usize], fill: usize) -> [usize; 3] {
     match *values {
         [a] => [fill, fill, a],
         [a, b] => [a, fill, b],
@@ -87,35 +87,27 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     }
     let layout = Layout::new(meta, u.shape())?;
     let gpu = Gpu::open(device)?;
-    let [n0, n1, n2] = as_3d(&u.shape(), 1);
-    let [r0, r1, r2] = as_3d(meta.radius, 0);
-    let interior = [n0 - 2 * r0, n1 - 2 * r1, n2 - 2 * r2];
+    if let Schedule::OutOfCore { slab, height, inner, device_memory } = job.schedule {
+        let schedule = super::out_of_core::Config { slab, height, inner, device_memory };
+        return super::out_of_core::run(job, u, &gpu, device, &layout, mode, schedule);
+    }
+    let dims = as_3d(&u.shape(), 1);
+    let radius = as_3d(meta.radius, 0);
     let tiled = matches!(job.schedule, Schedule::Tiled);
-    let (plain_block, march) = plain_shape::<N>()?;
-    // 32-bit index arithmetic is measurably faster; it is exact below 2³¹ points.
-    let index = if n0 * n1 * n2 < i32::MAX as usize { "int" } else { "long long" };
     let geometry = match job.schedule {
         Schedule::Hierarchical { tile, halo, sub } => {
-            Some(CycleGeometry::new::<S, T, N>(gpu.max_shared_per_block, [n0, n1, n2], [r0, r1, r2], tile, halo, sub)?)
+            let registers = std::env::var(HIER_KERNEL_VAR).is_ok_and(|v| v == "shared").then_some(false);
+            Some(CycleGeometry::new::<S, T, N>(
+                gpu.max_shared_per_block,
+                dims,
+                radius,
+                (tile, halo, sub),
+                registers.unwrap_or(true),
+            )?)
         }
         _ => None,
     };
-    let mut options = CompileOptions::new::<T>(mode, gpu.arch.clone())
-        .define("INDEX", index)
-        .define("BLOCK_X", plain_block.0)
-        .define("BLOCK_Y", plain_block.1)
-        .define("MARCH", march);
-    if let Some(rows) = geometry.as_ref().and_then(|g| g.register_rows) {
-        options = options.define("HIER_ROWS", rows);
-    }
-    let jit_started = Instant::now();
-    let compiled = cache::get(meta.name, S::CUDA_SOURCE, &options, gpu.driver_version)?;
-    let origin = compiled.origin;
-    let module = gpu
-        .ctx
-        .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx.0))
-        .map_err(driver_error("loading the compiled module"))?;
-    let jit = JitTime { time: jit_started.elapsed(), origin };
+    let (module, jit) = load_module::<S, T, N>(&gpu, mode, dims, geometry.as_ref().and_then(|g| g.register_rows))?;
     let function = |kind: &str| {
         module.load_function(&format!("{}_{kind}", meta.name)).map_err(driver_error("finding a kernel in the module"))
     };
@@ -124,30 +116,70 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
         return cycles::<S, T, N>(&mut job, u, &gpu, device, &layout, &geometry, &kernel, jit);
     }
     let (pass, measure) = (function(if tiled { "tiled" } else { "plain" })?, function("plain_measure")?);
-
     // The plain, measuring and tiled kernels share one launch shape.
+    let cfg = plain_config::<S, N>(&gpu, dims, radius)?;
+    typed::<S, T, N>(&mut job, u, &gpu, device, &layout, dims, (&pass, cfg), (&measure, cfg), jit)
+}
+
+/// Compiles (or takes from the cache) and loads the stencil's module for a grid seen as
+/// `dims`, with the plain launch shape and, for the register kernel, its rows.
+pub(super) fn load_module<S: Stencil<N>, T: Real, const N: usize>(
+    gpu: &Gpu,
+    mode: Mode,
+    dims: [usize; 3],
+    register_rows: Option<usize>,
+) -> Result<(std::sync::Arc<cudarc::driver::CudaModule>, JitTime)> {
+    let (plain_block, march) = plain_shape::<N>()?;
+    // 32-bit index arithmetic is measurably faster; it is exact below 2³¹ points.
+    let index = if dims.iter().product::<usize>() < i32::MAX as usize { "int" } else { "long long" };
+    let mut options = CompileOptions::new::<T>(mode, gpu.arch.clone())
+        .define("INDEX", index)
+        .define("BLOCK_X", plain_block.0)
+        .define("BLOCK_Y", plain_block.1)
+        .define("MARCH", march);
+    if let Some(rows) = register_rows {
+        options = options.define("HIER_ROWS", rows);
+    }
+    let jit_started = Instant::now();
+    let compiled = cache::get(S::META.name, S::CUDA_SOURCE, &options, gpu.driver_version)?;
+    let origin = compiled.origin;
+    let module = gpu
+        .ctx
+        .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx.0))
+        .map_err(driver_error("loading the compiled module"))?;
+    Ok((module, JitTime { time: jit_started.elapsed(), origin }))
+}
+
+/// The launch of the plain (and measuring, and tiled) kernel over the interior of a grid
+/// seen as `dims` with `radius`, checked against the device's limits.
+pub(super) fn plain_config<S: Stencil<N>, const N: usize>(
+    gpu: &Gpu,
+    dims: [usize; 3],
+    radius: [usize; 3],
+) -> Result<LaunchConfig> {
+    let (plain_block, march) = plain_shape::<N>()?;
+    let interior: [usize; 3] = std::array::from_fn(|a| dims[a] - 2 * radius[a]);
     let (x, y, z) =
         (blocks(interior[2], plain_block.0), blocks(interior[1], plain_block.1), blocks(interior[0], march));
     let limit = gpu.max_grid_yz as usize;
     if x > i32::MAX as usize || y > limit || z > limit {
         return Err(Error::Launch {
-            kernel: format!("{}_plain", meta.name),
+            kernel: format!("{}_plain", S::META.name),
             reason: format!("a grid of {x}×{y}×{z} blocks exceeds the device's limits (y and z ≤ {limit})"),
         });
     }
     let threads = plain_block.0 * plain_block.1;
     if threads > gpu.max_threads_per_block {
         return Err(Error::Launch {
-            kernel: format!("{}_plain", meta.name),
+            kernel: format!("{}_plain", S::META.name),
             reason: format!("{threads} threads per block, the device allows {}", gpu.max_threads_per_block),
         });
     }
-    let cfg = LaunchConfig {
+    Ok(LaunchConfig {
         grid_dim: (x as u32, y as u32, z as u32),
         block_dim: (plain_block.0, plain_block.1, 1),
         shared_mem_bytes: 0,
-    };
-    typed::<S, T, N>(&mut job, u, &gpu, device, &layout, [n0, n1, n2], (&pass, cfg), (&measure, cfg), jit)
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -208,27 +240,27 @@ pub const HIER_KERNEL_VAR: &str = "STENCIL_CUDA_HIER";
 const REGISTER_COLUMN_WORDS: usize = 128;
 
 /// The launch of the hierarchical kernel for one grid and configuration.
-struct CycleGeometry {
+pub(super) struct CycleGeometry {
     dims: [usize; 3],
     /// `Some(rows)` when the register kernel `_hier_rows` runs (1-D and 2-D, a working region
     /// at most one warp wide whose columns fit the register budget), with the region's rows.
     register_rows: Option<usize>,
     /// Tile edge and halo per axis, clipped to the grid (same semantics, fits an `int`).
-    tile: i32,
-    halo: [i32; 3],
+    pub(super) tile: i32,
+    pub(super) halo: [i32; 3],
     sub: usize,
-    shared_bytes: usize,
-    config: LaunchConfig,
+    pub(super) shared_bytes: usize,
+    pub(super) config: LaunchConfig,
 }
 
 impl CycleGeometry {
-    fn new<S: Stencil<N>, T: Real, const N: usize>(
+    /// `registers`: whether the register kernel may run where it applies.
+    pub(super) fn new<S: Stencil<N>, T: Real, const N: usize>(
         max_shared: usize,
         dims: [usize; 3],
         radius: [usize; 3],
-        tile: usize,
-        halo: usize,
-        sub: usize,
+        (tile, halo, sub): (usize, usize, usize),
+        registers: bool,
     ) -> Result<Self> {
         let kernel = format!("{}_hier", S::META.name);
         let fail = |reason: String| Error::Launch { kernel: kernel.clone(), reason };
@@ -254,9 +286,8 @@ impl CycleGeometry {
             .count();
         // The register kernel holds the unknown and the staged fields (those read off the point).
         let held = 1 + staged;
-        let forced_shared = std::env::var(HIER_KERNEL_VAR).is_ok_and(|v| v == "shared");
         let register_rows = (N <= 2
-            && !forced_shared
+            && registers
             && extent[2] <= 32
             && extent[0] * held * T::BYTES.div_ceil(4) <= REGISTER_COLUMN_WORDS)
             .then_some(extent[0]);
@@ -314,7 +345,7 @@ impl CycleGeometry {
     }
 
     /// The kernel's name after the stencil's.
-    fn kernel(&self) -> &'static str {
+    pub(super) fn kernel(&self) -> &'static str {
         if self.register_rows.is_some() { "hier_rows" } else { "hier" }
     }
 
@@ -384,17 +415,17 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
 }
 
 /// A kernel's scalar parameters, kept alive for the launches that reference them.
-struct Scalars<T> {
+pub(super) struct Scalars<T> {
     values: Vec<ScalarValue<T>>,
 }
 
 impl<T: Real> Scalars<T> {
-    fn new(values: Vec<ScalarValue<T>>) -> Self {
+    pub(super) fn new(values: Vec<ScalarValue<T>>) -> Self {
         Self { values }
     }
 
     /// Pushes the scalars in declaration order, as the generated kernels take them.
-    fn push<'a>(&'a self, launch: &mut cudarc::driver::LaunchArgs<'a>) {
+    pub(super) fn push<'a>(&'a self, launch: &mut cudarc::driver::LaunchArgs<'a>) {
         for v in &self.values {
             match v {
                 ScalarValue::Real(x) => launch.arg(x),

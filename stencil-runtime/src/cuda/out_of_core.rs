@@ -1,0 +1,350 @@
+//! The GPU half of [`Schedule::OutOfCore`](crate::Schedule::OutOfCore): the pyramid of
+//! papers 000/001 over the slabs of [`Slabs`](crate::slabs::Slabs), with the grid in page-locked host memory.
+//!
+//! Three streams overlap the work: `up` copies a slab's chunk (the unknown's planes from its
+//! own first plane on, and every read-only field) into one of two device slots, `compute`
+//! fills the chunk's lower ghost planes from the carry, keeps the old planes the next slab
+//! needs, and runs the slab's iterations over the shrinking regions, and `down` writes the
+//! slab's own planes back into the grid in place. While one slot computes, the other is
+//! being filled or emptied. Device buffers are ordered across streams by cudarc's event
+//! tracking (every buffer records its last read and write); host memory is ordered by hand:
+//! a pass's first copy waits for the previous pass's last write-back.
+
+use std::ffi::c_void;
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, LaunchConfig, PushKernelArg, sys};
+
+use super::device::{Gpu, driver_error};
+use super::nvrtc::Mode;
+use super::run::{CycleGeometry, Scalars, as_3d, load_module, plain_config};
+use crate::cpu::Layout;
+use crate::monitor::Monitor;
+use crate::report::StopReason;
+use crate::solver::Job;
+use crate::{Error, Grid, Inner, Real, Report, Result, Stencil};
+
+/// The parameters of [`Schedule::OutOfCore`](crate::Schedule::OutOfCore).
+pub(super) struct Config {
+    pub slab: Option<usize>,
+    pub height: usize,
+    pub inner: Inner,
+    pub device_memory: Option<usize>,
+}
+
+/// One device slot: the chunk of the unknown twice (Jacobi ping-pong) and of every
+/// read-only field once (`None` at the unknown's place).
+struct Slot<T> {
+    u: [CudaSlice<T>; 2],
+    fields: Vec<Option<CudaSlice<T>>>,
+}
+
+/// Host memory registered with the driver (page-locked) for the run, unregistered on drop.
+struct Pinned {
+    addresses: Vec<usize>,
+}
+
+impl Pinned {
+    /// Registers every non-empty slice; a slice the driver refuses stays pageable (its
+    /// copies are then staged by the driver and slower), and the reason is returned.
+    fn register<T>(gpu: &Gpu, slices: &[&[T]]) -> Result<(Self, Option<String>)> {
+        gpu.ctx.bind_to_thread().map_err(driver_error("binding the context"))?;
+        let mut pinned = Self { addresses: Vec::new() };
+        let mut refused = None;
+        for slice in slices.iter().filter(|s| !s.is_empty()) {
+            let address = slice.as_ptr() as *mut c_void;
+            // SAFETY: the range is a live allocation of the caller's, which outlives this
+            // guard (it is dropped at the end of the run, before the grids can be); the
+            // driver only pins its pages, it does not write to them.
+            let result = unsafe { sys::cuMemHostRegister_v2(address, std::mem::size_of_val(*slice), 0) };
+            match result {
+                sys::CUresult::CUDA_SUCCESS => pinned.addresses.push(address as usize),
+                sys::CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => {}
+                other => refused = Some(format!("{other:?}")),
+            }
+        }
+        Ok((pinned, refused))
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        for &address in &self.addresses {
+            // SAFETY: registered above with the context still current on this thread.
+            unsafe { sys::cuMemHostUnregister(address as *mut c_void) };
+        }
+    }
+}
+
+/// What runs a slab's iterations: the plain kernel, or the exact hierarchical one.
+enum Kernels {
+    Plain { pass: CudaFunction, measure: CudaFunction },
+    Hierarchical { cycle: CudaFunction, measure: CudaFunction, tile: usize, halo: usize, sub: usize },
+}
+
+/// Runs a Jacobi stencil by passes of the out-of-core pyramid on GPU `device`, with the
+/// stopping rules of the CPU twin (`cpu::run_slabs`).
+pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
+    mut job: Job<'_, '_, S, T, N>,
+    u: &mut Grid<T, N>,
+    gpu: &Gpu,
+    device: usize,
+    layout: &Layout<N>,
+    mode: Mode,
+    config: Config,
+) -> Result<Report> {
+    let meta = S::META;
+    let arrays = 2 + job.inputs.iter().flatten().count();
+    let (free, _) = gpu.ctx.mem_get_info().map_err(driver_error("reading the free device memory"))?;
+    let limit = config.device_memory.unwrap_or(free / 10 * 9);
+    let slabs = crate::cpu::slabs_for(layout, config.height, config.slab, Some(limit), arrays, T::BYTES)?;
+    let radius = as_3d(meta.radius, 0);
+    let view_dims = |planes: usize| {
+        let mut shape = layout.shape;
+        shape[0] = planes;
+        as_3d(&shape, 1)
+    };
+    // Every slab's measuring launch covers its own planes: its blocks get their own entries.
+    let measure_configs: Vec<LaunchConfig> = (0..slabs.own.len())
+        .map(|s| plain_config::<S, N>(gpu, view_dims(slabs.own[s].len() + 2 * slabs.radius), radius))
+        .collect::<Result<_>>()?;
+    let block_offsets: Vec<usize> = measure_configs
+        .iter()
+        .scan(0, |total, c| {
+            let at = *total;
+            *total += (c.grid_dim.0 * c.grid_dim.1 * c.grid_dim.2) as usize;
+            Some(at)
+        })
+        .collect();
+    let total_blocks = block_offsets.last().map_or(0, |&at| at + measure_blocks(measure_configs.last()));
+
+    let chunk_dims = view_dims(slabs.max_chunk());
+    let (module, jit) = load_module::<S, T, N>(gpu, mode, chunk_dims, None)?;
+    let function = |kind: &str| {
+        module.load_function(&format!("{}_{kind}", meta.name)).map_err(driver_error("finding a kernel in the module"))
+    };
+    let kernels = match config.inner {
+        Inner::Hierarchical { tile, halo, sub } => {
+            let cycle = function("hier")?;
+            let largest =
+                CycleGeometry::new::<S, T, N>(gpu.max_shared_per_block, chunk_dims, radius, (tile, halo, sub), false)?;
+            cycle
+                .set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    largest.shared_bytes as i32,
+                )
+                .map_err(driver_error("raising the kernel's shared-memory limit"))?;
+            Kernels::Hierarchical { cycle, measure: function("plain_measure")?, tile, halo, sub }
+        }
+        _ => Kernels::Plain { pass: function("plain")?, measure: function("plain_measure")? },
+    };
+
+    // Streams before buffers: cudarc tracks a buffer's uses across streams only when it is
+    // allocated with more than one stream in the context.
+    let stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
+    let (up, compute, down) = (stream()?, stream()?, stream()?);
+    let alloc =
+        |stream: &Arc<CudaStream>, n: usize| stream.alloc_zeros::<T>(n.max(1)).map_err(driver_error("allocating"));
+    let chunk_len = slabs.max_chunk() * slabs.plane_len;
+    let mut slots = Vec::with_capacity(2);
+    for _ in 0..2 {
+        slots.push(Slot {
+            u: [alloc(&compute, chunk_len)?, alloc(&compute, chunk_len)?],
+            fields: job
+                .inputs
+                .iter()
+                .map(|f| f.map(|_| alloc(&compute, chunk_len)).transpose())
+                .collect::<Result<_>>()?,
+        });
+    }
+    let mut carry = alloc(&compute, slabs.ghost(slabs.height) * slabs.plane_len)?;
+    let allocate = |n: usize| compute.alloc_zeros::<f64>(n.max(1)).map_err(driver_error("allocating"));
+    let (mut block_max, mut block_sum) = (allocate(total_blocks)?, allocate(total_blocks)?);
+    let mut first_bad = compute.alloc_zeros::<u64>(slabs.own.len()).map_err(driver_error("allocating"))?;
+    let scalars = Scalars::new(S::param_values(&job.params));
+    let inputs: Vec<Option<&[T]>> = job.inputs.clone();
+
+    let mut host_slices: Vec<&[T]> = inputs.iter().flatten().copied().collect();
+    host_slices.push(u.as_slice());
+    let (pinned, refused) = Pinned::register(gpu, &host_slices)?;
+    if let Some(reason) = refused {
+        eprintln!("stencil: the grid could not be page-locked ({reason}); copies will be slower");
+    }
+
+    let stop = job.stop;
+    let mut monitor = Monitor::start(stop, layout.interior_points(), job.progress.take());
+    let mut iteration = 0;
+    let stop_reason = loop {
+        let Some(plan) = stop.next_cycle(iteration, slabs.height, true) else { break StopReason::IterationLimit };
+        let len = plan.len;
+        iteration += len;
+        let check = plan.measure_step.is_some();
+        if check {
+            compute
+                .memcpy_htod(&vec![u64::MAX; slabs.own.len()], &mut first_bad)
+                .map_err(driver_error("resetting the check"))?;
+        }
+        // The chunks read planes that the previous pass wrote back.
+        up.join(&down).map_err(driver_error("ordering the copies"))?;
+        for s in 0..slabs.own.len() {
+            let slot = &mut slots[s % 2];
+            let chunk = slabs.chunk(s, len);
+            let own = slabs.own[s].clone();
+            let local = |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
+            let host = u.as_mut_slice();
+            let copy_error = driver_error("copying a slab to the device");
+
+            // Up: the chunk from its own first plane on, and every field's chunk. The lower
+            // ghost planes are written back already; they come from the carry (slab 0's are
+            // boundary planes, never written, so they come from the grid).
+            let lower = chunk.start..own.start;
+            let upper = own.start..chunk.end;
+            if s == 0 {
+                up.memcpy_htod(&host[slabs.elements(&lower)], &mut slot.u[0].slice_mut(local(&lower)))
+                    .map_err(copy_error)?;
+            }
+            up.memcpy_htod(&host[slabs.elements(&upper)], &mut slot.u[0].slice_mut(local(&upper)))
+                .map_err(driver_error("copying a slab to the device"))?;
+            for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
+                if let (Some(data), Some(buffer)) = (field, buffer) {
+                    up.memcpy_htod(&data[slabs.elements(&chunk)], &mut buffer.slice_mut(local(&chunk)))
+                        .map_err(driver_error("copying a field to the device"))?;
+                }
+            }
+
+            // Compute: the carry in, the next slab's carry out, the second buffer, iterations.
+            let [first, second] = &mut slot.u;
+            if s > 0 {
+                compute
+                    .memcpy_dtod(&carry.slice(0..lower.len() * slabs.plane_len), &mut first.slice_mut(local(&lower)))
+                    .map_err(driver_error("copying the carry"))?;
+            }
+            let kept = slabs.carry(s, len);
+            compute
+                .memcpy_dtod(&first.slice(local(&kept)), &mut carry.slice_mut(0..kept.len() * slabs.plane_len))
+                .map_err(driver_error("copying the carry"))?;
+            compute
+                .memcpy_dtod(&first.slice(local(&chunk)), &mut second.slice_mut(local(&chunk)))
+                .map_err(driver_error("copying a chunk"))?;
+            let mut current = 0;
+            let mut done = 0;
+            while done < len {
+                // A measured pass ends with one plain iteration over the slab itself, so that
+                // the residual covers every interior point once (as in the CPU twin).
+                let last_measured = check && done + 1 == len;
+                let steps = match kernels {
+                    Kernels::Hierarchical { sub, .. } if !last_measured => sub.min(len - done - usize::from(check)),
+                    _ => 1,
+                };
+                let view = slabs.region(s, len, done);
+                let range = local(&view);
+                let [a, b] = &mut slot.u;
+                let (source, target) = if current == 0 { (&*a, b) } else { (&*b, a) };
+                let source = source.slice(range.clone());
+                let mut target = target.slice_mut(range.clone());
+                let fields: Vec<Option<CudaView<'_, T>>> =
+                    slot.fields.iter().map(|f| f.as_ref().map(|f| f.slice(range.clone()))).collect();
+                let [e0, e1, e2] = view_dims(view.len()).map(|n| n as i64);
+                let (function, launch_config, ints) = match &kernels {
+                    Kernels::Plain { measure, .. } | Kernels::Hierarchical { measure, .. } if last_measured => {
+                        (measure, measure_configs[s], None)
+                    }
+                    Kernels::Plain { pass, .. } => {
+                        (pass, plain_config::<S, N>(gpu, view_dims(view.len()), radius)?, None)
+                    }
+                    Kernels::Hierarchical { cycle, tile, halo, .. } => {
+                        let geometry = CycleGeometry::new::<S, T, N>(
+                            gpu.max_shared_per_block,
+                            view_dims(view.len()),
+                            radius,
+                            (*tile, *halo, steps),
+                            false,
+                        )?;
+                        let [h0, h1, h2] = geometry.halo;
+                        (cycle, geometry.config, Some([geometry.tile, h0, h1, h2, steps as i32, 0]))
+                    }
+                };
+                let offset = block_offsets[s];
+                let blocks = measure_blocks(Some(&measure_configs[s]));
+                let mut maxes = block_max.slice_mut(offset..offset + blocks.max(1));
+                let mut sums = block_sum.slice_mut(offset..offset + blocks.max(1));
+                let mut bad = first_bad.slice_mut(s..s + 1);
+                let mut launch = compute.launch_builder(function);
+                launch.arg(&mut target);
+                for field in &fields {
+                    launch.arg(field.as_ref().unwrap_or(&source));
+                }
+                launch.arg(&e0).arg(&e1).arg(&e2);
+                scalars.push(&mut launch);
+                let ints = ints.unwrap_or_default();
+                if !matches!(kernels, Kernels::Plain { .. }) && !last_measured {
+                    for value in &ints {
+                        launch.arg(value);
+                    }
+                }
+                if last_measured || !matches!(kernels, Kernels::Plain { .. }) {
+                    launch.arg(&mut maxes).arg(&mut sums).arg(&mut bad);
+                }
+                // SAFETY: the arguments match the kernel's signature, generated from the same
+                // stencil (output, fields in order with the current iterate for the unknown,
+                // the view's extents, the scalars, the hierarchical kernel's ints, the block
+                // arrays). Every view covers the planes of `view` inside its chunk buffer,
+                // the kernel indexes only inside those extents, and the measuring launch has
+                // the block entries reserved for this slab (the hierarchical kernel runs with
+                // measure = 0 and writes none).
+                unsafe { launch.launch(launch_config) }.map_err(driver_error("launching a kernel"))?;
+                current ^= 1;
+                done += steps;
+            }
+
+            // Down: the slab's own planes, in place.
+            down.memcpy_dtoh(&slot.u[current].slice(local(&own)), &mut host[slabs.elements(&own)])
+                .map_err(driver_error("copying a slab to the host"))?;
+        }
+        if !check {
+            continue;
+        }
+        compute.synchronize().map_err(driver_error("waiting for the device"))?;
+        down.synchronize().map_err(driver_error("waiting for the device"))?;
+        let bad = compute.clone_dtoh(&first_bad).map_err(driver_error("reading the check"))?;
+        let at = bad
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b != u64::MAX)
+            .map(|(s, &b)| b as usize + slabs.region(s, len, len - 1).start * slabs.plane_len)
+            .min();
+        if let Some(at) = at {
+            let index = crate::grid::unflatten(layout.shape, at);
+            return Err(Error::NonFinite {
+                iteration,
+                index: index.to_vec(),
+                value: u.as_slice()[at].to_f64(),
+                check_every: stop.check_every,
+            });
+        }
+        let maxes = compute.clone_dtoh(&block_max).map_err(driver_error("reading the residual"))?;
+        let sums = compute.clone_dtoh(&block_sum).map_err(driver_error("reading the residual"))?;
+        let measured = (maxes.iter().copied().fold(0.0, f64::max), sums.iter().sum::<f64>().sqrt());
+        if monitor.check(plan.record_at, Some(measured)) {
+            break StopReason::Converged;
+        }
+    };
+    for stream in [&up, &compute, &down] {
+        stream.synchronize().map_err(driver_error("waiting for the device"))?;
+    }
+    let wall = monitor.elapsed();
+    drop(pinned);
+    Ok(monitor.into_report::<S, T, N>(
+        format!("cuda device {device} ({})", gpu.name),
+        slabs.resolved(job.schedule),
+        u.shape(),
+        (iteration, stop_reason),
+        wall,
+        Some((jit.time, jit.origin)),
+    ))
+}
+
+fn measure_blocks(config: Option<&LaunchConfig>) -> usize {
+    config.map_or(0, |c| (c.grid_dim.0 * c.grid_dim.1 * c.grid_dim.2) as usize)
+}

@@ -1,0 +1,226 @@
+//! `Schedule::OutOfCore` on the GPU against its CPU twin and `Plain`, bit for bit in exact
+//! mode: a device-memory limit that forces at least four slabs, heights that neither the
+//! slab width nor the iteration count divide, f32 and f64, 1-D/2-D/3-D, radius 2, an exact
+//! hierarchical inner schedule, stopping on a tolerance, a non-finite value and a limit
+//! that does not fit. Needs a GPU: without one the tests say they were skipped, and with
+//! `STENCIL_REQUIRE_GPU=1` a missing GPU is a failure.
+
+use stencil::builtin::{Jacobi5, Jacobi7};
+use stencil::cuda::{Mode, unusable_reason};
+use stencil::prelude::*;
+
+stencil! {
+    /// Radius 2 in 1-D.
+    fn wide(mut u: Field1, f: Field1, w: Real) -> Real {
+        (u[-2] + u[2] + w * (u[-1] + u[1]) + f[0]) / (2.0 + 2.0 * w)
+    }
+
+    /// Radius 2 in 3-D, a field read off the point, `if` and `sqrt`.
+    fn varied(mut u: Field3, k: Field3) -> Real {
+        let s = (k[0, 1, 0] * k[0, 0, -1] + 1.0).sqrt();
+        let m = if u[0, 0, 0] > 0.0 { u[0, 0, 2] } else { u[-2, 0, 0] };
+        (u[-1, 0, 0] + u[1, 0, 0] + u[0, 1, 0] + u[0, 0, -1] + m + s) / (5.0 + s)
+    }
+}
+
+fn gpu() -> bool {
+    match unusable_reason(0) {
+        None => true,
+        Some(reason) => {
+            assert!(std::env::var("STENCIL_REQUIRE_GPU").as_deref() != Ok("1"), "STENCIL_REQUIRE_GPU=1 but {reason}");
+            eprintln!("skipped: {reason}");
+            false
+        }
+    }
+}
+
+fn random<T: Real, const N: usize>(shape: [usize; N], seed: u64) -> Grid<T, N> {
+    Grid::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), seed).unwrap()
+}
+
+/// The device-memory limit at which the widest slab is `width` planes: two slots of
+/// `arrays` chunk buffers of `width + 2·height·radius` planes, and the carry.
+fn limit_for<T: Real>(width: usize, height: usize, radius: usize, plane_len: usize, arrays: usize) -> usize {
+    let ghost = height * radius;
+    (2 * arrays * (width + 2 * ghost) + ghost) * plane_len * T::BYTES
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve<S: Stencil<N>, T: Real, const N: usize>(
+    stencil: S,
+    shape: [usize; N],
+    input: &str,
+    params: &[(&str, f64)],
+    schedule: Schedule,
+    backend: Backend,
+    iterations: usize,
+    check_every: usize,
+) -> (Grid<T, N>, Report) {
+    let f = random::<T, N>(shape, 2);
+    let mut u = random::<T, N>(shape, 1);
+    let mut solver = Solver::new(stencil)
+        .backend(backend)
+        .schedule(schedule)
+        .mode(Mode::Exact)
+        .input(input, &f)
+        .max_iterations(iterations)
+        .check_every(check_every);
+    for (name, value) in params {
+        solver = solver.param(name, *value);
+    }
+    let report = solver.run(&mut u).unwrap();
+    (u, report)
+}
+
+fn differing<T: Real, const N: usize>(a: &Grid<T, N>, b: &Grid<T, N>) -> usize {
+    a.as_slice().iter().zip(b.as_slice()).filter(|(x, y)| x.to_f64().to_bits() != y.to_f64().to_bits()).count()
+}
+
+/// GPU against the CPU twin (iterate and residuals bit for bit) and against `Plain` on the
+/// CPU, with the slabs that `limit` allows, which must be `width` planes wide.
+#[allow(clippy::too_many_arguments)]
+fn check<S: Stencil<N>, T: Real, const N: usize>(
+    stencil: S,
+    shape: [usize; N],
+    input: &str,
+    params: &[(&str, f64)],
+    (width, height, inner): (usize, usize, Inner),
+    iterations: usize,
+    check_every: usize,
+) {
+    let radius = S::META.radius[0];
+    let plane_len: usize = shape[1..].iter().product();
+    let limit = limit_for::<T>(width, height, radius, plane_len, 3);
+    let schedule = Schedule::OutOfCore { slab: None, height, inner, device_memory: Some(limit) };
+    let what = format!("{} {} {shape:?} {schedule}", S::META.name, T::NAME);
+    let slabs = (shape[0] - 2 * radius).div_ceil(width);
+    assert!(slabs >= 4, "{what}: {slabs} slabs");
+    let run =
+        |schedule, backend| solve::<S, T, N>(stencil, shape, input, params, schedule, backend, iterations, check_every);
+    let (cpu, cpu_report) = run(schedule, Backend::Cpu);
+    let (gpu, gpu_report) = run(schedule, Backend::Cuda { device: 0 });
+    assert!(gpu_report.schedule.starts_with(&format!("out-of-core(slab {width},")), "{what}: {}", gpu_report.schedule);
+    assert_eq!(differing(&cpu, &gpu), 0, "{what}: GPU and CPU twin differ");
+    assert_eq!(cpu_report.iterations, gpu_report.iterations, "{what}");
+    assert_eq!(cpu_report.residuals.len(), gpu_report.residuals.len(), "{what}");
+    for (x, y) in cpu_report.residuals.iter().zip(&gpu_report.residuals) {
+        assert_eq!(x.iteration, y.iteration, "{what}");
+        assert_eq!(x.max, y.max, "{what}: L∞ residuals differ");
+        assert!((x.l2 - y.l2).abs() <= 1e-12 * x.l2.max(1e-300), "{what}: L2 {} vs {}", x.l2, y.l2);
+    }
+    let (plain, _) = run(Schedule::Plain, Backend::Cpu);
+    assert_eq!(differing(&plain, &gpu), 0, "{what}: out-of-core differs from Plain");
+    let (gpu_plain, _) = run(Schedule::Plain, Backend::Cuda { device: 0 });
+    assert_eq!(differing(&gpu_plain, &gpu), 0, "{what}: out-of-core differs from Plain on the GPU");
+}
+
+#[test]
+fn three_dimensional_f32_and_f64() {
+    if !gpu() {
+        return;
+    }
+    for (width, height, iterations, check_every) in [(7, 4, 23, 4), (5, 3, 10, 7), (1, 2, 9, 3), (11, 6, 6, 6)] {
+        let config = (width, height, Inner::Plain);
+        check::<_, f32, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], config, iterations, check_every);
+        check::<_, f64, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], config, iterations, check_every);
+    }
+}
+
+#[test]
+fn two_and_one_dimensional() {
+    if !gpu() {
+        return;
+    }
+    for (width, height) in [(13, 5), (20, 8), (3, 1)] {
+        check::<_, f32, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (width, height, Inner::Plain), 17, 5);
+        check::<_, f64, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (width, height, Inner::Plain), 17, 5);
+    }
+    check::<_, f64, 1>(Wide, [1009], "f", &[("w", 0.5)], (97, 6, Inner::Plain), 29, 7);
+    check::<_, f32, 1>(Wide, [1009], "f", &[("w", 0.5)], (250, 3, Inner::Plain), 29, 29);
+}
+
+#[test]
+fn radius_two_and_an_exact_hierarchical_inner_schedule() {
+    if !gpu() {
+        return;
+    }
+    check::<_, f64, 3>(Varied, [43, 19, 23], "k", &[], (6, 3, Inner::Plain), 13, 4);
+    let inner = Inner::Hierarchical { tile: 8, halo: 4, sub: 2 };
+    check::<_, f64, 3>(Varied, [43, 19, 23], "k", &[], (6, 5, inner), 13, 5);
+    let inner = Inner::Hierarchical { tile: 6, halo: 3, sub: 3 };
+    check::<_, f32, 3>(Jacobi7, [50, 29, 31], "f", &[("h2", 0.1)], (9, 7, inner), 20, 7);
+    check::<_, f32, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (13, 8, inner), 17, 8);
+}
+
+#[test]
+fn converges_like_plain_and_stops_at_the_same_iteration() {
+    if !gpu() {
+        return;
+    }
+    let shape = [66, 34, 34];
+    let f = Grid::<f32, 3>::filled(shape, 1.0).unwrap();
+    let solve = |schedule| {
+        let mut u = Grid::<f32, 3>::zeros(shape).unwrap();
+        let report = Solver::new(Jacobi7)
+            .backend(Backend::Cuda { device: 0 })
+            .mode(Mode::Exact)
+            .schedule(schedule)
+            .input("f", &f)
+            .param("h2", 1e-3)
+            .tolerance(Tolerance::Absolute { norm: Norm::Max, eps: 1e-6 })
+            .check_every(8)
+            .max_iterations(100_000)
+            .run(&mut u)
+            .unwrap();
+        (u, report)
+    };
+    let schedule = Schedule::OutOfCore { slab: Some(9), height: 8, inner: Inner::Plain, device_memory: None };
+    let (u, report) = solve(schedule);
+    let (plain_u, plain) = solve(Schedule::Plain);
+    assert_eq!(report.stop, StopReason::Converged);
+    assert_eq!(report.iterations, plain.iterations);
+    assert_eq!(report.residuals.last().unwrap().max, plain.residuals.last().unwrap().max);
+    assert_eq!(differing(&u, &plain_u), 0);
+    println!("converged in {} iterations: {report}", report.iterations);
+}
+
+#[test]
+fn a_non_finite_value_and_a_limit_that_does_not_fit_are_errors() {
+    if !gpu() {
+        return;
+    }
+    let shape = [40, 20, 20];
+    let f = Grid::<f64, 3>::filled(shape, 1.0).unwrap();
+    let mut u0 = random::<f64, 3>(shape, 4);
+    u0.as_mut_slice()[(29 * 20 + 5) * 20 + 7] = f64::NAN;
+    let fail = |schedule, backend| {
+        let mut u = u0.clone();
+        let error = Solver::new(Jacobi7)
+            .backend(backend)
+            .mode(Mode::Exact)
+            .schedule(schedule)
+            .input("f", &f)
+            .param("h2", 0.1)
+            .max_iterations(40)
+            .check_every(6)
+            .run(&mut u)
+            .unwrap_err();
+        (u, error.to_string())
+    };
+    let schedule = Schedule::OutOfCore { slab: Some(5), height: 4, inner: Inner::Plain, device_memory: None };
+    let (u, error) = fail(schedule, Backend::Cuda { device: 0 });
+    let (twin_u, twin_error) = fail(schedule, Backend::Cpu);
+    assert!(error.contains("iteration 6"), "{error}");
+    assert_eq!(error, twin_error);
+    let same =
+        u.as_slice().iter().zip(twin_u.as_slice()).all(|(a, b)| a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan());
+    assert!(same, "the grid after the error differs from the CPU twin's");
+
+    let tight = Schedule::OutOfCore { slab: None, height: 4, inner: Inner::Plain, device_memory: Some(100_000) };
+    let mut u = u0.clone();
+    let error =
+        Solver::new(Jacobi7).backend(Backend::Cuda { device: 0 }).schedule(tight).input("f", &f).param("h2", 0.1);
+    let error = error.max_iterations(3).run(&mut u).unwrap_err();
+    assert!(matches!(error, stencil::Error::DeviceMemory { .. }), "{error}");
+    assert_eq!(differing(&u, &u0), 0);
+}
