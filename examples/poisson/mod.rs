@@ -162,7 +162,7 @@ where
 }
 
 /// f: `Fbm<Perlin>` with 8 octaves sampled at the grid points, rescaled to exactly [−1, 1].
-fn perlin_rhs<T: Real, const N: usize>(n: usize, seed: u32) -> stencil::Result<Grid<T, N>>
+pub fn perlin_rhs<T: Real, const N: usize>(n: usize, seed: u32) -> stencil::Result<Grid<T, N>>
 where
     Fbm<Perlin>: NoiseFn<f64, N>,
 {

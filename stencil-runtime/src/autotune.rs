@@ -64,6 +64,32 @@ pub(crate) fn without_measuring(meta: &StencilMeta) -> Choice {
     }
 }
 
+/// Pyramid height of the out-of-core schedule that `Auto` chooses when a grid does not fit
+/// the device: deep enough that a slab's iterations take as long as its copies over PCIe
+/// (about 12 B per point each way and pass in `f32`, against a few hundred Gpoint/s of
+/// plain iterations on a recent card).
+pub(crate) const OUT_OF_CORE_HEIGHT: usize = 32;
+
+/// `Auto` for a grid whose in-core run needs `needed` bytes of device memory, more than the
+/// `usable` bytes: the out-of-core pyramid with plain inner iterations (equal to `Plain`).
+pub(crate) fn out_of_core(needed: usize, usable: usize) -> Choice {
+    let gib = |bytes: usize| bytes as f64 / (1u64 << 30) as f64;
+    Choice {
+        schedule: Schedule::OutOfCore {
+            slab: None,
+            height: OUT_OF_CORE_HEIGHT,
+            inner: crate::Inner::Plain,
+            device_memory: None,
+        },
+        reason: format!(
+            "out-of-core: the grid and its workspace need {:.2} GiB of device memory, {:.2} GiB is usable (90 % of \
+             what is free); the slabs are the widest that fit",
+            gib(needed),
+            gib(usable)
+        ),
+    }
+}
+
 /// The exact hierarchical configurations worth timing for a stencil: in 1-D and 2-D, working
 /// regions one warp (32 points) wide, which run in registers; in 3-D, small cubes in shared
 /// memory.

@@ -18,8 +18,9 @@ pub enum Schedule {
     /// the default tile for sweep stencils; for Jacobi stencils [`Plain`](Self::Plain) on the
     /// CPU, and on the GPU the fastest of `Plain` and a few exact
     /// [`Hierarchical`](Self::Hierarchical) configurations (halo = sub · radius), timed on the
-    /// grid over a few iterations and cached. [`Report::schedule_choice`](crate::Report)
-    /// says what was chosen and why.
+    /// grid over a few iterations and cached — or, when the grid and its workspace do not fit
+    /// the GPU's free memory, [`OutOfCore`](Self::OutOfCore) with plain inner iterations.
+    /// [`Report::schedule_choice`](crate::Report) says what was chosen and why.
     #[default]
     Auto,
     /// One iteration per pass over memory: a Jacobi pass (ping-pong buffers) for plain
@@ -221,7 +222,9 @@ pub enum Backend {
         device: usize,
     },
     /// CUDA device 0 when a driver, NVRTC and a device are usable and the stencil runs
-    /// there; otherwise the CPU, with a one-line notice on standard error saying why.
+    /// there; otherwise the CPU, with a one-line notice on standard error saying why. On the
+    /// GPU, a [`Plain`](Schedule::Plain) run whose grid does not fit the device runs
+    /// [`OutOfCore`](Schedule::OutOfCore) instead (the same iterates), and the report says so.
     Auto,
 }
 

@@ -165,12 +165,18 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 .map_err(|source| Error::Io { path, source })?;
         }
         let choice = match (self.schedule, device) {
-            (Schedule::Auto, Some(_))
-                if !S::META.is_sweep() && !crate::autotune::worth_measuring(self.max_iterations) =>
-            {
-                Some(crate::autotune::short_run(self.max_iterations.unwrap_or_default()))
+            (Schedule::Auto, Some(device)) if !S::META.is_sweep() => Some(match self.out_of_core(u, device)? {
+                Some(choice) => choice,
+                None if !crate::autotune::worth_measuring(self.max_iterations) => {
+                    crate::autotune::short_run(self.max_iterations.unwrap_or_default())
+                }
+                None => self.measure_auto(u, device)?,
+            }),
+            // `Backend::Auto` chose the GPU; a grid too large for it runs there out of core
+            // (the same iterates as `Plain`) rather than failing.
+            (Schedule::Plain, Some(device)) if self.backend == Backend::Auto && !S::META.is_sweep() => {
+                self.out_of_core(u, device)?
             }
-            (Schedule::Auto, Some(device)) if !S::META.is_sweep() => Some(self.measure_auto(u, device)?),
             (Schedule::Auto, _) => Some(crate::autotune::without_measuring(S::META)),
             _ => None,
         };
@@ -200,6 +206,18 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         }?;
         report.schedule_choice = choice.map(|c| c.reason);
         Ok(report)
+    }
+
+    /// `Some` out-of-core choice when an in-core run of `u` (the unknown twice and every
+    /// read-only field) does not fit 90 % of GPU `device`'s free memory.
+    fn out_of_core(&self, u: &Grid<T, N>, device: usize) -> Result<Option<crate::autotune::Choice>> {
+        let gpu = crate::cuda::Gpu::open(device)?;
+        let (free, _) = gpu
+            .free_memory()
+            .map_err(|message| Error::Cuda { what: "reading the free device memory".into(), message })?;
+        let needed = (2 + self.inputs.len()) * u.as_slice().len() * T::BYTES;
+        let usable = free / 10 * 9;
+        Ok((needed > usable).then(|| crate::autotune::out_of_core(needed, usable)))
     }
 
     /// `Schedule::Auto` on GPU `device`: every candidate of [`crate::autotune`] timed over a

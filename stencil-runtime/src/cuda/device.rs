@@ -60,6 +60,11 @@ pub struct Gpu {
 }
 
 impl Gpu {
+    /// (free, total) device memory in bytes, or the driver's error.
+    pub(crate) fn free_memory(&self) -> std::result::Result<(usize, usize), String> {
+        self.ctx.mem_get_info().map_err(|e| format!("{e:?}"))
+    }
+
     /// Opens device `ordinal`.
     ///
     /// **Errors**: [`Error::NoGpu`] when there is no usable driver, NVRTC or device,

@@ -1,0 +1,222 @@
+//! The out-of-core pyramid (papers 000/001) on the main job of `01_poisson3d`: −Δu = f on the
+//! unit cube, zero boundary, f = 8-octave Perlin noise in [−1, 1], u⁰ uniform in [−1, 1], until
+//! ‖uᵏ⁺¹ − uᵏ‖∞ < 1e-5, with the grid in host memory and a device-memory limit below the
+//! data size (by default half of u and f together), so the GPU never holds the whole grid.
+//!
+//! A progress bar follows the passes; each run prints its report. `--in-core` also runs
+//! `Plain` with the whole grid on the GPU, and `--cpu-iterations K` the CPU twin for K
+//! iterations (its time to convergence is then extrapolated from that throughput, and the
+//! table says so). `--heights 1,2,4,…` runs several pyramid heights one after another.
+//!
+//! ```text
+//! cargo run --release --example 06_out_of_core -- --size 256 --in-core
+//! cargo run --release --example 06_out_of_core -- --size 1000 --iterations 400 --heights 8,16,32,64 --in-core
+//! ```
+
+#[allow(dead_code)]
+mod poisson;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use stencil::builtin::Jacobi7;
+use stencil::prelude::*;
+
+/// Solve the 3-D Poisson problem out of core on the GPU.
+#[derive(Parser)]
+struct Args {
+    /// Points per axis, boundary included.
+    #[arg(long, default_value_t = 256)]
+    size: usize,
+    /// Element type.
+    #[arg(long, value_enum, default_value_t = Precision::F32)]
+    precision: Precision,
+    /// Pyramid heights n (iterations per pass), comma-separated: one run each.
+    #[arg(long, value_delimiter = ',', default_values_t = [32])]
+    heights: Vec<usize>,
+    /// Planes per slab; default: the widest that fits the device-memory limit.
+    #[arg(long)]
+    slab: Option<usize>,
+    /// Device memory the schedule may use, in GiB; default: half of u and f together.
+    #[arg(long)]
+    device_memory_gib: Option<f64>,
+    /// Run exactly this many iterations (a throughput measurement) instead of converging.
+    #[arg(long)]
+    iterations: Option<usize>,
+    /// Stop once ‖uᵏ⁺¹ − uᵏ‖∞ is below this (without `--iterations`).
+    #[arg(long, default_value_t = 1e-5)]
+    tolerance: f64,
+    /// Also run `Plain` in core on the GPU, for comparison.
+    #[arg(long)]
+    in_core: bool,
+    /// Also run the CPU twin (plain pass) for this many iterations.
+    #[arg(long)]
+    cpu_iterations: Option<usize>,
+    /// The right-hand side: the papers' Perlin noise, or a cheap product of sines for very large grids.
+    #[arg(long, value_enum, default_value_t = Rhs::Perlin)]
+    rhs: Rhs,
+    /// Seed of the noise in f and of the initial guess.
+    #[arg(long, default_value_t = 1)]
+    seed: u32,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Precision {
+    F32,
+    F64,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Rhs {
+    /// 8-octave Perlin noise rescaled to [−1, 1] (papers 000/001).
+    Perlin,
+    /// sin(2πx)·sin(2πy)·sin(2πz).
+    Sines,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let result = match args.precision {
+        Precision::F32 => run::<f32>(&args),
+        Precision::F64 => run::<f64>(&args),
+    };
+    result.map_or_else(
+        |e| {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        },
+        |()| ExitCode::SUCCESS,
+    )
+}
+
+fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let n = args.size;
+    if n < 3 {
+        return Err(format!("--size must be at least 3, not {n}").into());
+    }
+    if args.heights.contains(&0) {
+        return Err("every pyramid height must be at least 1".into());
+    }
+    let h = 1.0 / (n - 1) as f64;
+    println!("building the problem: {n}³ points, {}", T::NAME);
+    let f = match args.rhs {
+        Rhs::Perlin => poisson::perlin_rhs::<T, 3>(n, args.seed)?,
+        Rhs::Sines => {
+            let s = |i: usize| (2.0 * std::f64::consts::PI * i as f64 * h).sin();
+            Grid::from_fn([n; 3], |[i, j, k]| T::from_f64(s(i) * s(j) * s(k)))?
+        }
+    };
+    let mut u0 = Grid::<T, 3>::random_uniform([n; 3], T::from_f64(-1.0), T::from_f64(1.0), args.seed.into())?;
+    u0.set_boundary([1; 3], |_| T::ZERO);
+    let data = 2 * u0.as_slice().len() * T::BYTES;
+    let limit = args.device_memory_gib.map_or(data / 2, |gib| (gib * (1u64 << 30) as f64) as usize);
+    println!(
+        "u and f: {:.2} GiB in host memory; device-memory limit {:.2} GiB",
+        data as f64 / (1u64 << 30) as f64,
+        limit as f64 / (1u64 << 30) as f64
+    );
+
+    let stop = |solver, check_every| configure(solver, args, &f, h * h, check_every);
+    let mut rows = Vec::new();
+    for &height in &args.heights {
+        let schedule =
+            Schedule::OutOfCore { slab: args.slab, height, inner: Inner::Plain, device_memory: Some(limit) };
+        let bar = progress()?;
+        let solver = Solver::new(Jacobi7).backend(Backend::Auto).schedule(schedule);
+        let solver = stop(solver, height).on_progress(|p| {
+            let residual = p.residual.map_or("–".into(), |r| format!("{r:.3e}"));
+            bar.set_message(format!(
+                "pass {} (height {height}), iteration {}, residual {residual}, {:.1} Gpoint/s",
+                p.iteration.div_ceil(height),
+                p.iteration,
+                p.gpoints_per_s
+            ));
+        });
+        let report = run_one(solver, &u0);
+        bar.finish_and_clear();
+        // A height whose slabs do not fit the limit is reported, and the others still run.
+        match report {
+            Ok(report) => {
+                println!("{report}");
+                rows.push((report.schedule.clone(), report, false));
+            }
+            Err(e) => eprintln!("height {height}: {e}"),
+        }
+    }
+    if args.in_core {
+        let bar = progress()?;
+        let check_every = args.heights.first().copied().unwrap_or(100);
+        let solver = Solver::new(Jacobi7).backend(Backend::Auto).schedule(Schedule::Plain);
+        let solver = stop(solver, check_every).on_progress(|p| {
+            bar.set_message(format!("in core: iteration {}, {:.1} Gpoint/s", p.iteration, p.gpoints_per_s))
+        });
+        let report = run_one(solver, &u0);
+        bar.finish_and_clear();
+        let report = report?;
+        println!("{report}");
+        rows.push(("plain, in core".into(), report, false));
+    }
+    if let Some(k) = args.cpu_iterations {
+        let solver = Solver::new(Jacobi7).backend(Backend::Cpu).schedule(Schedule::Plain);
+        let solver = solver.input("f", &f).param("h2", h * h).max_iterations(k).check_every(k);
+        let report = run_one(solver, &u0)?;
+        println!("{report}");
+        rows.push((format!("CPU twin, {} threads", rayon_threads()), report, true));
+    }
+
+    // Convergence runs give the iterations the others are extrapolated to.
+    let converged = rows.iter().find(|(_, r, _)| r.stop == StopReason::Converged).map(|(_, r, _)| r.iterations);
+    let in_core = rows.iter().find(|(name, ..)| name == "plain, in core").map(|(_, r, _)| r.gpoints_per_s());
+    println!("\n| run | iterations | time (s) | Gpoint/s | of in-core plain | time to convergence (s) |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (name, report, extrapolated) in &rows {
+        let rate = report.gpoints_per_s();
+        let ratio = in_core.map_or("–".into(), |c| format!("{:.0} %", 100.0 * rate / c));
+        let to_converge = match (report.stop, converged) {
+            (StopReason::Converged, _) => format!("{:.2}", report.wall.as_secs_f64()),
+            (_, Some(k)) => {
+                let seconds = report.wall.as_secs_f64() * k as f64 / report.iterations as f64;
+                format!("{seconds:.1} (extrapolated{})", if *extrapolated { ", CPU" } else { "" })
+            }
+            _ => "–".into(),
+        };
+        println!(
+            "| {name} | {} | {:.3} | {rate:.1} | {ratio} | {to_converge} |",
+            report.iterations,
+            report.wall.as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// The problem's input and stopping rule: `--iterations`, or the tolerance.
+fn configure<'a, T: Real>(
+    solver: Solver<'a, Jacobi7, T, 3>,
+    args: &Args,
+    f: &'a Grid<T, 3>,
+    h2: f64,
+    check_every: usize,
+) -> Solver<'a, Jacobi7, T, 3> {
+    let solver = solver.input("f", f).param("h2", h2).check_every(check_every);
+    match args.iterations {
+        Some(k) => solver.max_iterations(k),
+        None => solver.tolerance(Tolerance::Absolute { norm: Norm::Max, eps: args.tolerance }),
+    }
+}
+
+fn run_one<T: Real>(mut solver: Solver<'_, Jacobi7, T, 3>, u0: &Grid<T, 3>) -> stencil::Result<Report> {
+    let mut u = u0.clone();
+    solver.run(&mut u)
+}
+
+fn progress() -> Result<ProgressBar, Box<dyn std::error::Error>> {
+    let bar = ProgressBar::new_spinner().with_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}")?);
+    bar.enable_steady_tick(Duration::from_millis(100));
+    Ok(bar)
+}
+
+fn rayon_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
