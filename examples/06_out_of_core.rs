@@ -121,8 +121,7 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let stop = |solver, check_every| configure(solver, args, &f, h * h, check_every);
     let mut rows = Vec::new();
     for &height in &args.heights {
-        let schedule =
-            Schedule::OutOfCore { slab: args.slab, height, inner: Inner::Plain, device_memory: Some(limit) };
+        let schedule = Schedule::OutOfCore { slab: args.slab, height, inner: Inner::Plain, device_memory: Some(limit) };
         let bar = progress()?;
         let solver = Solver::new(Jacobi7).backend(Backend::Auto).schedule(schedule);
         let solver = stop(solver, height).on_progress(|p| {
