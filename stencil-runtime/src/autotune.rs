@@ -218,4 +218,15 @@ mod tests {
     fn the_cpu_and_sweeps_do_not_measure() {
         assert_eq!(without_measuring(&meta(2, &[1, 1])).schedule, Schedule::Plain);
     }
+
+    #[test]
+    fn a_grid_that_does_not_fit_runs_out_of_core_and_says_why() {
+        let choice = out_of_core(12 << 30, 9 << 30);
+        let schedule = choice.schedule.resolve(Box::leak(Box::new(meta(3, &[1, 1, 1])))).unwrap();
+        assert!(matches!(
+            schedule,
+            Schedule::OutOfCore { slab: None, height: OUT_OF_CORE_HEIGHT, inner: crate::Inner::Plain, .. }
+        ));
+        assert!(choice.reason.contains("12.00 GiB") && choice.reason.contains("9.00 GiB"), "{}", choice.reason);
+    }
 }
