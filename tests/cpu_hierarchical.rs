@@ -7,6 +7,9 @@ use proptest::prelude::*;
 use stencil::builtin::{Jacobi5, Jacobi7};
 use stencil::prelude::*;
 
+mod common;
+use common::run;
+
 stencil! {
     /// Radius 2 along the fast axis, 1 along the slow one, with a coefficient field.
     fn wide(mut u: Field2, k: Field2) -> Real {
@@ -19,24 +22,6 @@ stencil! {
     fn rows(mut u: Field2, f: Field2, h2: Real) -> Real {
         (u[0, -1] + u[0, 1] + h2 * f[0, 0]) / 2.0
     }
-}
-
-fn run<S: Stencil<N>, const N: usize>(
-    stencil: S,
-    u0: &Grid<f64, N>,
-    field: (&str, &Grid<f64, N>),
-    params: &[(&str, f64)],
-    schedule: Schedule,
-    iterations: usize,
-) -> Grid<f64, N> {
-    let mut u = u0.clone();
-    let mut solver = Solver::new(stencil).input(field.0, field.1).schedule(schedule).max_iterations(iterations);
-    for &(name, value) in params {
-        solver = solver.param(name, value);
-    }
-    let report = solver.run(&mut u).unwrap();
-    assert_eq!(report.iterations, iterations);
-    u
 }
 
 fn boundary_unchanged<const N: usize>(before: &Grid<f64, N>, after: &Grid<f64, N>, radius: [usize; N]) -> bool {

@@ -7,6 +7,9 @@ use proptest::prelude::*;
 use stencil::builtin::Jacobi7;
 use stencil::prelude::*;
 
+mod common;
+use common::run;
+
 stencil! {
     /// Radius 2 along the slow axis (so a pass needs 2·height ghost planes), 1 along the fast.
     fn deep(mut u: Field2, k: Field2) -> Real {
@@ -19,24 +22,6 @@ stencil! {
     fn line(mut u: Field1, f: Field1, h2: Real) -> Real {
         (u[-1] + u[1] + h2 * f[0]) / 2.0
     }
-}
-
-fn run<S: Stencil<N>, const N: usize>(
-    stencil: S,
-    u0: &Grid<f64, N>,
-    field: (&str, &Grid<f64, N>),
-    params: &[(&str, f64)],
-    schedule: Schedule,
-    iterations: usize,
-) -> Grid<f64, N> {
-    let mut u = u0.clone();
-    let mut solver = Solver::new(stencil).input(field.0, field.1).schedule(schedule).max_iterations(iterations);
-    for &(name, value) in params {
-        solver = solver.param(name, value);
-    }
-    let report = solver.run(&mut u).unwrap();
-    assert_eq!(report.iterations, iterations);
-    u
 }
 
 fn bitwise<const N: usize>(a: &Grid<f64, N>, b: &Grid<f64, N>) -> bool {

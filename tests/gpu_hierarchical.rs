@@ -5,8 +5,11 @@
 //! tests say they were skipped, and with `STENCIL_REQUIRE_GPU=1` a missing GPU is a failure.
 
 use stencil::builtin::{Jacobi5, Jacobi7};
-use stencil::cuda::{Mode, unusable_reason};
+use stencil::cuda::Mode;
 use stencil::prelude::*;
+
+mod common;
+use common::{differing, gpu, random};
 
 stencil! {
     /// Radius 2 in 1-D.
@@ -36,21 +39,6 @@ stencil! {
     }
 }
 
-fn gpu() -> bool {
-    match unusable_reason(0) {
-        None => true,
-        Some(reason) => {
-            assert!(std::env::var("STENCIL_REQUIRE_GPU").as_deref() != Ok("1"), "STENCIL_REQUIRE_GPU=1 but {reason}");
-            eprintln!("skipped: {reason}");
-            false
-        }
-    }
-}
-
-fn random<T: Real, const N: usize>(shape: [usize; N], seed: u64) -> Grid<T, N> {
-    Grid::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), seed).unwrap()
-}
-
 /// `iterations` iterations with `schedule` on `backend`, checked every 2 iterations.
 #[allow(clippy::too_many_arguments)]
 fn solve<S: Stencil<N>, T: Real, const N: usize>(
@@ -78,10 +66,6 @@ fn solve<S: Stencil<N>, T: Real, const N: usize>(
     (u, report)
 }
 
-fn same<T: Real, const N: usize>(a: &Grid<T, N>, b: &Grid<T, N>) -> usize {
-    a.as_slice().iter().zip(b.as_slice()).filter(|(x, y)| x.to_f64().to_bits() != y.to_f64().to_bits()).count()
-}
-
 /// GPU against the CPU twin (bitwise, residuals included), and exact configurations
 /// against `Plain` on the CPU.
 fn check<S: Stencil<N>, T: Real, const N: usize>(
@@ -97,7 +81,7 @@ fn check<S: Stencil<N>, T: Real, const N: usize>(
     let (cpu, cpu_report) = solve::<S, T, N>(stencil, shape, input, params, schedule, Backend::Cpu, iterations);
     let (gpu, gpu_report) =
         solve::<S, T, N>(stencil, shape, input, params, schedule, Backend::Cuda { device: 0 }, iterations);
-    assert_eq!(same(&cpu, &gpu), 0, "{what}: GPU and CPU twin differ");
+    assert_eq!(differing(&cpu, &gpu), 0, "{what}: GPU and CPU twin differ");
     assert_eq!(cpu_report.iterations, gpu_report.iterations, "{what}");
     assert_eq!(cpu_report.residuals.len(), gpu_report.residuals.len(), "{what}");
     for (x, y) in cpu_report.residuals.iter().zip(&gpu_report.residuals) {
@@ -107,7 +91,7 @@ fn check<S: Stencil<N>, T: Real, const N: usize>(
     }
     if schedule.is_exact_blocking(S::META) {
         let (plain, _) = solve::<S, T, N>(stencil, shape, input, params, Schedule::Plain, Backend::Cpu, iterations);
-        assert_eq!(same(&plain, &gpu), 0, "{what}: exact blocking differs from Plain");
+        assert_eq!(differing(&plain, &gpu), 0, "{what}: exact blocking differs from Plain");
     }
 }
 
@@ -195,7 +179,7 @@ fn converges_like_the_cpu_twin() {
     let (gpu, gpu_report) = solve(Backend::Cuda { device: 0 });
     assert_eq!(cpu_report.stop, StopReason::Converged);
     assert_eq!(cpu_report.iterations, gpu_report.iterations);
-    assert_eq!(same(&cpu, &gpu), 0);
+    assert_eq!(differing(&cpu, &gpu), 0);
 }
 
 #[test]
@@ -249,7 +233,7 @@ fn auto_chooses_by_measurement_and_equals_plain() {
     assert!(reason.contains("measured on"), "{reason}");
     assert!(reason.contains("plain "), "{reason}");
     assert_eq!(report.iterations, 301);
-    assert_eq!(same(&auto, &plain), 0, "Auto ({}) differs from Plain", report.schedule);
+    assert_eq!(differing(&auto, &plain), 0, "Auto ({}) differs from Plain", report.schedule);
     // The second run takes the cached choice.
     let (_, again) = run(Schedule::Auto, Backend::Cuda { device: 0 });
     assert_eq!(again.schedule, report.schedule);

@@ -6,8 +6,11 @@
 //! `STENCIL_REQUIRE_GPU=1` a missing GPU is a failure.
 
 use stencil::builtin::{Jacobi5, Jacobi7};
-use stencil::cuda::{Mode, unusable_reason};
+use stencil::cuda::Mode;
 use stencil::prelude::*;
+
+mod common;
+use common::{differing, gpu, random};
 
 stencil! {
     /// Radius 2 in 1-D.
@@ -21,21 +24,6 @@ stencil! {
         let m = if u[0, 0, 0] > 0.0 { u[0, 0, 2] } else { u[-2, 0, 0] };
         (u[-1, 0, 0] + u[1, 0, 0] + u[0, 1, 0] + u[0, 0, -1] + m + s) / (5.0 + s)
     }
-}
-
-fn gpu() -> bool {
-    match unusable_reason(0) {
-        None => true,
-        Some(reason) => {
-            assert!(std::env::var("STENCIL_REQUIRE_GPU").as_deref() != Ok("1"), "STENCIL_REQUIRE_GPU=1 but {reason}");
-            eprintln!("skipped: {reason}");
-            false
-        }
-    }
-}
-
-fn random<T: Real, const N: usize>(shape: [usize; N], seed: u64) -> Grid<T, N> {
-    Grid::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), seed).unwrap()
 }
 
 /// The device-memory limit at which the widest slab is `width` planes: two slots of
@@ -70,10 +58,6 @@ fn solve<S: Stencil<N>, T: Real, const N: usize>(
     }
     let report = solver.run(&mut u).unwrap();
     (u, report)
-}
-
-fn differing<T: Real, const N: usize>(a: &Grid<T, N>, b: &Grid<T, N>) -> usize {
-    a.as_slice().iter().zip(b.as_slice()).filter(|(x, y)| x.to_f64().to_bits() != y.to_f64().to_bits()).count()
 }
 
 /// GPU against the CPU twin (iterate and residuals bit for bit) and against `Plain` on the

@@ -4,9 +4,12 @@
 //! `STENCIL_REQUIRE_GPU=1` a missing GPU is a failure.
 
 use stencil::builtin::{Jacobi5, Jacobi7};
-use stencil::cuda::{Mode, unusable_reason};
+use stencil::cuda::Mode;
 use stencil::prelude::*;
 use stencil::{Error, Report};
+
+mod common;
+use common::{gpu, random};
 
 stencil! {
     /// A user-written radius-2 stencil in 1-D.
@@ -25,21 +28,6 @@ stencil! {
     fn smooth(mut u: Field2) -> Real {
         ((u[-1, 0] + u[1, 0]).tanh() + (u[0, -1] * u[0, 1]).exp().ln() + u[0, 0].sin() * u[0, 0].cos()) / 3.0
     }
-}
-
-fn gpu() -> bool {
-    match unusable_reason(0) {
-        None => true,
-        Some(reason) => {
-            assert!(std::env::var("STENCIL_REQUIRE_GPU").as_deref() != Ok("1"), "STENCIL_REQUIRE_GPU=1 but {reason}");
-            eprintln!("skipped: {reason}");
-            false
-        }
-    }
-}
-
-fn random<T: Real, const N: usize>(shape: [usize; N], seed: u64) -> Grid<T, N> {
-    Grid::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), seed).unwrap()
 }
 
 /// Runs `iterations` iterations (checked every 3) on both backends.

@@ -117,6 +117,24 @@ impl StopRule {
     }
 }
 
+impl StopRule {
+    /// The error for a non-finite value found at flat index `at` of `u` by the check after
+    /// `iteration`; `u` holds that iterate.
+    pub fn non_finite<T: crate::Real, const N: usize>(
+        &self,
+        u: &crate::Grid<T, N>,
+        at: usize,
+        iteration: usize,
+    ) -> Error {
+        Error::NonFinite {
+            iteration,
+            index: crate::grid::unflatten(u.shape(), at).to_vec(),
+            value: u.as_slice()[at].to_f64(),
+            check_every: self.check_every,
+        }
+    }
+}
+
 /// One cycle of a hierarchical schedule, planned against the stopping rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct CyclePlan {

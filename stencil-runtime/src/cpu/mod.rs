@@ -76,13 +76,7 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
         };
         let Some(d) = difference else { continue };
         if let Some(at) = d.first_non_finite {
-            let index = crate::grid::unflatten(layout.shape, at);
-            return Err(Error::NonFinite {
-                iteration,
-                index: index.to_vec(),
-                value: u.as_slice()[at].to_f64(),
-                check_every: stop.check_every,
-            });
+            return Err(stop.non_finite(u, at, iteration));
         }
         let measured = (!d.max_abs.is_nan()).then(|| (d.max_abs, d.sum_sq.sqrt()));
         if monitor.check(iteration, measured) {
@@ -129,13 +123,7 @@ fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
         u.swap_data(&mut target);
         let Some(d) = difference else { continue };
         if let Some(at) = d.first_non_finite {
-            let index = crate::grid::unflatten(layout.shape, at);
-            return Err(Error::NonFinite {
-                iteration,
-                index: index.to_vec(),
-                value: u.as_slice()[at].to_f64(),
-                check_every: stop.check_every,
-            });
+            return Err(stop.non_finite(u, at, iteration));
         }
         if monitor.check(plan.record_at, Some((d.max_abs, d.sum_sq.sqrt()))) {
             break StopReason::Converged;
@@ -225,13 +213,7 @@ fn run_slabs<S: Stencil<N>, T: Real, const N: usize>(
         let difference = pass.run(u.as_mut_slice(), &mut work, plan.len, plan.measure_step.is_some())?;
         let Some(d) = difference else { continue };
         if let Some(at) = d.first_non_finite {
-            let index = crate::grid::unflatten(layout.shape, at);
-            return Err(Error::NonFinite {
-                iteration,
-                index: index.to_vec(),
-                value: u.as_slice()[at].to_f64(),
-                check_every: stop.check_every,
-            });
+            return Err(stop.non_finite(u, at, iteration));
         }
         if monitor.check(plan.record_at, Some((d.max_abs, d.sum_sq.sqrt()))) {
             break StopReason::Converged;

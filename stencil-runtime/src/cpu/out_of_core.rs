@@ -49,8 +49,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             let chunk = slabs.chunk(s, len);
             let own = slabs.own[s].clone();
             let local = |planes: &std::ops::Range<usize>| {
-                let e = slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
-                e.start..e.end
+                slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start))
             };
             // Load: the lower ghost planes from the carry (they are written back already),
             // the rest from the grid.

@@ -18,12 +18,12 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, LaunchConfig
 
 use super::device::{Gpu, driver_error};
 use super::nvrtc::Mode;
-use super::run::{CycleGeometry, Scalars, as_3d, load_module, plain_config};
+use super::run::{CycleGeometry, Scalars, as_3d, load_module, plain_config, plain_shape};
 use crate::cpu::Layout;
 use crate::monitor::Monitor;
 use crate::report::StopReason;
 use crate::solver::Job;
-use crate::{Error, Grid, Inner, Real, Report, Result, Stencil};
+use crate::{Grid, Inner, Real, Report, Result, Stencil};
 
 /// The parameters of [`Schedule::OutOfCore`](crate::Schedule::OutOfCore).
 pub(super) struct Config {
@@ -105,19 +105,17 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
         shape[0] = planes;
         as_3d(&shape, 1)
     };
+    // Read once: the launch shape comes from the environment.
+    let shape = plain_shape::<N>()?;
     // Every slab's measuring launch covers its own planes: its blocks get their own entries.
     let measure_configs: Vec<LaunchConfig> = (0..slabs.own.len())
-        .map(|s| plain_config::<S, N>(gpu, view_dims(slabs.own[s].len() + 2 * slabs.radius), radius))
+        .map(|s| plain_config::<S, N>(gpu, view_dims(slabs.own[s].len() + 2 * slabs.radius), radius, shape))
         .collect::<Result<_>>()?;
-    let block_offsets: Vec<usize> = measure_configs
-        .iter()
-        .scan(0, |total, c| {
-            let at = *total;
-            *total += (c.grid_dim.0 * c.grid_dim.1 * c.grid_dim.2) as usize;
-            Some(at)
-        })
-        .collect();
-    let total_blocks = block_offsets.last().map_or(0, |&at| at + measure_blocks(measure_configs.last()));
+    let block_counts: Vec<usize> =
+        measure_configs.iter().map(|c| (c.grid_dim.0 * c.grid_dim.1 * c.grid_dim.2) as usize).collect();
+    let block_offsets: Vec<usize> =
+        block_counts.iter().scan(0, |total, &n| Some(std::mem::replace(total, *total + n))).collect();
+    let total_blocks: usize = block_counts.iter().sum();
 
     let chunk_dims = view_dims(slabs.max_chunk());
     let (module, jit) = load_module::<S, T, N>(gpu, mode, chunk_dims, None)?;
@@ -193,7 +191,6 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
             let own = slabs.own[s].clone();
             let local = |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
             let host = u.as_mut_slice();
-            let copy_error = driver_error("copying a slab to the device");
 
             // Up: the chunk from its own first plane on, and every field's chunk. The lower
             // ghost planes are written back already; they come from the carry (slab 0's are
@@ -202,7 +199,7 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
             let upper = own.start..chunk.end;
             if s == 0 {
                 up.memcpy_htod(&host[slabs.elements(&lower)], &mut slot.u[0].slice_mut(local(&lower)))
-                    .map_err(copy_error)?;
+                    .map_err(driver_error("copying a slab to the device"))?;
             }
             up.memcpy_htod(&host[slabs.elements(&upper)], &mut slot.u[0].slice_mut(local(&upper)))
                 .map_err(driver_error("copying a slab to the device"))?;
@@ -251,7 +248,7 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
                         (measure, measure_configs[s], None)
                     }
                     Kernels::Plain { pass, .. } => {
-                        (pass, plain_config::<S, N>(gpu, view_dims(view.len()), radius)?, None)
+                        (pass, plain_config::<S, N>(gpu, view_dims(view.len()), radius, shape)?, None)
                     }
                     Kernels::Hierarchical { cycle, tile, halo, .. } => {
                         let geometry = CycleGeometry::new::<S, T, N>(
@@ -265,10 +262,9 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
                         (cycle, geometry.config, Some([geometry.tile, h0, h1, h2, steps as i32, 0]))
                     }
                 };
-                let offset = block_offsets[s];
-                let blocks = measure_blocks(Some(&measure_configs[s]));
-                let mut maxes = block_max.slice_mut(offset..offset + blocks.max(1));
-                let mut sums = block_sum.slice_mut(offset..offset + blocks.max(1));
+                let entries = block_offsets[s]..block_offsets[s] + block_counts[s].max(1);
+                let mut maxes = block_max.slice_mut(entries.clone());
+                let mut sums = block_sum.slice_mut(entries);
                 let mut bad = first_bad.slice_mut(s..s + 1);
                 let mut launch = compute.launch_builder(function);
                 launch.arg(&mut target);
@@ -277,13 +273,14 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
                 }
                 launch.arg(&e0).arg(&e1).arg(&e2);
                 scalars.push(&mut launch);
-                let ints = ints.unwrap_or_default();
-                if !matches!(kernels, Kernels::Plain { .. }) && !last_measured {
-                    for value in &ints {
+                // The hierarchical kernel's ints, and the block arrays that both the measuring
+                // and the hierarchical kernels take.
+                if let Some(ints) = &ints {
+                    for value in ints {
                         launch.arg(value);
                     }
                 }
-                if last_measured || !matches!(kernels, Kernels::Plain { .. }) {
+                if last_measured || ints.is_some() {
                     launch.arg(&mut maxes).arg(&mut sums).arg(&mut bad);
                 }
                 // SAFETY: the arguments match the kernel's signature, generated from the same
@@ -315,13 +312,7 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
             .map(|(s, &b)| b as usize + slabs.region(s, len, len - 1).start * slabs.plane_len)
             .min();
         if let Some(at) = at {
-            let index = crate::grid::unflatten(layout.shape, at);
-            return Err(Error::NonFinite {
-                iteration,
-                index: index.to_vec(),
-                value: u.as_slice()[at].to_f64(),
-                check_every: stop.check_every,
-            });
+            return Err(stop.non_finite(u, at, iteration));
         }
         let maxes = compute.clone_dtoh(&block_max).map_err(driver_error("reading the residual"))?;
         let sums = compute.clone_dtoh(&block_sum).map_err(driver_error("reading the residual"))?;
@@ -343,8 +334,4 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
         wall,
         Some((jit.time, jit.origin)),
     ))
-}
-
-fn measure_blocks(config: Option<&LaunchConfig>) -> usize {
-    config.map_or(0, |c| (c.grid_dim.0 * c.grid_dim.1 * c.grid_dim.2) as usize)
 }

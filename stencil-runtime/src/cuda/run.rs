@@ -117,7 +117,7 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     }
     let (pass, measure) = (function(if tiled { "tiled" } else { "plain" })?, function("plain_measure")?);
     // The plain, measuring and tiled kernels share one launch shape.
-    let cfg = plain_config::<S, N>(&gpu, dims, radius)?;
+    let cfg = plain_config::<S, N>(&gpu, dims, radius, plain_shape::<N>()?)?;
     typed::<S, T, N>(&mut job, u, &gpu, device, &layout, dims, (&pass, cfg), (&measure, cfg), jit)
 }
 
@@ -150,14 +150,15 @@ pub(super) fn load_module<S: Stencil<N>, T: Real, const N: usize>(
     Ok((module, JitTime { time: jit_started.elapsed(), origin }))
 }
 
-/// The launch of the plain (and measuring, and tiled) kernel over the interior of a grid
-/// seen as `dims` with `radius`, checked against the device's limits.
+/// The launch of the plain (and measuring, and tiled) kernel of launch shape `shape` (from
+/// [`plain_shape`]) over the interior of a grid seen as `dims` with `radius`, checked against
+/// the device's limits.
 pub(super) fn plain_config<S: Stencil<N>, const N: usize>(
     gpu: &Gpu,
     dims: [usize; 3],
     radius: [usize; 3],
+    (plain_block, march): ((u32, u32), u32),
 ) -> Result<LaunchConfig> {
-    let (plain_block, march) = plain_shape::<N>()?;
     let interior: [usize; 3] = std::array::from_fn(|a| dims[a] - 2 * radius[a]);
     let (x, y, z) =
         (blocks(interior[2], plain_block.0), blocks(interior[1], plain_block.1), blocks(interior[0], march));
@@ -223,7 +224,7 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
         if !check {
             continue;
         }
-        let measured = state.read_check(gpu, u, layout, iteration, stop)?;
+        let measured = state.read_check(gpu, u, iteration, stop)?;
         if monitor.check(iteration, Some(measured)) {
             break StopReason::Converged;
         }
@@ -406,7 +407,7 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
         if !check {
             continue;
         }
-        let measured = state.read_check(gpu, u, layout, iteration, stop)?;
+        let measured = state.read_check(gpu, u, iteration, stop)?;
         if monitor.check(plan.record_at, Some(measured)) {
             break StopReason::Converged;
         }
@@ -509,7 +510,6 @@ impl<T: Real> DeviceState<T> {
         &self,
         gpu: &Gpu,
         u: &mut Grid<T, N>,
-        layout: &Layout<N>,
         iteration: usize,
         stop: StopRule,
     ) -> Result<(f64, f64)> {
@@ -517,13 +517,7 @@ impl<T: Real> DeviceState<T> {
         let bad = stream.clone_dtoh(&self.first_bad).map_err(driver_error("reading the check"))?[0];
         if bad != u64::MAX {
             stream.memcpy_dtoh(&self.current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
-            let index = crate::grid::unflatten(layout.shape, bad as usize);
-            return Err(Error::NonFinite {
-                iteration,
-                index: index.to_vec(),
-                value: u.as_slice()[bad as usize].to_f64(),
-                check_every: stop.check_every,
-            });
+            return Err(stop.non_finite(u, bad as usize, iteration));
         }
         let maxes = stream.clone_dtoh(&self.block_max).map_err(driver_error("reading the residual"))?;
         let sums = stream.clone_dtoh(&self.block_sum).map_err(driver_error("reading the residual"))?;
