@@ -38,17 +38,17 @@ pub mod builtin;
 
 pub use stencil_macros::stencil;
 pub use stencil_runtime::{
-    Backend, ColorMap, DEFAULT_CHECK_EVERY, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Difference, Direction, Error, FieldMeta,
-    Grid, Inner, Norm, ParamMeta, Progress, ReadMeta, Real, Report, ResidualSample, Result, ScalarKind, Schedule,
-    Slice, Solver, Stencil, StencilMeta, StopReason, SweepMeta, Tolerance,
+    Backend, Checkpoint, ColorMap, DEFAULT_CHECK_EVERY, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Difference, Direction, Error,
+    FieldMeta, Grid, Inner, Norm, ParamMeta, Progress, ReadMeta, Real, Report, ResidualSample, Result, Saved,
+    ScalarKind, Schedule, Slice, Solver, Stencil, StencilMeta, StopReason, SweepMeta, Tolerance,
 };
 pub use stencil_runtime::{compare, cuda};
 
 /// What a program that defines and runs stencils needs in scope.
 pub mod prelude {
     pub use crate::{
-        Backend, ColorMap, Grid, Inner, Norm, Real, Report, Schedule, Slice, Solver, Stencil, StopReason, Tolerance,
-        stencil,
+        Backend, Checkpoint, ColorMap, Grid, Inner, Norm, Real, Report, Schedule, Slice, Solver, Stencil, StopReason,
+        Tolerance, stencil,
     };
 }
 

@@ -208,3 +208,44 @@ fn a_non_finite_value_and_a_limit_that_does_not_fit_are_errors() {
     assert!(matches!(error, stencil::Error::DeviceMemory { .. }), "{error}");
     assert_eq!(differing(&u, &u0), 0);
 }
+
+#[test]
+fn a_resumed_gpu_run_ends_where_an_uninterrupted_one_does_and_a_stopped_pass_says_so() {
+    if !gpu() {
+        return;
+    }
+    let shape = [40, 17, 33];
+    let f = random::<f32, 3>(shape, 2);
+    let u0 = random::<f32, 3>(shape, 1);
+    let device = Backend::Cuda { device: 0 };
+    let limit = limit_for::<f32>(7, 4, 1, 17 * 33, 3);
+    let out_of_core = Schedule::OutOfCore { slab: None, height: 4, inner: Inner::Plain, device_memory: Some(limit) };
+    let solver = |schedule| {
+        Solver::new(Jacobi7).backend(device).schedule(schedule).mode(Mode::Exact).input("f", &f).param("h2", 0.01)
+    };
+    for schedule in [Schedule::Plain, out_of_core] {
+        let dir = tempfile::tempdir().unwrap();
+        let checkpoint = Checkpoint::every(6, dir.path().join("u.npz")).resume();
+        let mut whole = u0.clone();
+        solver(schedule).max_iterations(31).run(&mut whole).unwrap();
+        let mut part = u0.clone();
+        solver(schedule).max_iterations(20).checkpoint(checkpoint.clone()).run(&mut part).unwrap();
+        let mut resumed = random::<f32, 3>(shape, 5);
+        let report = solver(schedule).max_iterations(31).checkpoint(checkpoint).run(&mut resumed).unwrap();
+        assert_eq!((report.iterations, report.resumed_at), (31, Some(18)), "{schedule}");
+        assert_eq!(differing(&resumed, &whole), 0, "{schedule}");
+    }
+
+    // A pass stopped after three slabs (of 7 planes, from the limit) leaves their planes at
+    // the new iterate and the rest at the old one.
+    let mut u = u0.clone();
+    let err = solver(out_of_core).max_iterations(8).fail_after_slabs(3).run(&mut u).unwrap_err();
+    let stencil::Error::StoppedMidPass { pass_start, pass_end, written_to, .. } = err else { panic!("{err:?}") };
+    assert_eq!((pass_start, pass_end, written_to), (0, 4, 1 + 3 * 7));
+    let mut four = u0.clone();
+    solver(Schedule::Plain).max_iterations(4).run(&mut four).unwrap();
+    let split = written_to * 17 * 33;
+    let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    assert!(same(&u.as_slice()[..split], &four.as_slice()[..split]));
+    assert!(same(&u.as_slice()[split..], &u0.as_slice()[split..]));
+}

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 /// Everything that can go wrong when a stencil is set up or run.
 ///
 /// Bad input is reported here and never by a panic. A run that fails validation leaves the
-/// user's grid untouched; see [`Error::NonFinite`] for the one error raised mid-run.
+/// user's grid untouched; [`Error::NonFinite`] and [`Error::StoppedMidPass`] say what the
+/// grid holds when a run stops midway.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -235,6 +236,48 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A checkpoint file cannot be read, or does not belong to this run.
+    #[error("cannot resume from checkpoint `{path}`: {reason}")]
+    ReadCheckpoint {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// Writing a checkpoint failed; the previous checkpoint, if any, is still in place.
+    #[error("cannot write checkpoint `{path}`: {source}")]
+    WriteCheckpoint {
+        /// The partial file being written.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: ndarray_npy::WriteNpzError,
+    },
+    /// A checkpoint interval of 0 iterations.
+    #[error("a checkpoint every 0 iterations cannot be written; use 1 or more")]
+    InvalidCheckpoint,
+    /// An out-of-core pass failed after writing some slabs back: the grid is not one
+    /// iterate. Its planes below `written_to` (along the slowest axis) hold iterate
+    /// `pass_end`, the others iterate `pass_start`.
+    #[error(
+        "the out-of-core pass from iteration {pass_start} to {pass_end} stopped after writing back planes up to {written_to} of {planes}: the grid is not one iterate (planes below {written_to} hold iterate {pass_end}, the rest iterate {pass_start}){}; cause: {source}",
+        checkpoint.as_ref().map(|(p, i)| format!("; the last checkpoint, `{}`, holds iterate {i}", p.display())).unwrap_or_default()
+    )]
+    StoppedMidPass {
+        /// The iterate the grid held when the pass began.
+        pass_start: usize,
+        /// The iterate the pass was computing.
+        pass_end: usize,
+        /// Planes `[0, written_to)` of the slowest axis were written back (boundary planes
+        /// included; they never change).
+        written_to: usize,
+        /// Planes along the slowest axis.
+        planes: usize,
+        /// The last checkpoint written by this run or resumed from, and its iteration.
+        checkpoint: Option<(PathBuf, usize)>,
+        /// What stopped the pass.
+        source: Box<Error>,
+    },
     /// Encoding a PNG failed.
     #[error("cannot write image `{path}`: {source}")]
     Image {
@@ -244,6 +287,13 @@ pub enum Error {
         #[source]
         source: image::ImageError,
     },
+}
+
+impl Error {
+    /// The failure of the test hook `Solver::fail_after_slabs`.
+    pub(crate) fn injected() -> Self {
+        Error::Cuda { what: "running a slab".into(), message: "failure injected for testing".into() }
+    }
 }
 
 /// `Result` with the runtime's [`Error`].

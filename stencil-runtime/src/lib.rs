@@ -5,6 +5,7 @@
 //! together with the macro.
 
 mod autotune;
+mod checkpoint;
 pub mod compare;
 mod cpu;
 pub mod cuda;
@@ -22,6 +23,7 @@ mod stop;
 #[doc(hidden)]
 pub mod __private;
 
+pub use checkpoint::{Checkpoint, Saved};
 pub use cpu::Difference;
 pub use error::{Error, Result};
 pub use grid::{ColorMap, Grid, Slice};

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::checkpoint::Writer;
 use crate::report::{ResidualSample, StopReason};
 use crate::solver::ProgressFn;
 use crate::stop::StopRule;
@@ -16,12 +17,65 @@ pub(crate) struct Monitor<'r, 'a> {
     residuals: Vec<ResidualSample>,
     reference: Option<f64>,
     progress: Option<&'r mut ProgressFn<'a>>,
+    /// The iteration the run started from (a checkpoint's, or 0).
+    first: usize,
+    checkpoint: Option<Writer>,
 }
 
 impl<'r, 'a> Monitor<'r, 'a> {
     /// Starts the clock.
     pub fn start(stop: StopRule, points: usize, progress: Option<&'r mut ProgressFn<'a>>) -> Self {
-        Self { stop, points, started: Instant::now(), residuals: Vec::new(), reference: None, progress }
+        Self {
+            stop,
+            points,
+            started: Instant::now(),
+            residuals: Vec::new(),
+            reference: None,
+            progress,
+            first: 0,
+            checkpoint: None,
+        }
+    }
+
+    /// Starts the clock for `job`: from its start (iteration 0 or a checkpoint), writing its
+    /// checkpoints.
+    pub fn for_job<S: Stencil<N>, T: Real, const N: usize>(
+        job: &mut crate::solver::Job<'r, 'a, S, T, N>,
+        points: usize,
+    ) -> Self {
+        let mut monitor = Self::start(job.stop, points, job.progress.take());
+        monitor.first = job.start.iteration;
+        monitor.reference = job.start.reference;
+        monitor.checkpoint = job.checkpoint.take();
+        monitor
+    }
+
+    /// The iteration the run starts from.
+    pub fn first_iteration(&self) -> usize {
+        self.first
+    }
+
+    /// Whether a checkpoint is due after the check at `iteration`.
+    pub fn checkpoint_due(&self, iteration: usize) -> bool {
+        self.checkpoint.as_ref().is_some_and(|w| w.due(iteration))
+    }
+
+    /// Writes the checkpoint of `u`, which holds iterate `iteration`.
+    pub fn save<S: Stencil<N>, T: Real, const N: usize>(
+        &mut self,
+        u: &crate::Grid<T, N>,
+        iteration: usize,
+    ) -> crate::Result<()> {
+        let reference = self.reference;
+        match self.checkpoint.as_mut() {
+            Some(writer) => writer.save(u, iteration, reference, S::META.name),
+            None => Ok(()),
+        }
+    }
+
+    /// The last checkpoint written by this run, and its iteration.
+    pub fn last_checkpoint(&self) -> Option<(std::path::PathBuf, usize)> {
+        self.checkpoint.as_ref().and_then(|w| w.last.map(|i| (w.path.clone(), i)))
     }
 
     fn norm(&self, max: f64, l2: f64) -> f64 {
@@ -54,7 +108,7 @@ impl<'r, 'a> Monitor<'r, 'a> {
                 max_iterations: self.stop.max_iterations,
                 residual: value,
                 elapsed,
-                gpoints_per_s: (self.points * iteration) as f64 / elapsed.as_secs_f64().max(1e-12) / 1e9,
+                gpoints_per_s: (self.points * (iteration - self.first)) as f64 / elapsed.as_secs_f64().max(1e-12) / 1e9,
             });
         }
         match (self.stop.tolerance, value) {
@@ -96,6 +150,7 @@ impl<'r, 'a> Monitor<'r, 'a> {
             wall,
             jit,
             bytes_per_point: S::META.bytes_per_point(T::BYTES),
+            resumed_at: (self.first > 0).then_some(self.first),
         }
     }
 }

@@ -75,6 +75,9 @@ pub struct Report {
     /// Bytes one plain pass moves per point (every field read once, the unknown written
     /// once).
     pub bytes_per_point: usize,
+    /// The iteration a resumed run started from (its checkpoint's); `iterations` counts
+    /// from 0, throughput only this run's iterations.
+    pub resumed_at: Option<usize>,
 }
 
 impl Report {
@@ -86,7 +89,8 @@ impl Report {
     /// Interior points updated per second, in 10⁹.
     pub fn gpoints_per_s(&self) -> f64 {
         let secs = self.wall.as_secs_f64();
-        if secs > 0.0 { (self.interior_points * self.iterations) as f64 / secs / 1e9 } else { 0.0 }
+        let iterations = self.iterations - self.resumed_at.unwrap_or(0);
+        if secs > 0.0 { (self.interior_points * iterations) as f64 / secs / 1e9 } else { 0.0 }
     }
 
     /// Effective bandwidth: [`bytes_per_point`](Self::bytes_per_point) × points per second,
@@ -109,7 +113,10 @@ impl fmt::Display for Report {
         if let Some(reason) = &self.schedule_choice {
             writeln!(f, "auto         {reason}")?;
         }
-        writeln!(f, "iterations   {} ({stop})", self.iterations)?;
+        match self.resumed_at {
+            Some(at) => writeln!(f, "iterations   {} ({stop}; resumed at {at})", self.iterations)?,
+            None => writeln!(f, "iterations   {} ({stop})", self.iterations)?,
+        }
         match self.final_residual() {
             Some(r) => writeln!(f, "residual     L∞ {:.4e}, L2 {:.4e} (at iteration {})", r.max, r.l2, r.iteration)?,
             None => writeln!(f, "residual     not measured")?,

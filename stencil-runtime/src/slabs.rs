@@ -111,6 +111,29 @@ impl Slabs {
         }
     }
 
+    /// The error for a pass from iterate `pass.start` to `pass.end` stopped by `source`
+    /// after `written` slabs were written back: `source` itself when none was (the grid is
+    /// still iterate `pass.start`), else [`Error::StoppedMidPass`].
+    pub fn interrupted(
+        &self,
+        pass: Range<usize>,
+        written: usize,
+        checkpoint: Option<(std::path::PathBuf, usize)>,
+        source: crate::Error,
+    ) -> crate::Error {
+        if written == 0 {
+            return source;
+        }
+        crate::Error::StoppedMidPass {
+            pass_start: pass.start,
+            pass_end: pass.end,
+            written_to: self.own[written - 1].end,
+            planes: self.planes,
+            checkpoint,
+            source: Box::new(source),
+        }
+    }
+
     /// Bytes of the buffers of [`widest`](Self::widest) for these slabs.
     pub fn buffer_bytes(&self, arrays: usize, elem: usize) -> usize {
         (2 * arrays * self.max_chunk() + self.ghost(self.height)) * self.plane_len * elem

@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use crate::checkpoint::{Start, Writer};
 use crate::stop::StopRule;
 use crate::{Backend, Error, Grid, Progress, Real, Report, Result, Schedule, Stencil, Tolerance};
 
@@ -25,6 +26,8 @@ pub struct Solver<'a, S: Stencil<N>, T: Real, const N: usize> {
     mode: crate::cuda::Mode,
     dump_cuda: Option<std::path::PathBuf>,
     progress: Option<ProgressFn<'a>>,
+    checkpoint: Option<crate::Checkpoint>,
+    fail_after_slabs: Option<usize>,
 }
 
 /// Everything a backend needs for one run, checked.
@@ -36,6 +39,11 @@ pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
     pub schedule: Schedule,
     pub stop: StopRule,
     pub progress: Option<&'r mut ProgressFn<'a>>,
+    /// The iteration the run starts from, and ρ(u⁰) if a checkpoint holds it.
+    pub start: Start,
+    pub checkpoint: Option<Writer>,
+    /// Test hook: an out-of-core run fails after writing back this many slabs.
+    pub fail_after_slabs: Option<usize>,
 }
 
 impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
@@ -55,6 +63,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             mode: crate::cuda::Mode::default(),
             dump_cuda: None,
             progress: None,
+            checkpoint: None,
+            fail_after_slabs: None,
         }
     }
 
@@ -133,6 +143,22 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         self
     }
 
+    /// Writes the iterate to a file every m iterations, atomically, and with
+    /// [`Checkpoint::resume`](crate::Checkpoint::resume) continues from that file when it
+    /// exists (see [`Checkpoint`](crate::Checkpoint)).
+    pub fn checkpoint(mut self, checkpoint: crate::Checkpoint) -> Self {
+        self.checkpoint = Some(checkpoint);
+        self
+    }
+
+    #[doc(hidden)]
+    /// Makes an out-of-core run fail, as a device error would, after writing back `slabs`
+    /// slabs; for testing what the error says.
+    pub fn fail_after_slabs(mut self, slabs: usize) -> Self {
+        self.fail_after_slabs = Some(slabs);
+        self
+    }
+
     /// Iterates on `u` (its boundary layer holds the Dirichlet values) until a stopping
     /// rule holds, and reports what ran.
     ///
@@ -189,7 +215,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             (None, Schedule::OutOfCore { height, .. }) => Some(height),
             (m, _) => m,
         };
-        let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
+        let mut stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
         let inputs = self.resolve_inputs(u.shape())?;
         let params = match self.params {
             Some(p) => p,
@@ -199,7 +225,32 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 S::params_from_values::<T>(&named)?
             }
         };
-        let job = Job { stencil: self.stencil, inputs, params, schedule, stop, progress: self.progress.as_mut() };
+        let (start, checkpoint) = match &self.checkpoint {
+            None => (Start::default(), None),
+            Some(c) => {
+                if c.interval() == 0 {
+                    return Err(Error::InvalidCheckpoint);
+                }
+                stop.checkpoint_every = Some(c.interval());
+                let start = if c.resumes() && c.path().exists() {
+                    resume::<S, T, N>(c, u, self.tolerance)?
+                } else {
+                    Start::default()
+                };
+                (start, Some(Writer::new(c, start.iteration, start.iteration > 0)))
+            }
+        };
+        let job = Job {
+            stencil: self.stencil,
+            inputs,
+            params,
+            schedule,
+            stop,
+            progress: self.progress.as_mut(),
+            start,
+            checkpoint,
+            fail_after_slabs: self.fail_after_slabs,
+        };
         let mut report = match device {
             None => crate::cpu::run(job, u),
             Some(device) => crate::cuda::run::run(job, u, device, self.mode),
@@ -240,6 +291,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 mode: self.mode,
                 dump_cuda: None,
                 progress: None,
+                checkpoint: None,
+                fail_after_slabs: None,
             };
             trial.run(&mut u.clone())
         })
@@ -274,6 +327,28 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         }
         Ok(resolved)
     }
+}
+
+/// Loads checkpoint `c` into `u` after checking that it is this run's: the same stencil,
+/// shape and precision, and ρ(u⁰) for a relative tolerance. `u` is untouched on error.
+fn resume<S: Stencil<N>, T: Real, const N: usize>(
+    c: &crate::Checkpoint,
+    u: &mut Grid<T, N>,
+    tolerance: Option<Tolerance>,
+) -> Result<Start> {
+    let saved = crate::Checkpoint::read::<T, N>(c.path())?;
+    let fail = |reason: String| Err(Error::ReadCheckpoint { path: c.path().to_owned(), reason });
+    if saved.stencil != S::META.name {
+        return fail(format!("it was written by stencil `{}`, not `{}`", saved.stencil, S::META.name));
+    }
+    if saved.grid.shape() != u.shape() {
+        return fail(format!("its grid has shape {:?}, the run's {:?}", saved.grid.shape(), u.shape()));
+    }
+    if matches!(tolerance, Some(Tolerance::Relative { .. })) && saved.reference.is_none() {
+        return fail("it holds no ρ(u⁰), which a relative tolerance needs; resume with an absolute tolerance".into());
+    }
+    u.as_mut_slice().copy_from_slice(saved.grid.as_slice());
+    Ok(Start { iteration: saved.iteration, reference: saved.reference })
 }
 
 fn check_unique<'n>(names: impl Iterator<Item = &'n str>) -> Result<()> {

@@ -67,6 +67,8 @@ pub(crate) struct StopRule {
     pub max_iterations: Option<usize>,
     pub tolerance: Option<Tolerance>,
     pub check_every: usize,
+    /// Checkpoints are written at multiples of this, so those iterations are checked too.
+    pub checkpoint_every: Option<usize>,
 }
 
 /// Check period when none is given: the papers' 100 iterations, or every iteration of a
@@ -106,13 +108,14 @@ impl StopRule {
             }
             _ => {}
         }
-        Ok(Self { max_iterations, tolerance, check_every })
+        Ok(Self { max_iterations, tolerance, check_every, checkpoint_every: None })
     }
 
     /// Whether iteration `k` (1-based) ends with a residual check.
     pub fn checks_at(&self, k: usize) -> bool {
         k.is_multiple_of(self.check_every)
             || Some(k) == self.max_iterations
+            || self.checkpoint_every.is_some_and(|m| k.is_multiple_of(m))
             || (k == 1 && matches!(self.tolerance, Some(Tolerance::Relative { .. })))
     }
 }

@@ -37,8 +37,8 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     // Allocated before the clock starts, so that reports time the iterations alone.
     let mut scratch: Option<Vec<T>> = (!meta.is_sweep() || stop.tolerance.is_some()).then(|| u.as_slice().to_vec());
     let points = layout.interior_points();
-    let mut monitor = Monitor::start(stop, points, job.progress.take());
-    let mut iteration = 0;
+    let mut monitor = Monitor::for_job(&mut job, points);
+    let mut iteration = monitor.first_iteration();
     let stop_reason = loop {
         if stop.max_iterations.is_some_and(|max| iteration >= max) {
             break StopReason::IterationLimit;
@@ -79,7 +79,11 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
             return Err(stop.non_finite(u, at, iteration));
         }
         let measured = (!d.max_abs.is_nan()).then(|| (d.max_abs, d.sum_sq.sqrt()));
-        if monitor.check(iteration, measured) {
+        let converged = monitor.check(iteration, measured);
+        if monitor.checkpoint_due(iteration) {
+            monitor.save::<S, T, N>(u, iteration)?;
+        }
+        if converged {
             break StopReason::Converged;
         }
     };
@@ -110,8 +114,8 @@ fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
     let stop = job.stop;
     let mut target = u.as_slice().to_vec();
     let points = layout.interior_points();
-    let mut monitor = Monitor::start(stop, points, job.progress.take());
-    let mut iteration = 0;
+    let mut monitor = Monitor::for_job(&mut job, points);
+    let mut iteration = monitor.first_iteration();
     let exact = job.schedule.is_exact_blocking(meta);
     let stop_reason = loop {
         let Some(plan) = stop.next_cycle(iteration, cycle.sub, exact) else { break StopReason::IterationLimit };
@@ -125,7 +129,11 @@ fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
         if let Some(at) = d.first_non_finite {
             return Err(stop.non_finite(u, at, iteration));
         }
-        if monitor.check(plan.record_at, Some((d.max_abs, d.sum_sq.sqrt()))) {
+        let converged = monitor.check(plan.record_at, Some((d.max_abs, d.sum_sq.sqrt())));
+        if monitor.checkpoint_due(iteration) {
+            monitor.save::<S, T, N>(u, iteration)?;
+        }
+        if converged {
             break StopReason::Converged;
         }
     };
@@ -203,19 +211,32 @@ fn run_slabs<S: Stencil<N>, T: Real, const N: usize>(
 ) -> Result<Report> {
     let stop = job.stop;
     let mut work = out_of_core::Workspace::new(slabs);
-    let mut monitor = Monitor::start(stop, layout.interior_points(), job.progress.take());
-    let pass =
-        out_of_core::Pass::<S, T, N> { slabs, shape: layout.shape, inputs: &job.inputs, params: &job.params, inner };
-    let mut iteration = 0;
+    let mut monitor = Monitor::for_job(&mut job, layout.interior_points());
+    let pass = out_of_core::Pass::<S, T, N> {
+        slabs,
+        shape: layout.shape,
+        inputs: &job.inputs,
+        params: &job.params,
+        inner,
+        fail_after: job.fail_after_slabs,
+    };
+    let mut iteration = monitor.first_iteration();
     let stop_reason = loop {
         let Some(plan) = stop.next_cycle(iteration, slabs.height, true) else { break StopReason::IterationLimit };
         iteration += plan.len;
-        let difference = pass.run(u.as_mut_slice(), &mut work, plan.len, plan.measure_step.is_some())?;
+        let difference =
+            pass.run(u.as_mut_slice(), &mut work, plan.len, plan.measure_step.is_some()).map_err(|(written, e)| {
+                slabs.interrupted(iteration - plan.len..iteration, written, monitor.last_checkpoint(), e)
+            })?;
         let Some(d) = difference else { continue };
         if let Some(at) = d.first_non_finite {
             return Err(stop.non_finite(u, at, iteration));
         }
-        if monitor.check(plan.record_at, Some((d.max_abs, d.sum_sq.sqrt()))) {
+        let converged = monitor.check(plan.record_at, Some((d.max_abs, d.sum_sq.sqrt())));
+        if monitor.checkpoint_due(iteration) {
+            monitor.save::<S, T, N>(u, iteration)?;
+        }
+        if converged {
             break StopReason::Converged;
         }
     };

@@ -6,7 +6,7 @@
 use super::layout::Layout;
 use super::{Difference, hierarchical, plain};
 use crate::slabs::Slabs;
-use crate::{Inner, Real, Result, Stencil};
+use crate::{Error, Inner, Real, Stencil};
 
 /// What one pass over the slabs needs.
 pub(crate) struct Pass<'p, S: Stencil<N>, T: Real, const N: usize> {
@@ -16,6 +16,8 @@ pub(crate) struct Pass<'p, S: Stencil<N>, T: Real, const N: usize> {
     pub inputs: &'p [Option<&'p [T]>],
     pub params: &'p S::Params<T>,
     pub inner: Inner,
+    /// Test hook: fail after writing back this many slabs.
+    pub fail_after: Option<usize>,
 }
 
 /// Buffers reused by every pass: the chunk twice (Jacobi ping-pong) and the carry.
@@ -41,11 +43,21 @@ impl<T: Real> Workspace<T> {
 impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
     /// Runs `len` iterations on `u` in place, slab by slab. With `measure`, the last
     /// iteration measures S(u) − u over every slab's own planes, i.e. over the interior once;
-    /// the flat index of a non-finite value is the grid's.
-    pub fn run(&self, u: &mut [T], work: &mut Workspace<T>, len: usize, measure: bool) -> Result<Option<Difference>> {
+    /// the flat index of a non-finite value is the grid's. An error after some slabs were
+    /// written back comes with the number written ([`Slabs::interrupted`]).
+    pub fn run(
+        &self,
+        u: &mut [T],
+        work: &mut Workspace<T>,
+        len: usize,
+        measure: bool,
+    ) -> std::result::Result<Option<Difference>, (usize, Error)> {
         let slabs = self.slabs;
         let mut total = measure.then(Difference::default);
         for s in 0..slabs.own.len() {
+            if self.fail_after == Some(s) {
+                return Err((s, Error::injected()));
+            }
             let chunk = slabs.chunk(s, len);
             let own = slabs.own[s].clone();
             let local = |planes: &std::ops::Range<usize>| {
@@ -78,7 +90,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                 let view = slabs.region(s, len, done);
                 let mut shape = self.shape;
                 shape[0] = view.len();
-                let layout = Layout::new(S::META, shape)?;
+                let layout = Layout::new(S::META, shape).map_err(|e| (s, e))?;
                 let range = local(&view);
                 let global = slabs.elements(&view);
                 let fields: Vec<&[T]> = self

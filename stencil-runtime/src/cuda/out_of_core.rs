@@ -171,8 +171,9 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     }
 
     let stop = job.stop;
-    let mut monitor = Monitor::start(stop, layout.interior_points(), job.progress.take());
-    let mut iteration = 0;
+    let fail_after = job.fail_after_slabs;
+    let mut monitor = Monitor::for_job(&mut job, layout.interior_points());
+    let mut iteration = monitor.first_iteration();
     let stop_reason = loop {
         let Some(plan) = stop.next_cycle(iteration, slabs.height, true) else { break StopReason::IterationLimit };
         let len = plan.len;
@@ -185,119 +186,139 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
         }
         // The chunks read planes that the previous pass wrote back.
         up.join(&down).map_err(driver_error("ordering the copies"))?;
-        for s in 0..slabs.own.len() {
-            let slot = &mut slots[s % 2];
-            let chunk = slabs.chunk(s, len);
-            let own = slabs.own[s].clone();
-            let local = |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
-            let host = u.as_mut_slice();
+        // Slabs whose write-back is enqueued: an error after the first leaves the grid
+        // between two iterates, and says so.
+        let mut enqueued = 0;
+        let mut pass = || -> Result<()> {
+            for s in 0..slabs.own.len() {
+                if fail_after == Some(s) {
+                    return Err(crate::Error::injected());
+                }
+                let slot = &mut slots[s % 2];
+                let chunk = slabs.chunk(s, len);
+                let own = slabs.own[s].clone();
+                let local =
+                    |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
+                let host = u.as_mut_slice();
 
-            // Up: the chunk from its own first plane on, and every field's chunk. The lower
-            // ghost planes are written back already; they come from the carry (slab 0's are
-            // boundary planes, never written, so they come from the grid).
-            let lower = chunk.start..own.start;
-            let upper = own.start..chunk.end;
-            if s == 0 {
-                up.memcpy_htod(&host[slabs.elements(&lower)], &mut slot.u[0].slice_mut(local(&lower)))
+                // Up: the chunk from its own first plane on, and every field's chunk. The lower
+                // ghost planes are written back already; they come from the carry (slab 0's are
+                // boundary planes, never written, so they come from the grid).
+                let lower = chunk.start..own.start;
+                let upper = own.start..chunk.end;
+                if s == 0 {
+                    up.memcpy_htod(&host[slabs.elements(&lower)], &mut slot.u[0].slice_mut(local(&lower)))
+                        .map_err(driver_error("copying a slab to the device"))?;
+                }
+                up.memcpy_htod(&host[slabs.elements(&upper)], &mut slot.u[0].slice_mut(local(&upper)))
                     .map_err(driver_error("copying a slab to the device"))?;
-            }
-            up.memcpy_htod(&host[slabs.elements(&upper)], &mut slot.u[0].slice_mut(local(&upper)))
-                .map_err(driver_error("copying a slab to the device"))?;
-            for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
-                if let (Some(data), Some(buffer)) = (field, buffer) {
-                    up.memcpy_htod(&data[slabs.elements(&chunk)], &mut buffer.slice_mut(local(&chunk)))
-                        .map_err(driver_error("copying a field to the device"))?;
+                for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
+                    if let (Some(data), Some(buffer)) = (field, buffer) {
+                        up.memcpy_htod(&data[slabs.elements(&chunk)], &mut buffer.slice_mut(local(&chunk)))
+                            .map_err(driver_error("copying a field to the device"))?;
+                    }
                 }
-            }
 
-            // Compute: the carry in, the next slab's carry out, the second buffer, iterations.
-            let [first, second] = &mut slot.u;
-            if s > 0 {
+                // Compute: the carry in, the next slab's carry out, the second buffer, iterations.
+                let [first, second] = &mut slot.u;
+                if s > 0 {
+                    compute
+                        .memcpy_dtod(
+                            &carry.slice(0..lower.len() * slabs.plane_len),
+                            &mut first.slice_mut(local(&lower)),
+                        )
+                        .map_err(driver_error("copying the carry"))?;
+                }
+                let kept = slabs.carry(s, len);
                 compute
-                    .memcpy_dtod(&carry.slice(0..lower.len() * slabs.plane_len), &mut first.slice_mut(local(&lower)))
+                    .memcpy_dtod(&first.slice(local(&kept)), &mut carry.slice_mut(0..kept.len() * slabs.plane_len))
                     .map_err(driver_error("copying the carry"))?;
-            }
-            let kept = slabs.carry(s, len);
-            compute
-                .memcpy_dtod(&first.slice(local(&kept)), &mut carry.slice_mut(0..kept.len() * slabs.plane_len))
-                .map_err(driver_error("copying the carry"))?;
-            compute
-                .memcpy_dtod(&first.slice(local(&chunk)), &mut second.slice_mut(local(&chunk)))
-                .map_err(driver_error("copying a chunk"))?;
-            let mut current = 0;
-            let mut done = 0;
-            while done < len {
-                // A measured pass ends with one plain iteration over the slab itself, so that
-                // the residual covers every interior point once (as in the CPU twin).
-                let last_measured = check && done + 1 == len;
-                let steps = match kernels {
-                    Kernels::Hierarchical { sub, .. } if !last_measured => sub.min(len - done - usize::from(check)),
-                    _ => 1,
-                };
-                let view = slabs.region(s, len, done);
-                let range = local(&view);
-                let [a, b] = &mut slot.u;
-                let (source, target) = if current == 0 { (&*a, b) } else { (&*b, a) };
-                let source = source.slice(range.clone());
-                let mut target = target.slice_mut(range.clone());
-                let fields: Vec<Option<CudaView<'_, T>>> =
-                    slot.fields.iter().map(|f| f.as_ref().map(|f| f.slice(range.clone()))).collect();
-                let [e0, e1, e2] = view_dims(view.len()).map(|n| n as i64);
-                let (function, launch_config, ints) = match &kernels {
-                    Kernels::Plain { measure, .. } | Kernels::Hierarchical { measure, .. } if last_measured => {
-                        (measure, measure_configs[s], None)
+                compute
+                    .memcpy_dtod(&first.slice(local(&chunk)), &mut second.slice_mut(local(&chunk)))
+                    .map_err(driver_error("copying a chunk"))?;
+                let mut current = 0;
+                let mut done = 0;
+                while done < len {
+                    // A measured pass ends with one plain iteration over the slab itself, so that
+                    // the residual covers every interior point once (as in the CPU twin).
+                    let last_measured = check && done + 1 == len;
+                    let steps = match kernels {
+                        Kernels::Hierarchical { sub, .. } if !last_measured => sub.min(len - done - usize::from(check)),
+                        _ => 1,
+                    };
+                    let view = slabs.region(s, len, done);
+                    let range = local(&view);
+                    let [a, b] = &mut slot.u;
+                    let (source, target) = if current == 0 { (&*a, b) } else { (&*b, a) };
+                    let source = source.slice(range.clone());
+                    let mut target = target.slice_mut(range.clone());
+                    let fields: Vec<Option<CudaView<'_, T>>> =
+                        slot.fields.iter().map(|f| f.as_ref().map(|f| f.slice(range.clone()))).collect();
+                    let [e0, e1, e2] = view_dims(view.len()).map(|n| n as i64);
+                    let (function, launch_config, ints) = match &kernels {
+                        Kernels::Plain { measure, .. } | Kernels::Hierarchical { measure, .. } if last_measured => {
+                            (measure, measure_configs[s], None)
+                        }
+                        Kernels::Plain { pass, .. } => {
+                            (pass, plain_config::<S, N>(gpu, view_dims(view.len()), radius, shape)?, None)
+                        }
+                        Kernels::Hierarchical { cycle, tile, halo, .. } => {
+                            let geometry = CycleGeometry::new::<S, T, N>(
+                                gpu.max_shared_per_block,
+                                view_dims(view.len()),
+                                radius,
+                                (*tile, *halo, steps),
+                                false,
+                            )?;
+                            let [h0, h1, h2] = geometry.halo;
+                            (cycle, geometry.config, Some([geometry.tile, h0, h1, h2, steps as i32, 0]))
+                        }
+                    };
+                    let entries = block_offsets[s]..block_offsets[s] + block_counts[s].max(1);
+                    let mut maxes = block_max.slice_mut(entries.clone());
+                    let mut sums = block_sum.slice_mut(entries);
+                    let mut bad = first_bad.slice_mut(s..s + 1);
+                    let mut launch = compute.launch_builder(function);
+                    launch.arg(&mut target);
+                    for field in &fields {
+                        launch.arg(field.as_ref().unwrap_or(&source));
                     }
-                    Kernels::Plain { pass, .. } => {
-                        (pass, plain_config::<S, N>(gpu, view_dims(view.len()), radius, shape)?, None)
+                    launch.arg(&e0).arg(&e1).arg(&e2);
+                    scalars.push(&mut launch);
+                    // The hierarchical kernel's ints, and the block arrays that both the measuring
+                    // and the hierarchical kernels take.
+                    if let Some(ints) = &ints {
+                        for value in ints {
+                            launch.arg(value);
+                        }
                     }
-                    Kernels::Hierarchical { cycle, tile, halo, .. } => {
-                        let geometry = CycleGeometry::new::<S, T, N>(
-                            gpu.max_shared_per_block,
-                            view_dims(view.len()),
-                            radius,
-                            (*tile, *halo, steps),
-                            false,
-                        )?;
-                        let [h0, h1, h2] = geometry.halo;
-                        (cycle, geometry.config, Some([geometry.tile, h0, h1, h2, steps as i32, 0]))
+                    if last_measured || ints.is_some() {
+                        launch.arg(&mut maxes).arg(&mut sums).arg(&mut bad);
                     }
-                };
-                let entries = block_offsets[s]..block_offsets[s] + block_counts[s].max(1);
-                let mut maxes = block_max.slice_mut(entries.clone());
-                let mut sums = block_sum.slice_mut(entries);
-                let mut bad = first_bad.slice_mut(s..s + 1);
-                let mut launch = compute.launch_builder(function);
-                launch.arg(&mut target);
-                for field in &fields {
-                    launch.arg(field.as_ref().unwrap_or(&source));
+                    // SAFETY: the arguments match the kernel's signature, generated from the same
+                    // stencil (output, fields in order with the current iterate for the unknown,
+                    // the view's extents, the scalars, the hierarchical kernel's ints, the block
+                    // arrays). Every view covers the planes of `view` inside its chunk buffer,
+                    // the kernel indexes only inside those extents, and the measuring launch has
+                    // the block entries reserved for this slab (the hierarchical kernel runs with
+                    // measure = 0 and writes none).
+                    unsafe { launch.launch(launch_config) }.map_err(driver_error("launching a kernel"))?;
+                    current ^= 1;
+                    done += steps;
                 }
-                launch.arg(&e0).arg(&e1).arg(&e2);
-                scalars.push(&mut launch);
-                // The hierarchical kernel's ints, and the block arrays that both the measuring
-                // and the hierarchical kernels take.
-                if let Some(ints) = &ints {
-                    for value in ints {
-                        launch.arg(value);
-                    }
-                }
-                if last_measured || ints.is_some() {
-                    launch.arg(&mut maxes).arg(&mut sums).arg(&mut bad);
-                }
-                // SAFETY: the arguments match the kernel's signature, generated from the same
-                // stencil (output, fields in order with the current iterate for the unknown,
-                // the view's extents, the scalars, the hierarchical kernel's ints, the block
-                // arrays). Every view covers the planes of `view` inside its chunk buffer,
-                // the kernel indexes only inside those extents, and the measuring launch has
-                // the block entries reserved for this slab (the hierarchical kernel runs with
-                // measure = 0 and writes none).
-                unsafe { launch.launch(launch_config) }.map_err(driver_error("launching a kernel"))?;
-                current ^= 1;
-                done += steps;
-            }
 
-            // Down: the slab's own planes, in place.
-            down.memcpy_dtoh(&slot.u[current].slice(local(&own)), &mut host[slabs.elements(&own)])
-                .map_err(driver_error("copying a slab to the host"))?;
+                // Down: the slab's own planes, in place.
+                down.memcpy_dtoh(&slot.u[current].slice(local(&own)), &mut host[slabs.elements(&own)])
+                    .map_err(driver_error("copying a slab to the host"))?;
+                enqueued = s + 1;
+            }
+            Ok(())
+        };
+        if let Err(error) = pass() {
+            // What was enqueued is written once the copies finish (they do not run after a
+            // sticky device error; the count is then an upper bound, as the error says).
+            let _ = down.synchronize();
+            return Err(slabs.interrupted(iteration - len..iteration, enqueued, monitor.last_checkpoint(), error));
         }
         if !check {
             continue;
@@ -317,7 +338,12 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
         let maxes = compute.clone_dtoh(&block_max).map_err(driver_error("reading the residual"))?;
         let sums = compute.clone_dtoh(&block_sum).map_err(driver_error("reading the residual"))?;
         let measured = (maxes.iter().copied().fold(0.0, f64::max), sums.iter().sum::<f64>().sqrt());
-        if monitor.check(plan.record_at, Some(measured)) {
+        let converged = monitor.check(plan.record_at, Some(measured));
+        if monitor.checkpoint_due(iteration) {
+            // The pass's write-backs are done (waited for above): the grid is the iterate.
+            monitor.save::<S, T, N>(u, iteration)?;
+        }
+        if converged {
             break StopReason::Converged;
         }
     };

@@ -200,8 +200,8 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
     let mut state = DeviceState::upload(gpu, job, u, dims, blocks_measured)?;
     let stop = job.stop;
     let points = layout.interior_points();
-    let mut monitor = Monitor::start(stop, points, job.progress.take());
-    let mut iteration = 0;
+    let mut monitor = Monitor::for_job(job, points);
+    let mut iteration = monitor.first_iteration();
     let stop_reason = loop {
         if stop.max_iterations.is_some_and(|max| iteration >= max) {
             break StopReason::IterationLimit;
@@ -225,7 +225,12 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
             continue;
         }
         let measured = state.read_check(gpu, u, iteration, stop)?;
-        if monitor.check(iteration, Some(measured)) {
+        let converged = monitor.check(iteration, Some(measured));
+        if monitor.checkpoint_due(iteration) {
+            state.copy_to_host(gpu, u)?;
+            monitor.save::<S, T, N>(u, iteration)?;
+        }
+        if converged {
             break StopReason::Converged;
         }
     };
@@ -381,8 +386,8 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
     let [h0, h1, h2] = geometry.halo;
     let stop = job.stop;
     let points = layout.interior_points();
-    let mut monitor = Monitor::start(stop, points, job.progress.take());
-    let mut iteration = 0;
+    let mut monitor = Monitor::for_job(job, points);
+    let mut iteration = monitor.first_iteration();
     let exact = job.schedule.is_exact_blocking(meta);
     let stop_reason = loop {
         let Some(plan) = stop.next_cycle(iteration, geometry.sub, exact) else { break StopReason::IterationLimit };
@@ -408,7 +413,12 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
             continue;
         }
         let measured = state.read_check(gpu, u, iteration, stop)?;
-        if monitor.check(plan.record_at, Some(measured)) {
+        let converged = monitor.check(plan.record_at, Some(measured));
+        if monitor.checkpoint_due(iteration) {
+            state.copy_to_host(gpu, u)?;
+            monitor.save::<S, T, N>(u, iteration)?;
+        }
+        if converged {
             break StopReason::Converged;
         }
     };
@@ -522,6 +532,11 @@ impl<T: Real> DeviceState<T> {
         let maxes = stream.clone_dtoh(&self.block_max).map_err(driver_error("reading the residual"))?;
         let sums = stream.clone_dtoh(&self.block_sum).map_err(driver_error("reading the residual"))?;
         Ok((maxes.iter().copied().fold(0.0, f64::max), sums.iter().sum::<f64>().sqrt()))
+    }
+
+    /// Copies the current iterate into `u` (for a checkpoint).
+    fn copy_to_host<const N: usize>(&self, gpu: &Gpu, u: &mut Grid<T, N>) -> Result<()> {
+        gpu.stream.memcpy_dtoh(&self.current, u.as_mut_slice()).map_err(driver_error("copying to the host"))
     }
 
     /// Ends the run: waits for the device, stops the clock, copies the current iterate into
