@@ -3,7 +3,9 @@
 //! ‖uᵏ⁺¹ − uᵏ‖∞ < 1e-5, with the grid in host memory and a device-memory limit below the
 //! data size (by default half of u and f together), so the GPU never holds the whole grid.
 //!
-//! A progress bar follows the passes; each run prints its report. `--in-core` also runs
+//! A progress bar follows the passes and the slabs of each; each run prints its report.
+//! `--checkpoint FILE` writes u every `--checkpoint-every` iterations and resumes from FILE
+//! when it exists. `--in-core` also runs
 //! `Plain` with the whole grid on the GPU, and `--cpu-iterations K` the CPU twin for K
 //! iterations (its time to convergence is then extrapolated from that throughput, and the
 //! table says so). `--heights 1,2,4,…` runs several pyramid heights one after another.
@@ -60,6 +62,12 @@ struct Args {
     /// Seed of the noise in f and of the initial guess.
     #[arg(long, default_value_t = 1)]
     seed: u32,
+    /// Write u to this `.npz` file during out-of-core runs, and resume from it if it exists.
+    #[arg(long)]
+    checkpoint: Option<std::path::PathBuf>,
+    /// Iterations between checkpoints.
+    #[arg(long, default_value_t = 1000)]
+    checkpoint_every: usize,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -119,21 +127,37 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let stop = |solver, check_every| configure(solver, args, &f, h * h, check_every);
+    // A single run iterates on u⁰ itself: at sizes near the host's memory there is no room
+    // for a copy.
+    let runs = args.heights.len() + usize::from(args.in_core) + usize::from(args.cpu_iterations.is_some());
+    let mut u0 = Starting { grid: u0, in_place: runs == 1 };
     let mut rows = Vec::new();
     for &height in &args.heights {
         let schedule = Schedule::OutOfCore { slab: args.slab, height, inner: Inner::Plain, device_memory: Some(limit) };
-        let bar = progress()?;
-        let solver = Solver::new(Jacobi7).backend(Backend::Auto).schedule(schedule);
-        let solver = stop(solver, height).on_progress(|p| {
-            let residual = p.residual.map_or("–".into(), |r| format!("{r:.3e}"));
-            bar.set_message(format!(
-                "pass {} (height {height}), iteration {}, residual {residual}, {:.1} Gpoint/s",
-                p.iteration.div_ceil(height),
-                p.iteration,
-                p.gpoints_per_s
-            ));
-        });
-        let report = run_one(solver, &u0);
+        let bar = slab_progress()?;
+        let mut solver = Solver::new(Jacobi7).backend(Backend::Auto).schedule(schedule);
+        if let Some(path) = &args.checkpoint {
+            solver = solver.checkpoint(Checkpoint::every(args.checkpoint_every, path).resume());
+        }
+        let solver = stop(solver, height)
+            .on_slab(|p| {
+                bar.set_prefix(format!(
+                    "pass {} (iterations {}–{})",
+                    p.pass_end.div_ceil(height),
+                    p.pass_start + 1,
+                    p.pass_end
+                ));
+                bar.set_length(p.slabs as u64);
+                bar.set_position(p.slab as u64);
+            })
+            .on_progress(|p| {
+                let residual = p.residual.map_or("–".into(), |r| format!("{r:.3e}"));
+                bar.set_message(format!(
+                    "residual {residual} at iteration {}, {:.1} Gpoint/s",
+                    p.iteration, p.gpoints_per_s
+                ));
+            });
+        let report = u0.run(solver);
         bar.finish_and_clear();
         // A height whose slabs do not fit the limit is reported, and the others still run.
         match report {
@@ -151,7 +175,7 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         let solver = stop(solver, check_every).on_progress(|p| {
             bar.set_message(format!("in core: iteration {}, {:.1} Gpoint/s", p.iteration, p.gpoints_per_s))
         });
-        let report = run_one(solver, &u0);
+        let report = u0.run(solver);
         bar.finish_and_clear();
         let report = report?;
         println!("{report}");
@@ -160,7 +184,7 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(k) = args.cpu_iterations {
         let solver = Solver::new(Jacobi7).backend(Backend::Cpu).schedule(Schedule::Plain);
         let solver = solver.input("f", &f).param("h2", h * h).max_iterations(k).check_every(k);
-        let report = run_one(solver, &u0)?;
+        let report = u0.run(solver)?;
         println!("{report}");
         rows.push((format!("CPU twin, {} threads", rayon_threads()), report, true));
     }
@@ -205,13 +229,31 @@ fn configure<'a, T: Real>(
     }
 }
 
-fn run_one<T: Real>(mut solver: Solver<'_, Jacobi7, T, 3>, u0: &Grid<T, 3>) -> stencil::Result<Report> {
-    let mut u = u0.clone();
-    solver.run(&mut u)
+/// The initial guess, copied for every run, or iterated on in place by the only run.
+struct Starting<T: Real> {
+    grid: Grid<T, 3>,
+    in_place: bool,
+}
+
+impl<T: Real> Starting<T> {
+    fn run(&mut self, mut solver: Solver<'_, Jacobi7, T, 3>) -> stencil::Result<Report> {
+        if self.in_place {
+            return solver.run(&mut self.grid);
+        }
+        solver.run(&mut self.grid.clone())
+    }
 }
 
 fn progress() -> Result<ProgressBar, Box<dyn std::error::Error>> {
     let bar = ProgressBar::new_spinner().with_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}")?);
+    bar.enable_steady_tick(Duration::from_millis(100));
+    Ok(bar)
+}
+
+/// Passes in the prefix, the slabs of the pass as the bar, the last check in the message.
+fn slab_progress() -> Result<ProgressBar, Box<dyn std::error::Error>> {
+    let style = ProgressStyle::with_template("{spinner} {elapsed} {prefix} [{bar:24}] slab {pos}/{len} {msg}")?;
+    let bar = ProgressBar::new(1).with_style(style.progress_chars("=> "));
     bar.enable_steady_tick(Duration::from_millis(100));
     Ok(bar)
 }

@@ -222,3 +222,23 @@ fn bad_configurations_are_errors_that_leave_the_grid_alone() {
         assert!(u.as_slice() == u0.as_slice());
     }
 }
+
+#[test]
+fn every_slab_of_every_pass_is_reported_in_order() {
+    let shape = [23, 6, 7];
+    let u0 = Grid::<f64, 3>::random_uniform(shape, -1.0, 1.0, 1).unwrap();
+    let f = Grid::<f64, 3>::random_uniform(shape, -1.0, 1.0, 2).unwrap();
+    let mut seen = Vec::new();
+    Solver::new(Jacobi7)
+        .input("f", &f)
+        .param("h2", 0.1)
+        .schedule(out_of_core(6, 4, Inner::Plain))
+        .max_iterations(10)
+        .on_slab(|p| seen.push((p.pass_start, p.pass_end, p.slab, p.slabs)))
+        .run(&mut u0.clone())
+        .unwrap();
+    // 21 interior planes in slabs of 6: 4 slabs; passes of 4, 4 and 2 iterations.
+    let expected: Vec<_> =
+        [(0, 4), (4, 8), (8, 10)].into_iter().flat_map(|(a, b)| (1..=4).map(move |s| (a, b, s, 4))).collect();
+    assert_eq!(seen, expected);
+}

@@ -236,6 +236,16 @@ fn a_resumed_gpu_run_ends_where_an_uninterrupted_one_does_and_a_stopped_pass_say
         assert_eq!(differing(&resumed, &whole), 0, "{schedule}");
     }
 
+    // Every slab of every pass is reported once its copy to the host has finished.
+    let mut seen = Vec::new();
+    solver(out_of_core)
+        .max_iterations(10)
+        .on_slab(|p| seen.push((p.pass_end, p.slab, p.slabs)))
+        .run(&mut u0.clone())
+        .unwrap();
+    let expected: Vec<_> = [4, 8, 10].into_iter().flat_map(|end| (1..=6).map(move |s| (end, s, 6))).collect();
+    assert_eq!(seen, expected);
+
     // A pass stopped after three slabs (of 7 planes, from the limit) leaves their planes at
     // the new iterate and the rest at the old one.
     let mut u = u0.clone();

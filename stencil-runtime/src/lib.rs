@@ -28,7 +28,7 @@ pub use cpu::Difference;
 pub use error::{Error, Result};
 pub use grid::{ColorMap, Grid, Slice};
 pub use real::Real;
-pub use report::{Progress, Report, ResidualSample, StopReason};
+pub use report::{Progress, Report, ResidualSample, SlabProgress, StopReason};
 pub use schedule::{Backend, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Inner, Schedule};
 pub use solver::Solver;
 pub use stencil::{

@@ -39,6 +39,22 @@ pub struct Progress {
     pub gpoints_per_s: f64,
 }
 
+/// Progress of an out-of-core pass, handed to the callback of
+/// [`Solver::on_slab`](crate::Solver::on_slab) after every slab is written back.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlabProgress {
+    /// The iterate the pass started from.
+    pub pass_start: usize,
+    /// The iterate the pass computes.
+    pub pass_end: usize,
+    /// Slabs written back in this pass (1 to `slabs`).
+    pub slab: usize,
+    /// Slabs per pass.
+    pub slabs: usize,
+    /// Time since the run started.
+    pub elapsed: Duration,
+}
+
 /// The result of [`Solver::run`](crate::Solver::run).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {

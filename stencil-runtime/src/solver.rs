@@ -5,9 +5,10 @@ use std::collections::HashSet;
 
 use crate::checkpoint::{Start, Writer};
 use crate::stop::StopRule;
-use crate::{Backend, Error, Grid, Progress, Real, Report, Result, Schedule, Stencil, Tolerance};
+use crate::{Backend, Error, Grid, Progress, Real, Report, Result, Schedule, SlabProgress, Stencil, Tolerance};
 
 pub(crate) type ProgressFn<'a> = Box<dyn FnMut(&Progress) + 'a>;
+pub(crate) type SlabFn<'a> = Box<dyn FnMut(&SlabProgress) + 'a>;
 
 /// Runs a stencil on a grid until a stopping rule holds.
 ///
@@ -28,6 +29,7 @@ pub struct Solver<'a, S: Stencil<N>, T: Real, const N: usize> {
     progress: Option<ProgressFn<'a>>,
     checkpoint: Option<crate::Checkpoint>,
     fail_after_slabs: Option<usize>,
+    on_slab: Option<SlabFn<'a>>,
 }
 
 /// Everything a backend needs for one run, checked.
@@ -44,6 +46,7 @@ pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
     pub checkpoint: Option<Writer>,
     /// Test hook: an out-of-core run fails after writing back this many slabs.
     pub fail_after_slabs: Option<usize>,
+    pub on_slab: Option<&'r mut SlabFn<'a>>,
 }
 
 impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
@@ -65,6 +68,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             progress: None,
             checkpoint: None,
             fail_after_slabs: None,
+            on_slab: None,
         }
     }
 
@@ -140,6 +144,13 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// Calls `callback` after every residual check.
     pub fn on_progress(mut self, callback: impl FnMut(&Progress) + 'a) -> Self {
         self.progress = Some(Box::new(callback));
+        self
+    }
+
+    /// Calls `callback` after every slab of an out-of-core pass is written back (on the
+    /// GPU, when its copy to the host has finished). Other schedules never call it.
+    pub fn on_slab(mut self, callback: impl FnMut(&SlabProgress) + 'a) -> Self {
+        self.on_slab = Some(Box::new(callback));
         self
     }
 
@@ -250,6 +261,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             start,
             checkpoint,
             fail_after_slabs: self.fail_after_slabs,
+            on_slab: self.on_slab.as_mut(),
         };
         let mut report = match device {
             None => crate::cpu::run(job, u),
@@ -293,6 +305,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 progress: None,
                 checkpoint: None,
                 fail_after_slabs: None,
+                on_slab: None,
             };
             trial.run(&mut u.clone())
         })

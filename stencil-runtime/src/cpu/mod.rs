@@ -13,7 +13,7 @@ use crate::monitor::Monitor;
 use crate::report::StopReason;
 use crate::slabs::Slabs;
 use crate::solver::Job;
-use crate::{Backend, Error, Grid, Real, Report, Result, Schedule, Stencil, Tolerance};
+use crate::{Backend, Error, Grid, Real, Report, Result, Schedule, SlabProgress, Stencil, Tolerance};
 
 /// Runs `job` on the CPU. Validation is done by the caller except for the grid size.
 pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
@@ -212,6 +212,7 @@ fn run_slabs<S: Stencil<N>, T: Real, const N: usize>(
     let stop = job.stop;
     let mut work = out_of_core::Workspace::new(slabs);
     let mut monitor = Monitor::for_job(&mut job, layout.interior_points());
+    let mut on_slab = job.on_slab.take();
     let pass = out_of_core::Pass::<S, T, N> {
         slabs,
         shape: layout.shape,
@@ -224,10 +225,16 @@ fn run_slabs<S: Stencil<N>, T: Real, const N: usize>(
     let stop_reason = loop {
         let Some(plan) = stop.next_cycle(iteration, slabs.height, true) else { break StopReason::IterationLimit };
         iteration += plan.len;
-        let difference =
-            pass.run(u.as_mut_slice(), &mut work, plan.len, plan.measure_step.is_some()).map_err(|(written, e)| {
-                slabs.interrupted(iteration - plan.len..iteration, written, monitor.last_checkpoint(), e)
-            })?;
+        let pass_start = iteration - plan.len;
+        let mut written = |slab| {
+            if let Some(callback) = on_slab.as_mut() {
+                let elapsed = monitor.elapsed();
+                callback(&SlabProgress { pass_start, pass_end: iteration, slab, slabs: slabs.own.len(), elapsed });
+            }
+        };
+        let difference = pass
+            .run(u.as_mut_slice(), &mut work, plan.len, plan.measure_step.is_some(), &mut written)
+            .map_err(|(written, e)| slabs.interrupted(pass_start..iteration, written, monitor.last_checkpoint(), e))?;
         let Some(d) = difference else { continue };
         if let Some(at) = d.first_non_finite {
             return Err(stop.non_finite(u, at, iteration));

@@ -44,13 +44,15 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
     /// Runs `len` iterations on `u` in place, slab by slab. With `measure`, the last
     /// iteration measures S(u) − u over every slab's own planes, i.e. over the interior once;
     /// the flat index of a non-finite value is the grid's. An error after some slabs were
-    /// written back comes with the number written ([`Slabs::interrupted`]).
+    /// written back comes with the number written ([`Slabs::interrupted`]). `written` is
+    /// called with the number of slabs written back after each.
     pub fn run(
         &self,
         u: &mut [T],
         work: &mut Workspace<T>,
         len: usize,
         measure: bool,
+        written: &mut dyn FnMut(usize),
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
         let slabs = self.slabs;
         let mut total = measure.then(Difference::default);
@@ -117,6 +119,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                 done += steps;
             }
             u[slabs.elements(&own)].copy_from_slice(&work.current[local(&own)]);
+            written(s + 1);
         }
         Ok(total)
     }

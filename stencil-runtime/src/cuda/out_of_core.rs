@@ -23,7 +23,7 @@ use crate::cpu::Layout;
 use crate::monitor::Monitor;
 use crate::report::StopReason;
 use crate::solver::Job;
-use crate::{Grid, Inner, Real, Report, Result, Stencil};
+use crate::{Grid, Inner, Real, Report, Result, SlabProgress, Stencil};
 
 /// The parameters of [`Schedule::OutOfCore`](crate::Schedule::OutOfCore).
 pub(super) struct Config {
@@ -172,6 +172,8 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
 
     let stop = job.stop;
     let fail_after = job.fail_after_slabs;
+    let mut on_slab = job.on_slab.take();
+    let mut in_flight = std::collections::VecDeque::new();
     let mut monitor = Monitor::for_job(&mut job, layout.interior_points());
     let mut iteration = monitor.first_iteration();
     let stop_reason = loop {
@@ -311,6 +313,25 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
                 down.memcpy_dtoh(&slot.u[current].slice(local(&own)), &mut host[slabs.elements(&own)])
                     .map_err(driver_error("copying a slab to the host"))?;
                 enqueued = s + 1;
+                if let Some(callback) = on_slab.as_mut() {
+                    // Told when the copy has finished, one slab behind the work enqueued so
+                    // that the device always has the next slab to run.
+                    in_flight.push_back(down.record_event(None).map_err(driver_error("recording an event"))?);
+                    while in_flight.len() > usize::from(s + 1 < slabs.own.len()) {
+                        let done = in_flight.pop_front().expect("not empty");
+                        done.synchronize().map_err(driver_error("waiting for a copy"))?;
+                        let slab = enqueued - in_flight.len();
+                        let elapsed = monitor.elapsed();
+                        let slabs = slabs.own.len();
+                        callback(&SlabProgress {
+                            pass_start: iteration - len,
+                            pass_end: iteration,
+                            slab,
+                            slabs,
+                            elapsed,
+                        });
+                    }
+                }
             }
             Ok(())
         };
