@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use stencil::DEFAULT_CHECK_EVERY;
 use stencil::builtin::Jacobi7;
 use stencil::prelude::*;
 
@@ -62,6 +63,10 @@ struct Args {
     /// Seed of the noise in f and of the initial guess.
     #[arg(long, default_value_t = 1)]
     seed: u32,
+    /// Run `Schedule::Auto` instead of `--heights`: out of core (with the run-time model's
+    /// height and slab) when the grid does not fit the GPU, else the fastest in-core schedule.
+    #[arg(long)]
+    auto: bool,
     /// Write u to this `.npz` file during out-of-core runs, and resume from it if it exists.
     #[arg(long)]
     checkpoint: Option<std::path::PathBuf>,
@@ -129,10 +134,25 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let stop = |solver, check_every| configure(solver, args, &f, h * h, check_every);
     // A single run iterates on u⁰ itself: at sizes near the host's memory there is no room
     // for a copy.
-    let runs = args.heights.len() + usize::from(args.in_core) + usize::from(args.cpu_iterations.is_some());
+    let heights = if args.auto { &[][..] } else { &args.heights[..] };
+    let runs = heights.len().max(usize::from(args.auto))
+        + usize::from(args.in_core)
+        + usize::from(args.cpu_iterations.is_some());
     let mut u0 = Starting { grid: u0, in_place: runs == 1 };
     let mut rows = Vec::new();
-    for &height in &args.heights {
+    if args.auto {
+        let bar = progress()?;
+        let solver = Solver::new(Jacobi7).backend(Backend::Auto).schedule(Schedule::Auto);
+        let solver = stop(solver, DEFAULT_CHECK_EVERY).on_slab(|p| {
+            bar.set_message(format!("iterations {}–{}, slab {}/{}", p.pass_start + 1, p.pass_end, p.slab, p.slabs))
+        });
+        let report = u0.run(solver);
+        bar.finish_and_clear();
+        let report = report?;
+        println!("{report}");
+        rows.push((format!("auto: {}", report.schedule), report, false));
+    }
+    for &height in heights {
         let schedule = Schedule::OutOfCore { slab: args.slab, height, inner: Inner::Plain, device_memory: Some(limit) };
         let bar = slab_progress()?;
         let mut solver = Solver::new(Jacobi7).backend(Backend::Auto).schedule(schedule);
@@ -211,7 +231,64 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             report.wall.as_secs_f64()
         );
     }
+    model_summary(&rows);
     Ok(())
+}
+
+/// The run-time model against the measurements: each out-of-core run's predicted and
+/// measured time, the height the model picks among those run, and how far its measured
+/// time is from the best measured.
+fn model_summary(rows: &[(String, Report, bool)]) {
+    let runs: Vec<(&str, &Report, &stencil::model::ModelReport)> =
+        rows.iter().filter_map(|(name, r, _)| r.model.as_ref().map(|m| (name.as_str(), r, m))).collect();
+    if runs.is_empty() {
+        return;
+    }
+    println!(
+        "\n| run | predicted, overlapped (s) | predicted, sequential (s) | paper 000's form (s) | measured (s) | measured / predicted |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (name, report, model) in &runs {
+        let p = model.predicted;
+        let measured = report.wall.as_secs_f64();
+        println!(
+            "| {name} | {:.3} | {:.3} | {:.3} | {measured:.3} | {:.2} |",
+            p.overlapped.as_secs_f64(),
+            p.sequential.as_secs_f64(),
+            p.paper.as_secs_f64(),
+            measured / p.overlapped.as_secs_f64()
+        );
+    }
+    let (_, _, first) = runs[0];
+    let c = first.costs;
+    println!(
+        "\nprobes: up {:.1} GB/s, down {:.1} GB/s, device copy {:.0} GB/s, τa {:.4} ns/point",
+        1e-9 / c.up,
+        1e-9 / c.down,
+        1e-9 / c.device_copy,
+        c.update * 1e9
+    );
+    let (height, slab, _) = first.best;
+    println!("the model's best for this limit (any height ≤ 128, any slab): height {height}, slab {slab}");
+    if runs.len() > 1 {
+        let per_iteration =
+            |r: &Report| r.wall.as_secs_f64() / (r.iterations - r.resumed_at.unwrap_or(0)).max(1) as f64;
+        let predicted_per_iteration = |r: &Report, m: &stencil::model::ModelReport| {
+            m.predicted.overlapped.as_secs_f64() / (r.iterations - r.resumed_at.unwrap_or(0)).max(1) as f64
+        };
+        let picked = runs
+            .iter()
+            .min_by(|a, b| predicted_per_iteration(a.1, a.2).total_cmp(&predicted_per_iteration(b.1, b.2)))
+            .expect("not empty");
+        let best = runs.iter().min_by(|a, b| per_iteration(a.1).total_cmp(&per_iteration(b.1))).expect("not empty");
+        let ratio = per_iteration(picked.1) / per_iteration(best.1);
+        println!(
+            "the model picks {} among these; measured, it takes {ratio:.3}× the best measured ({}): {}",
+            picked.0,
+            best.0,
+            if ratio <= 1.10 { "within 10 %" } else { "NOT within 10 %" }
+        );
+    }
 }
 
 /// The problem's input and stopping rule: `--iterations`, or the tolerance.

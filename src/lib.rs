@@ -42,7 +42,7 @@ pub use stencil_runtime::{
     FieldMeta, Grid, Inner, Norm, ParamMeta, Progress, ReadMeta, Real, Report, ResidualSample, Result, Saved,
     ScalarKind, Schedule, Slice, Solver, Stencil, StencilMeta, StopReason, SweepMeta, Tolerance,
 };
-pub use stencil_runtime::{compare, cuda};
+pub use stencil_runtime::{compare, cuda, model};
 
 /// What a program that defines and runs stencils needs in scope.
 pub mod prelude {

@@ -64,10 +64,9 @@ pub(crate) fn without_measuring(meta: &StencilMeta) -> Choice {
     }
 }
 
-/// Pyramid height of the out-of-core schedule that `Auto` chooses when a grid does not fit
-/// the device: deep enough that a slab's iterations take as long as its copies over PCIe
-/// (about 12 B per point each way and pass in `f32`, against a few hundred Gpoint/s of
-/// plain iterations on a recent card).
+/// Pyramid height of the out-of-core schedule that `Auto` names when a grid does not fit the
+/// device; the GPU run replaces it (and the slab width) with the run-time model's best,
+/// found by brute force after its probes ([`crate::model`]).
 pub(crate) const OUT_OF_CORE_HEIGHT: usize = 32;
 
 /// `Auto` for a grid whose in-core run needs `needed` bytes of device memory, more than the
@@ -83,7 +82,7 @@ pub(crate) fn out_of_core(needed: usize, usable: usize) -> Choice {
         },
         reason: format!(
             "out-of-core: the grid and its workspace need {:.2} GiB of device memory, {:.2} GiB is usable (90 % of \
-             what is free); the slabs are the widest that fit",
+             what is free); the pyramid height and slab width are the run-time model's best for that memory",
             gib(needed),
             gib(usable)
         ),

@@ -11,6 +11,7 @@ mod cpu;
 pub mod cuda;
 mod error;
 mod grid;
+pub mod model;
 mod monitor;
 mod real;
 mod report;

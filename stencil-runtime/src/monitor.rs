@@ -151,6 +151,7 @@ impl<'r, 'a> Monitor<'r, 'a> {
             jit,
             bytes_per_point: S::META.bytes_per_point(T::BYTES),
             resumed_at: (self.first > 0).then_some(self.first),
+            model: None,
         }
     }
 }

@@ -94,6 +94,9 @@ pub struct Report {
     /// The iteration a resumed run started from (its checkpoint's); `iterations` counts
     /// from 0, throughput only this run's iterations.
     pub resumed_at: Option<usize>,
+    /// For an out-of-core run on the GPU: the run-time model's constants, its prediction
+    /// for this run, and its best configuration under the same memory limit.
+    pub model: Option<crate::model::ModelReport>,
 }
 
 impl Report {
@@ -145,6 +148,29 @@ impl fmt::Display for Report {
                 crate::cuda::Origin::Memory => "from the memory cache",
             };
             writeln!(f, "JIT          {:.1} ms ({origin}; not in the wall time)", time.as_secs_f64() * 1e3)?;
+        }
+        if let Some(model) = &self.model {
+            let p = model.predicted;
+            writeln!(
+                f,
+                "model        predicted {:.3} s overlapped, {:.3} s sequential, {:.3} s by paper 000's form; measured {:.3} s",
+                p.overlapped.as_secs_f64(),
+                p.sequential.as_secs_f64(),
+                p.paper.as_secs_f64(),
+                self.wall.as_secs_f64()
+            )?;
+            let c = model.costs;
+            let (height, slab, time) = model.best;
+            writeln!(
+                f,
+                "             probes: up {:.1} GB/s, down {:.1} GB/s, device copy {:.0} GB/s, τa {:.3} ns/point; \
+                 the model's best here: height {height}, slab {slab} ({:.3} s)",
+                1e-9 / c.up,
+                1e-9 / c.down,
+                1e-9 / c.device_copy,
+                c.update * 1e9,
+                time.as_secs_f64()
+            )?;
         }
         write!(
             f,

@@ -98,12 +98,13 @@ impl Slabs {
         (width >= 1).then(|| width.min(planes.saturating_sub(2 * radius).max(1)))
     }
 
-    /// `schedule` (an out-of-core one) with the slab width these slabs have, for reports.
+    /// `schedule` (an out-of-core one) with the slab width and height these slabs have, for
+    /// reports.
     pub fn resolved(&self, schedule: crate::Schedule) -> crate::Schedule {
         match schedule {
-            crate::Schedule::OutOfCore { height, inner, device_memory, .. } => crate::Schedule::OutOfCore {
+            crate::Schedule::OutOfCore { inner, device_memory, .. } => crate::Schedule::OutOfCore {
                 slab: Some(self.own.first().map_or(0, |r| r.len())),
-                height,
+                height: self.height,
                 inner,
                 device_memory,
             },

@@ -47,6 +47,9 @@ pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
     /// Test hook: an out-of-core run fails after writing back this many slabs.
     pub fail_after_slabs: Option<usize>,
     pub on_slab: Option<&'r mut SlabFn<'a>>,
+    /// `Auto` chose the out-of-core schedule: its height and slab width are the run-time
+    /// model's choice, made after its probes.
+    pub model_chooses: bool,
 }
 
 impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
@@ -262,6 +265,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             checkpoint,
             fail_after_slabs: self.fail_after_slabs,
             on_slab: self.on_slab.as_mut(),
+            model_chooses: choice.as_ref().is_some_and(|c| matches!(c.schedule, Schedule::OutOfCore { .. })),
         };
         let mut report = match device {
             None => crate::cpu::run(job, u),

@@ -23,7 +23,8 @@ use crate::cpu::Layout;
 use crate::monitor::Monitor;
 use crate::report::StopReason;
 use crate::solver::Job;
-use crate::{Grid, Inner, Real, Report, Result, SlabProgress, Stencil};
+use crate::{Grid, Inner, Real, Report, Result, SlabProgress, Stencil, model};
+use std::time::Duration;
 
 /// The parameters of [`Schedule::OutOfCore`](crate::Schedule::OutOfCore).
 pub(super) struct Config {
@@ -98,7 +99,20 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let arrays = 2 + job.inputs.iter().flatten().count();
     let (free, _) = gpu.ctx.mem_get_info().map_err(driver_error("reading the free device memory"))?;
     let limit = config.device_memory.unwrap_or(free / 10 * 9);
-    let slabs = crate::cpu::slabs_for(layout, config.height, config.slab, Some(limit), arrays, T::BYTES)?;
+    let model_shape = model::Shape {
+        planes: layout.shape[0],
+        radius: meta.radius[0],
+        plane_len: layout.shape[1..].iter().product(),
+        plane_interior: (1..N).map(|a| layout.shape[a] - 2 * meta.radius[a]).product(),
+        fields: arrays - 2,
+        elem: T::BYTES,
+    };
+    // A configuration given in full is checked before anything runs.
+    let given = if job.model_chooses {
+        None
+    } else {
+        Some(crate::cpu::slabs_for(layout, config.height, config.slab, Some(limit), arrays, T::BYTES)?)
+    };
     let radius = as_3d(meta.radius, 0);
     let view_dims = |planes: usize| {
         let mut shape = layout.shape;
@@ -107,6 +121,34 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     };
     // Read once: the launch shape comes from the environment.
     let shape = plain_shape::<N>()?;
+
+    let mut host_slices: Vec<&[T]> = job.inputs.iter().flatten().copied().collect();
+    host_slices.push(u.as_slice());
+    let (pinned, refused) = Pinned::register(gpu, &host_slices)?;
+    if let Some(reason) = refused {
+        eprintln!("stencil: the grid could not be page-locked ({reason}); copies will be slower");
+    }
+    let scalars = Scalars::new(S::param_values(&job.params));
+    let costs = probe::<S, T, N>(gpu, mode, u.as_mut_slice(), &model_shape, limit / arrays, &view_dims, &scalars)?;
+    let slabs = match given {
+        Some(slabs) => slabs,
+        None => {
+            let (height, width, _) =
+                model::best(&model_shape, limit, arrays, &costs).ok_or_else(|| crate::Error::DeviceMemory {
+                    needed: crate::slabs::Slabs::new(
+                        model_shape.planes,
+                        model_shape.radius,
+                        model_shape.plane_len,
+                        1,
+                        1,
+                    )
+                    .buffer_bytes(arrays, T::BYTES),
+                    limit,
+                    reason: format!("a slab of one plane with {} ghost planes per side", model_shape.radius),
+                })?;
+            crate::cpu::slabs_for(layout, height, Some(width), Some(limit), arrays, T::BYTES)?
+        }
+    };
     // Every slab's measuring launch covers its own planes: its blocks get their own entries.
     let measure_configs: Vec<LaunchConfig> = (0..slabs.own.len())
         .map(|s| plain_config::<S, N>(gpu, view_dims(slabs.own[s].len() + 2 * slabs.radius), radius, shape))
@@ -160,15 +202,7 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let allocate = |n: usize| compute.alloc_zeros::<f64>(n.max(1)).map_err(driver_error("allocating"));
     let (mut block_max, mut block_sum) = (allocate(total_blocks)?, allocate(total_blocks)?);
     let mut first_bad = compute.alloc_zeros::<u64>(slabs.own.len()).map_err(driver_error("allocating"))?;
-    let scalars = Scalars::new(S::param_values(&job.params));
     let inputs: Vec<Option<&[T]>> = job.inputs.clone();
-
-    let mut host_slices: Vec<&[T]> = inputs.iter().flatten().copied().collect();
-    host_slices.push(u.as_slice());
-    let (pinned, refused) = Pinned::register(gpu, &host_slices)?;
-    if let Some(reason) = refused {
-        eprintln!("stencil: the grid could not be page-locked ({reason}); copies will be slower");
-    }
 
     let stop = job.stop;
     let fail_after = job.fail_after_slabs;
@@ -176,10 +210,12 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let mut in_flight = std::collections::VecDeque::new();
     let mut monitor = Monitor::for_job(&mut job, layout.interior_points());
     let mut iteration = monitor.first_iteration();
+    let mut passes = Vec::new();
     let stop_reason = loop {
         let Some(plan) = stop.next_cycle(iteration, slabs.height, true) else { break StopReason::IterationLimit };
         let len = plan.len;
         iteration += len;
+        passes.push(len);
         let check = plan.measure_step.is_some();
         if check {
             compute
@@ -373,12 +409,88 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     }
     let wall = monitor.elapsed();
     drop(pinned);
-    Ok(monitor.into_report::<S, T, N>(
+    let mut report = monitor.into_report::<S, T, N>(
         format!("cuda device {device} ({})", gpu.name),
         slabs.resolved(job.schedule),
         u.shape(),
         (iteration, stop_reason),
         wall,
         Some((jit.time, jit.origin)),
-    ))
+    );
+    let predicted = model::predict(&model_shape, &slabs, &passes, &costs);
+    let done: usize = passes.iter().sum();
+    let best = model::best(&model_shape, limit, arrays, &costs)
+        .map(|(height, width, per_iteration)| (height, width, Duration::from_secs_f64(per_iteration * done as f64)));
+    report.model = best.map(|best| model::ModelReport { costs, predicted, best });
+    Ok(report)
+}
+
+/// The model's constants, measured at start-up on the grid's own planes (not timed with
+/// the run): the best of a few copies of up to 64 planes of `host` (page-locked) to the
+/// device and back (the same values, so `host` is unchanged), of a device-to-device copy,
+/// and of plain-kernel launches over them. The probe's buffers (three of the same planes)
+/// fit `per_buffer` bytes each, and are freed before the run allocates its own.
+fn probe<S: Stencil<N>, T: Real, const N: usize>(
+    gpu: &Gpu,
+    mode: Mode,
+    host: &mut [T],
+    shape: &model::Shape,
+    per_buffer: usize,
+    view_dims: &dyn Fn(usize) -> [usize; 3],
+    scalars: &Scalars<T>,
+) -> Result<model::Costs> {
+    const REPEATS: usize = 3;
+    const LAUNCHES: usize = 5;
+    let meta = S::META;
+    let plane_bytes = shape.plane_len * shape.elem;
+    let fewest = (2 * shape.radius + 1).min(shape.planes);
+    let planes = (per_buffer / plane_bytes.max(1)).min(64).min(shape.planes).max(fewest);
+    let len = planes * shape.plane_len;
+    let bytes = (len * shape.elem) as f64;
+    let stream = &gpu.stream;
+    let alloc = || stream.alloc_zeros::<T>(len).map_err(driver_error("allocating"));
+    let (mut a, mut b, field) = (alloc()?, alloc()?, alloc()?);
+    let best_of = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+        let mut best = f64::INFINITY;
+        for _ in 0..REPEATS {
+            let started = std::time::Instant::now();
+            f()?;
+            stream.synchronize().map_err(driver_error("waiting for the device"))?;
+            best = best.min(started.elapsed().as_secs_f64());
+        }
+        Ok(best)
+    };
+    let up = best_of(&mut || stream.memcpy_htod(&host[..len], &mut a).map_err(driver_error("probing copies")))?;
+    let down = best_of(&mut || stream.memcpy_dtoh(&a, &mut host[..len]).map_err(driver_error("probing copies")))?;
+    let device_copy = best_of(&mut || stream.memcpy_dtod(&a, &mut b).map_err(driver_error("probing copies")))?;
+
+    let dims = view_dims(planes);
+    let (module, _) = load_module::<S, T, N>(gpu, mode, dims, None)?;
+    let plain = module
+        .load_function(&format!("{}_plain", meta.name))
+        .map_err(driver_error("finding a kernel in the module"))?;
+    let config = plain_config::<S, N>(gpu, dims, as_3d(meta.radius, 0), plain_shape::<N>()?)?;
+    let [e0, e1, e2] = dims.map(|n| n as i64);
+    let kernel = best_of(&mut || {
+        for _ in 0..LAUNCHES {
+            let mut launch = stream.launch_builder(&plain);
+            launch.arg(&mut b);
+            for index in 0..meta.fields.len() {
+                launch.arg(if index == meta.unknown { &a } else { &field });
+            }
+            launch.arg(&e0).arg(&e1).arg(&e2);
+            scalars.push(&mut launch);
+            // SAFETY: the plain kernel's signature (output, fields in order, extents,
+            // scalars), over buffers of `dims` points each; it indexes inside them.
+            unsafe { launch.launch(config) }.map_err(driver_error("launching a kernel"))?;
+        }
+        Ok(())
+    })?;
+    let updated = ((planes - 2 * shape.radius) * shape.plane_interior * LAUNCHES) as f64;
+    Ok(model::Costs {
+        up: up / bytes,
+        down: down / bytes,
+        update: kernel / updated.max(1.0),
+        device_copy: device_copy / bytes,
+    })
 }

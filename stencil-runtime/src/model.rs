@@ -1,0 +1,203 @@
+//! The run-time model of the out-of-core pyramid (DESIGN §6.3, paper 000 §3): what a pass
+//! costs from four measured constants, the paper's closed form, and the brute-force choice
+//! of the pyramid height n and the slab width R.
+//!
+//! Paper 000 estimates τ ≈ K·(I−1)³·(R−n)/(R−2n)·(3τc/n + τa): K iterations over (I−1)³
+//! points, each pass of n iterations over chunks of R planes computing (R−n)/(R−2n) times
+//! the useful work and copying three arrays per point. This module also models the
+//! schedule as it runs: per slab, the copy of its chunk in (the unknown from its own first
+//! plane, every field whole), its iterations over the shrinking regions and two device
+//! copies, and the copy of its own planes out; *sequential* adds them, *overlapped*
+//! replays the three streams and two slots (a slab's copy in waits for the slot's previous
+//! compute and copy out, compute waits for the copy in, the copy out for compute).
+
+use std::time::Duration;
+
+use crate::slabs::Slabs;
+
+/// The constants the model needs, measured on the device by short probes at start-up.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Costs {
+    /// Seconds per byte copied from page-locked host memory to the device.
+    pub up: f64,
+    /// Seconds per byte copied from the device to page-locked host memory.
+    pub down: f64,
+    /// Seconds per point updated by the plain kernel (τa).
+    pub update: f64,
+    /// Seconds per byte copied within device memory (read once, written once).
+    pub device_copy: f64,
+}
+
+/// Predicted wall times of one configuration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Prediction {
+    /// Copies and kernels one after another.
+    pub sequential: Duration,
+    /// The three streams overlapping as they do on the device.
+    pub overlapped: Duration,
+    /// Paper 000's closed form, with τc the time to copy one value up.
+    pub paper: Duration,
+}
+
+/// The model's view of an out-of-core run: the measured constants, its prediction for the
+/// run as it ran, and the configuration it finds best under the same memory limit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelReport {
+    /// The measured constants.
+    pub costs: Costs,
+    /// The prediction for the passes this run made.
+    pub predicted: Prediction,
+    /// The best (height, slab width) found by brute force, and its overlapped prediction
+    /// for the same number of iterations.
+    pub best: (usize, usize, Duration),
+}
+
+/// What the model needs to know of a grid: its slowest axis, its planes and its fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    /// Planes along the slowest axis, boundary included.
+    pub planes: usize,
+    /// The stencil's radius along the slowest axis.
+    pub radius: usize,
+    /// Elements of one plane.
+    pub plane_len: usize,
+    /// Interior points of one plane (those a kernel updates).
+    pub plane_interior: usize,
+    /// Read-only fields copied with every chunk.
+    pub fields: usize,
+    /// Bytes per element.
+    pub elem: usize,
+}
+
+impl Shape {
+    fn interior_points(&self) -> f64 {
+        ((self.planes - 2 * self.radius) * self.plane_interior) as f64
+    }
+}
+
+/// Seconds of the pass of `len` iterations over `slabs`: (sequential, overlapped).
+pub(crate) fn pass(shape: &Shape, slabs: &Slabs, len: usize, costs: &Costs) -> (f64, f64) {
+    let bytes = |planes: usize| (planes * shape.plane_len * shape.elem) as f64;
+    let (mut sequential, mut up_end, mut down_end) = (0.0, 0.0_f64, 0.0_f64);
+    // Compute and copy-out ends of the last two slabs: the slot a slab reuses is free when
+    // both of the slab two before it are done.
+    let mut compute_end = [0.0_f64; 2];
+    let mut slot_free = [0.0_f64; 2];
+    for s in 0..slabs.own.len() {
+        let chunk = slabs.chunk(s, len);
+        let own = &slabs.own[s];
+        let uploaded = if s == 0 { chunk.len() } else { chunk.end - own.start };
+        let up = bytes(uploaded + shape.fields * chunk.len()) * costs.up;
+        // Each iteration updates the interior of its region's view.
+        let updated: usize = (0..len)
+            .map(|done| slabs.region(s, len, done).len().saturating_sub(2 * slabs.radius) * shape.plane_interior)
+            .sum();
+        // The carry in and out, and the second buffer's copy of the chunk.
+        let copied = bytes(chunk.len() + 2 * slabs.ghost(len)) * costs.device_copy;
+        let compute = updated as f64 * costs.update + copied;
+        let down = bytes(own.len()) * costs.down;
+        sequential += up + compute + down;
+
+        let slot = s % 2;
+        let up_start = up_end.max(slot_free[slot]);
+        up_end = up_start + up;
+        let compute_start = up_end.max(compute_end[(s + 1) % 2]);
+        compute_end[slot] = compute_start + compute;
+        down_end = compute_end[slot].max(down_end) + down;
+        slot_free[slot] = compute_end[slot].max(down_end);
+    }
+    (sequential, down_end)
+}
+
+/// Paper 000's estimate in seconds for `iterations` iterations with pyramid height `height`
+/// over chunks of `chunk` planes: K·(I−1)³·(R−n)/(R−2n)·(3τc/n + τa), with n counted in
+/// ghost planes (height × radius) and τc the time to copy one value up.
+pub(crate) fn paper(shape: &Shape, iterations: usize, height: usize, chunk: usize, costs: &Costs) -> f64 {
+    let (r, n) = (chunk as f64, (height * shape.radius) as f64);
+    let redundancy = if r > 2.0 * n { (r - n) / (r - 2.0 * n) } else { f64::INFINITY };
+    let tau_c = shape.elem as f64 * costs.up;
+    iterations as f64 * shape.interior_points() * redundancy * (3.0 * tau_c / height as f64 + costs.update)
+}
+
+/// Predicted times of `passes` (their lengths, in order) over `slabs`.
+pub(crate) fn predict(shape: &Shape, slabs: &Slabs, passes: &[usize], costs: &Costs) -> Prediction {
+    let (sequential, overlapped) = passes.iter().fold((0.0, 0.0), |(a, b), &len| {
+        let (s, o) = pass(shape, slabs, len, costs);
+        (a + s, b + o)
+    });
+    let iterations = passes.iter().sum();
+    let chunk = slabs.max_chunk();
+    Prediction {
+        sequential: Duration::from_secs_f64(sequential),
+        overlapped: Duration::from_secs_f64(overlapped),
+        paper: Duration::from_secs_f64(paper(shape, iterations, slabs.height, chunk, costs)),
+    }
+}
+
+/// Heights the brute force tries.
+pub(crate) const MAX_HEIGHT: usize = 128;
+
+/// The (height, slab width) with the least overlapped time per iteration of full passes,
+/// over every height up to [`MAX_HEIGHT`] and, for each, slab widths from the widest that
+/// fits `limit` bytes down to an eighth of it; with its seconds per iteration. `None` when
+/// not even one plane fits.
+pub(crate) fn best(shape: &Shape, limit: usize, arrays: usize, costs: &Costs) -> Option<(usize, usize, f64)> {
+    let mut best: Option<(usize, usize, f64)> = None;
+    for height in 1..=MAX_HEIGHT {
+        let geometry = (shape.planes, shape.radius, shape.plane_len);
+        let Some(widest) = Slabs::widest(limit, geometry, height, arrays, shape.elem) else { break };
+        for eighths in (1..=8).rev() {
+            let width = (widest * eighths / 8).max(1);
+            let slabs = Slabs::new(shape.planes, shape.radius, shape.plane_len, height, width);
+            let per_iteration = pass(shape, &slabs, height, costs).1 / height as f64;
+            if best.is_none_or(|(_, _, b)| per_iteration < b) {
+                best = Some((height, slabs.own[0].len(), per_iteration));
+            }
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHAPE: Shape =
+        Shape { planes: 202, radius: 1, plane_len: 100 * 100, plane_interior: 98 * 98, fields: 1, elem: 4 };
+
+    fn costs(up: f64, update: f64) -> Costs {
+        Costs { up, down: up, update, device_copy: 0.0 }
+    }
+
+    #[test]
+    fn with_free_copies_a_pass_costs_its_updates_and_overlap_hides_the_cheaper_side() {
+        let slabs = Slabs::new(SHAPE.planes, 1, SHAPE.plane_len, 4, 50);
+        let (sequential, overlapped) = pass(&SHAPE, &slabs, 4, &costs(0.0, 1e-9));
+        // 4 iterations over 200 interior planes plus the pyramids' redundant planes.
+        let useful = 4.0 * 200.0 * SHAPE.plane_interior as f64 * 1e-9;
+        assert!(sequential > useful && sequential < 1.2 * useful, "{sequential} vs {useful}");
+        assert!((overlapped - sequential).abs() < 1e-12);
+        // Copies that cost as much as compute: overlapped is well below sequential, but
+        // never below either side alone.
+        let (sequential, overlapped) = pass(&SHAPE, &slabs, 4, &costs(2e-10, 1e-9));
+        assert!(overlapped < 0.8 * sequential, "{overlapped} vs {sequential}");
+        assert!(overlapped >= useful);
+    }
+
+    #[test]
+    fn slow_copies_favour_tall_pyramids_and_slow_kernels_short_ones() {
+        let limit = 40 * SHAPE.plane_len * 4 * 6;
+        let (tall, ..) = best(&SHAPE, limit, 3, &costs(1e-8, 1e-11)).unwrap();
+        let (short, ..) = best(&SHAPE, limit, 3, &costs(1e-12, 1e-8)).unwrap();
+        assert!(tall > short, "{tall} vs {short}");
+        assert_eq!(short, 1);
+        assert_eq!(best(&SHAPE, 10, 3, &costs(1.0, 1.0)), None);
+    }
+
+    #[test]
+    fn the_paper_form_grows_with_the_pyramids_redundancy() {
+        let c = costs(1e-10, 1e-9);
+        assert!(paper(&SHAPE, 100, 4, 100, &c) < paper(&SHAPE, 100, 4, 20, &c));
+        assert!(paper(&SHAPE, 100, 10, 20, &c).is_infinite());
+    }
+}
