@@ -125,11 +125,12 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     u0.set_boundary([1; 3], |_| T::ZERO);
     let data = 2 * u0.as_slice().len() * T::BYTES;
     let limit = args.device_memory_gib.map_or(data / 2, |gib| (gib * (1u64 << 30) as f64) as usize);
-    println!(
-        "u and f: {:.2} GiB in host memory; device-memory limit {:.2} GiB",
-        data as f64 / (1u64 << 30) as f64,
-        limit as f64 / (1u64 << 30) as f64
-    );
+    let gib = |bytes: usize| bytes as f64 / (1u64 << 30) as f64;
+    if args.auto {
+        println!("u and f: {:.2} GiB in host memory; Auto uses the GPU's free memory", gib(data));
+    } else {
+        println!("u and f: {:.2} GiB in host memory; device-memory limit {:.2} GiB", gib(data), gib(limit));
+    }
 
     let stop = |solver, check_every| configure(solver, args, &f, h * h, check_every);
     // A single run iterates on u⁰ itself: at sizes near the host's memory there is no room
