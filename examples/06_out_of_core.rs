@@ -140,11 +140,17 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         + usize::from(args.in_core)
         + usize::from(args.cpu_iterations.is_some());
     let mut u0 = Starting { grid: u0, in_place: runs == 1 };
+    if args.checkpoint.is_some() && (heights.len() > 1 || (args.auto && !heights.is_empty())) {
+        // Every run would resume from the one before it.
+        return Err("--checkpoint needs a single out-of-core run: one height, or --auto".into());
+    }
+    let checkpoint = |solver| with_checkpoint(solver, args);
     let mut rows = Vec::new();
     if args.auto {
         let bar = progress()?;
-        let solver = Solver::new(Jacobi7).backend(Backend::Auto).schedule(Schedule::Auto);
-        let solver = stop(solver, DEFAULT_CHECK_EVERY).on_slab(|p| {
+        // Out of core, the check period follows the height the model chooses.
+        let solver = checkpoint(Solver::new(Jacobi7).backend(Backend::Auto).schedule(Schedule::Auto));
+        let solver = stop(solver, None).on_slab(|p| {
             bar.set_message(format!("iterations {}–{}, slab {}/{}", p.pass_start + 1, p.pass_end, p.slab, p.slabs))
         });
         let report = u0.run(solver);
@@ -156,11 +162,8 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     for &height in heights {
         let schedule = Schedule::OutOfCore { slab: args.slab, height, inner: Inner::Plain, device_memory: Some(limit) };
         let bar = slab_progress()?;
-        let mut solver = Solver::new(Jacobi7).backend(Backend::Auto).schedule(schedule);
-        if let Some(path) = &args.checkpoint {
-            solver = solver.checkpoint(Checkpoint::every(args.checkpoint_every, path).resume());
-        }
-        let solver = stop(solver, height)
+        let solver = checkpoint(Solver::new(Jacobi7).backend(Backend::Auto).schedule(schedule));
+        let solver = stop(solver, Some(height))
             .on_slab(|p| {
                 bar.set_prefix(format!(
                     "pass {} (iterations {}–{})",
@@ -194,7 +197,7 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         // In core, every check waits for the device and reads the residual back: every 100
         // iterations, as in the papers (the pyramids check once per pass).
         let solver = Solver::new(Jacobi7).backend(Backend::Auto).schedule(Schedule::Plain);
-        let solver = stop(solver, DEFAULT_CHECK_EVERY).on_progress(|p| {
+        let solver = stop(solver, Some(DEFAULT_CHECK_EVERY)).on_progress(|p| {
             bar.set_message(format!("in core: iteration {}, {:.1} Gpoint/s", p.iteration, p.gpoints_per_s))
         });
         let report = u0.run(solver);
@@ -293,15 +296,26 @@ fn model_summary(rows: &[(String, Report, bool)]) {
     }
 }
 
+/// `--checkpoint`: write u every `--checkpoint-every` iterations, and resume from the file.
+fn with_checkpoint<'a, T: Real>(solver: Solver<'a, Jacobi7, T, 3>, args: &Args) -> Solver<'a, Jacobi7, T, 3> {
+    match &args.checkpoint {
+        Some(path) => solver.checkpoint(Checkpoint::every(args.checkpoint_every, path).resume()),
+        None => solver,
+    }
+}
+
 /// The problem's input and stopping rule: `--iterations`, or the tolerance.
 fn configure<'a, T: Real>(
     solver: Solver<'a, Jacobi7, T, 3>,
     args: &Args,
     f: &'a Grid<T, 3>,
     h2: f64,
-    check_every: usize,
+    check_every: Option<usize>,
 ) -> Solver<'a, Jacobi7, T, 3> {
-    let solver = solver.input("f", f).param("h2", h2).check_every(check_every);
+    let mut solver = solver.input("f", f).param("h2", h2);
+    if let Some(m) = check_every {
+        solver = solver.check_every(m);
+    }
     match args.iterations {
         Some(k) => solver.max_iterations(k),
         None => solver.tolerance(Tolerance::Absolute { norm: Norm::Max, eps: args.tolerance }),

@@ -159,11 +159,14 @@ fn a_checkpoint_that_is_not_the_runs_is_refused_and_the_grid_kept() {
         .checkpoint(Checkpoint::every(2, &other_path).resume())
         .run(&mut w);
     assert!(matches!(&err, Err(Error::ReadCheckpoint { reason, .. }) if reason.contains("shape")), "{err:?}");
+    // A checkpoint of this stencil and shape without ρ(u⁰) cannot serve a relative tolerance.
+    let no_reference = dir.path().join("w.npz");
+    Checkpoint::write(&no_reference, &random::<f64, 3>([5, 5, 5], 1), 3, None, "jacobi7").unwrap();
     let err = solver(&g, Schedule::Plain)
         .tolerance(Tolerance::Relative { norm: Norm::Max, factor: 0.1 })
-        .checkpoint(Checkpoint::every(2, &path).resume())
+        .checkpoint(Checkpoint::every(2, &no_reference).resume())
         .run(&mut w);
-    assert!(matches!(err, Err(Error::ReadCheckpoint { .. })), "{err:?}");
+    assert!(matches!(&err, Err(Error::ReadCheckpoint { reason, .. }) if reason.contains("ρ(u⁰)")), "{err:?}");
     let err = solver(&g, Schedule::Plain).max_iterations(8).checkpoint(Checkpoint::every(0, &path)).run(&mut w);
     assert!(matches!(err, Err(Error::InvalidCheckpoint)), "{err:?}");
     assert_eq!(differing(&w, &small), 0);
@@ -178,6 +181,42 @@ fn a_checkpoint_that_cannot_be_written_is_an_error_and_keeps_the_last_one() {
     let err =
         solver(&f, Schedule::Plain).max_iterations(8).checkpoint(Checkpoint::every(4, &missing)).run(&mut u0.clone());
     assert!(matches!(err, Err(Error::Io { .. })), "{err:?}");
+
+    // A good checkpoint at 4; then a run whose rename fails (a non-empty folder stands where
+    // its file would go): an error, no partial file left, the checkpoint at 4 whole.
+    let path = dir.path().join("u.npz");
+    solver(&f, Schedule::Plain).max_iterations(4).checkpoint(Checkpoint::every(4, &path)).run(&mut u0.clone()).unwrap();
+    let blocked = dir.path().join("blocked");
+    std::fs::create_dir_all(blocked.join("inside")).unwrap();
+    let err =
+        solver(&f, Schedule::Plain).max_iterations(8).checkpoint(Checkpoint::every(4, &blocked)).run(&mut u0.clone());
+    assert!(matches!(err, Err(Error::Io { .. })), "{err:?}");
+    assert!(!dir.path().join("blocked.partial").exists());
+    assert_eq!(Checkpoint::read::<f64, 3>(&path).unwrap().iteration, 4);
+}
+
+#[test]
+fn a_resumed_run_may_measure_the_relative_tolerance_in_another_norm() {
+    let u0 = random::<f64, 3>(SHAPE, 20);
+    let f = random::<f64, 3>(SHAPE, 21);
+    let dir = tempfile::tempdir().unwrap();
+    let max = Tolerance::Relative { norm: Norm::Max, factor: 1e-3 };
+    let l2 = Tolerance::Relative { norm: Norm::L2, factor: 1e-3 };
+    let mut whole = u0.clone();
+    let full = solver(&f, Schedule::Plain).tolerance(max).check_every(10).run(&mut whole).unwrap();
+    // Saved by a run that measured ρ(u⁰) for an L2 tolerance, resumed with an L∞ one.
+    let checkpoint = Checkpoint::every(20, dir.path().join("u.npz")).resume();
+    solver(&f, Schedule::Plain)
+        .tolerance(l2)
+        .max_iterations(41)
+        .checkpoint(checkpoint.clone())
+        .run(&mut u0.clone())
+        .unwrap();
+    let mut resumed = u0.clone();
+    let report =
+        solver(&f, Schedule::Plain).tolerance(max).check_every(10).checkpoint(checkpoint).run(&mut resumed).unwrap();
+    assert_eq!((report.stop, report.iterations), (StopReason::Converged, full.iterations));
+    assert_eq!(differing(&resumed, &whole), 0);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //!
 //! A checkpoint is a NumPy `.npz` archive (uncompressed) with four arrays: `u` (the whole
 //! grid, boundary included), `iteration` (one `u64`: the iterate `u` holds), `reference`
-//! (one `f64`: ρ(u⁰) for a relative tolerance, NaN when none was measured) and `stencil`
+//! (two `f64`: ρ(u⁰) in L∞ and L2, for a relative tolerance; NaN when not measured) and `stencil`
 //! (the stencil's name as bytes). NumPy reads it with `numpy.load`. It is written to
 //! `<path>.partial`, flushed to the disk, then renamed over `<path>`: a reader sees the old
 //! checkpoint or the new one, never a torn file.
@@ -44,7 +44,9 @@ impl Checkpoint {
     /// If the file exists when the run starts, the run continues from it: the grid given
     /// to [`Solver::run`](crate::Solver::run) is overwritten with the saved iterate, and
     /// the iteration count (and `max_iterations`) continues from the saved iteration. If
-    /// it does not exist, the run starts from the grid given.
+    /// it does not exist, the run starts from the grid given. The grid is overwritten after
+    /// the solver's own checks (inputs, parameters, stopping rule, the file itself); an error
+    /// a backend raises later (device memory, launch limits) leaves the saved iterate in it.
     pub fn resume(mut self) -> Self {
         self.resume = true;
         self
@@ -78,14 +80,14 @@ impl Checkpoint {
         let iteration: Array1<u64> = npz.by_name("iteration").map_err(|e| fail(format!("array `iteration`: {e}")))?;
         let reference: Array1<f64> = npz.by_name("reference").map_err(|e| fail(format!("array `reference`: {e}")))?;
         let stencil: Array1<u8> = npz.by_name("stencil").map_err(|e| fail(format!("array `stencil`: {e}")))?;
-        let (&[iteration], &[reference]) = (iteration.as_slice().unwrap_or(&[]), reference.as_slice().unwrap_or(&[]))
+        let (&[iteration], &[max, l2]) = (iteration.as_slice().unwrap_or(&[]), reference.as_slice().unwrap_or(&[]))
         else {
-            return Err(fail("`iteration` and `reference` must hold one value each".into()));
+            return Err(fail("`iteration` must hold one value and `reference` two".into()));
         };
         Ok(Saved {
             grid: Grid::from_array(u.view()).map_err(|e| fail(e.to_string()))?,
             iteration: usize::try_from(iteration).map_err(|e| fail(e.to_string()))?,
-            reference: (!reference.is_nan()).then_some(reference),
+            reference: (!max.is_nan() && !l2.is_nan()).then_some([max, l2]),
             stencil: String::from_utf8_lossy(stencil.as_slice().unwrap_or(&[])).into_owned(),
         })
     }
@@ -99,32 +101,21 @@ impl Checkpoint {
         path: impl AsRef<Path>,
         grid: &Grid<T, N>,
         iteration: usize,
-        reference: Option<f64>,
+        reference: Option<[f64; 2]>,
         stencil: &str,
     ) -> Result<()> {
         let path = path.as_ref();
         let mut partial = path.as_os_str().to_owned();
         partial.push(".partial");
         let partial = PathBuf::from(partial);
-        let io = |path: &Path| {
-            let path = path.to_owned();
-            move |source| Error::Io { path, source }
-        };
-        let fail = |e: ndarray_npy::WriteNpzError| Error::WriteCheckpoint { path: partial.clone(), source: e };
-        let file = File::create(&partial).map_err(io(&partial))?;
-        let mut npz = NpzWriter::new(BufWriter::new(file));
-        npz.add_array("u", &grid.view()).map_err(fail)?;
-        npz.add_array("iteration", &Array1::from_elem(1, iteration as u64)).map_err(fail)?;
-        npz.add_array("reference", &Array1::from_elem(1, reference.unwrap_or(f64::NAN))).map_err(fail)?;
-        npz.add_array("stencil", &Array1::from(stencil.as_bytes().to_vec())).map_err(fail)?;
-        let file = npz
-            .finish()
-            .map_err(fail)?
-            .into_inner()
-            .map_err(|e| Error::Io { path: partial.clone(), source: e.into_error() })?;
-        // On the disk before the rename makes it the checkpoint.
-        file.sync_all().map_err(io(&partial))?;
-        std::fs::rename(&partial, path).map_err(io(path))?;
+        let result = Self::write_partial(&partial, grid, iteration, reference, stencil).and_then(|()| {
+            std::fs::rename(&partial, path).map_err(|source| Error::Io { path: path.to_owned(), source })
+        });
+        if result.is_err() {
+            // Nothing half-written is left behind; the previous checkpoint is untouched.
+            let _ = std::fs::remove_file(&partial);
+        }
+        result?;
         // The rename itself, made durable (best effort: not every file system allows
         // opening a directory).
         if let Some(dir) = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
@@ -133,6 +124,27 @@ impl Checkpoint {
             let _ = dir.sync_all();
         }
         Ok(())
+    }
+
+    /// Writes the archive to `partial` and flushes it to the disk.
+    fn write_partial<T: Real, const N: usize>(
+        partial: &Path,
+        grid: &Grid<T, N>,
+        iteration: usize,
+        reference: Option<[f64; 2]>,
+        stencil: &str,
+    ) -> Result<()> {
+        let io = |source| Error::Io { path: partial.to_owned(), source };
+        let fail = |source| Error::WriteCheckpoint { path: partial.to_owned(), source };
+        let file = File::create(partial).map_err(io)?;
+        let mut npz = NpzWriter::new(BufWriter::new(file));
+        npz.add_array("u", &grid.view()).map_err(fail)?;
+        npz.add_array("iteration", &Array1::from_elem(1, iteration as u64)).map_err(fail)?;
+        npz.add_array("reference", &Array1::from(reference.unwrap_or([f64::NAN; 2]).to_vec())).map_err(fail)?;
+        npz.add_array("stencil", &Array1::from(stencil.as_bytes().to_vec())).map_err(fail)?;
+        let file = npz.finish().map_err(fail)?.into_inner().map_err(|e| io(e.into_error()))?;
+        // On the disk before the rename makes it the checkpoint.
+        file.sync_all().map_err(io)
     }
 }
 
@@ -143,8 +155,8 @@ pub struct Saved<T: Real, const N: usize> {
     pub grid: Grid<T, N>,
     /// The iteration after which it was written.
     pub iteration: usize,
-    /// ρ(u⁰) of the run, for a relative tolerance.
-    pub reference: Option<f64>,
+    /// ρ(u⁰) of the run in L∞ and L2, for a relative tolerance.
+    pub reference: Option<[f64; 2]>,
     /// The stencil's name.
     pub stencil: String,
 }
@@ -153,7 +165,7 @@ pub struct Saved<T: Real, const N: usize> {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Start {
     pub iteration: usize,
-    pub reference: Option<f64>,
+    pub reference: Option<[f64; 2]>,
 }
 
 /// The checkpoints of one run: the next is due at the first check at or after `next`.
@@ -186,7 +198,7 @@ impl Writer {
         &mut self,
         u: &Grid<T, N>,
         iteration: usize,
-        reference: Option<f64>,
+        reference: Option<[f64; 2]>,
         stencil: &str,
     ) -> Result<()> {
         Checkpoint::write(&self.path, u, iteration, reference, stencil)?;
@@ -207,9 +219,9 @@ mod tests {
         let g = Grid::<f32, 3>::random_uniform([3, 4, 5], -1.0, 1.0, 1).unwrap();
         Checkpoint::write(&path, &g, 7, None, "jacobi").unwrap();
         let h = Grid::<f32, 3>::random_uniform([3, 4, 5], -1.0, 1.0, 2).unwrap();
-        Checkpoint::write(&path, &h, 14, Some(0.5), "jacobi").unwrap();
+        Checkpoint::write(&path, &h, 14, Some([0.5, 2.5]), "jacobi").unwrap();
         let saved = Checkpoint::read::<f32, 3>(&path).unwrap();
-        assert_eq!(saved, Saved { grid: h, iteration: 14, reference: Some(0.5), stencil: "jacobi".into() });
+        assert_eq!(saved, Saved { grid: h, iteration: 14, reference: Some([0.5, 2.5]), stencil: "jacobi".into() });
         assert!(!dir.path().join("c.npz.partial").exists());
         assert!(matches!(Checkpoint::read::<f64, 3>(&path), Err(Error::ReadCheckpoint { .. })));
         assert!(matches!(Checkpoint::read::<f32, 2>(&path), Err(Error::ReadCheckpoint { .. })));

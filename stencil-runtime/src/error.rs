@@ -5,8 +5,9 @@ use std::path::PathBuf;
 /// Everything that can go wrong when a stencil is set up or run.
 ///
 /// Bad input is reported here and never by a panic. A run that fails validation leaves the
-/// user's grid untouched; [`Error::NonFinite`] and [`Error::StoppedMidPass`] say what the
-/// grid holds when a run stops midway.
+/// user's grid untouched (a run resuming from a checkpoint holds the checkpoint's iterate
+/// from the start); [`Error::NonFinite`] and [`Error::StoppedMidPass`] say what the grid
+/// holds when a run stops midway.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

@@ -15,7 +15,8 @@ pub(crate) struct Monitor<'r, 'a> {
     points: usize,
     started: Instant,
     residuals: Vec<ResidualSample>,
-    reference: Option<f64>,
+    /// ρ(u⁰) in both norms, (L∞, L2).
+    reference: Option<[f64; 2]>,
     progress: Option<&'r mut ProgressFn<'a>>,
     /// The iteration the run started from (a checkpoint's, or 0).
     first: usize,
@@ -87,7 +88,7 @@ impl<'r, 'a> Monitor<'r, 'a> {
 
     /// Sets ρ(u⁰) for a relative tolerance when it is measured before the first iteration.
     pub fn set_reference(&mut self, max: f64, l2: f64) {
-        self.reference = Some(self.norm(max, l2));
+        self.reference = Some([max, l2]);
     }
 
     /// Records the check after `iteration`: `measured` is (L∞, L2) of the residual, or
@@ -99,7 +100,7 @@ impl<'r, 'a> Monitor<'r, 'a> {
         }
         let value = measured.map(|(max, l2)| self.norm(max, l2));
         if iteration == 1 && self.reference.is_none() {
-            self.reference = value;
+            self.reference = measured.map(|(max, l2)| [max, l2]);
         }
         if let Some(callback) = self.progress.as_mut() {
             let elapsed = self.started.elapsed();
@@ -113,7 +114,9 @@ impl<'r, 'a> Monitor<'r, 'a> {
         }
         match (self.stop.tolerance, value) {
             (Some(Tolerance::Absolute { eps, .. }), Some(v)) => v < eps,
-            (Some(Tolerance::Relative { factor, .. }), Some(v)) => self.reference.is_some_and(|r| v < factor * r),
+            (Some(Tolerance::Relative { factor, .. }), Some(v)) => {
+                self.reference.is_some_and(|[max, l2]| v < factor * self.norm(max, l2))
+            }
             _ => false,
         }
     }

@@ -50,6 +50,8 @@ pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
     /// `Auto` chose the out-of-core schedule: its height and slab width are the run-time
     /// model's choice, made after its probes.
     pub model_chooses: bool,
+    /// Whether the user set the check period (else it follows the schedule).
+    pub check_every_given: bool,
 }
 
 impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
@@ -266,6 +268,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             fail_after_slabs: self.fail_after_slabs,
             on_slab: self.on_slab.as_mut(),
             model_chooses: choice.as_ref().is_some_and(|c| matches!(c.schedule, Schedule::OutOfCore { .. })),
+            check_every_given: self.check_every.is_some(),
         };
         let mut report = match device {
             None => crate::cpu::run(job, u),

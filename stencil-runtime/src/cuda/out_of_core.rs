@@ -129,7 +129,8 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
         eprintln!("stencil: the grid could not be page-locked ({reason}); copies will be slower");
     }
     let scalars = Scalars::new(S::param_values(&job.params));
-    let costs = probe::<S, T, N>(gpu, mode, u.as_mut_slice(), &model_shape, limit / arrays, &view_dims, &scalars)?;
+    let (costs, probe_jit) =
+        probe::<S, T, N>(gpu, mode, u.as_mut_slice(), &model_shape, limit / arrays, &view_dims, &scalars)?;
     let slabs = match given {
         Some(slabs) => slabs,
         None => {
@@ -160,7 +161,12 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let total_blocks: usize = block_counts.iter().sum();
 
     let chunk_dims = view_dims(slabs.max_chunk());
-    let (module, jit) = load_module::<S, T, N>(gpu, mode, chunk_dims, None)?;
+    let (module, mut jit) = load_module::<S, T, N>(gpu, mode, chunk_dims, None)?;
+    // The probe's module (compiled for its few planes) is part of the start-up too.
+    jit.time += probe_jit.time;
+    if probe_jit.origin == super::cache::Origin::Compiled {
+        jit.origin = probe_jit.origin;
+    }
     let function = |kind: &str| {
         module.load_function(&format!("{}_{kind}", meta.name)).map_err(driver_error("finding a kernel in the module"))
     };
@@ -204,6 +210,10 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let mut first_bad = compute.alloc_zeros::<u64>(slabs.own.len()).map_err(driver_error("allocating"))?;
     let inputs: Vec<Option<&[T]>> = job.inputs.clone();
 
+    if job.model_chooses && !job.check_every_given {
+        // Checked once per pass of the height the model chose, not of the one `Auto` named.
+        job.stop.check_every = slabs.height;
+    }
     let stop = job.stop;
     let fail_after = job.fail_after_slabs;
     let mut on_slab = job.on_slab.take();
@@ -438,7 +448,7 @@ fn probe<S: Stencil<N>, T: Real, const N: usize>(
     per_buffer: usize,
     view_dims: &dyn Fn(usize) -> [usize; 3],
     scalars: &Scalars<T>,
-) -> Result<model::Costs> {
+) -> Result<(model::Costs, super::run::JitTime)> {
     const REPEATS: usize = 3;
     const LAUNCHES: usize = 5;
     let meta = S::META;
@@ -465,7 +475,7 @@ fn probe<S: Stencil<N>, T: Real, const N: usize>(
     let device_copy = best_of(&mut || stream.memcpy_dtod(&a, &mut b).map_err(driver_error("probing copies")))?;
 
     let dims = view_dims(planes);
-    let (module, _) = load_module::<S, T, N>(gpu, mode, dims, None)?;
+    let (module, jit) = load_module::<S, T, N>(gpu, mode, dims, None)?;
     let plain = module
         .load_function(&format!("{}_plain", meta.name))
         .map_err(driver_error("finding a kernel in the module"))?;
@@ -487,10 +497,11 @@ fn probe<S: Stencil<N>, T: Real, const N: usize>(
         Ok(())
     })?;
     let updated = ((planes - 2 * shape.radius) * shape.plane_interior * LAUNCHES) as f64;
-    Ok(model::Costs {
+    let costs = model::Costs {
         up: up / bytes,
         down: down / bytes,
         update: kernel / updated.max(1.0),
         device_copy: device_copy / bytes,
-    })
+    };
+    Ok((costs, jit))
 }

@@ -536,7 +536,8 @@ impl<T: Real> DeviceState<T> {
 
     /// Copies the current iterate into `u` (for a checkpoint).
     fn copy_to_host<const N: usize>(&self, gpu: &Gpu, u: &mut Grid<T, N>) -> Result<()> {
-        gpu.stream.memcpy_dtoh(&self.current, u.as_mut_slice()).map_err(driver_error("copying to the host"))
+        gpu.stream.memcpy_dtoh(&self.current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
+        gpu.stream.synchronize().map_err(driver_error("waiting for the device"))
     }
 
     /// Ends the run: waits for the device, stops the clock, copies the current iterate into
