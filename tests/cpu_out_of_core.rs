@@ -49,6 +49,8 @@ proptest! {
         let plain = run(Jacobi7, &u0, ("f", &f), &params, Schedule::Plain, iterations);
         let slabs = run(Jacobi7, &u0, ("f", &f), &params, out_of_core(slab, height, Inner::Plain), iterations);
         prop_assert!(bitwise(&plain, &slabs));
+        let skewed = run(Jacobi7, &u0, ("f", &f), &params, out_of_core(slab, height, Inner::Skewed), iterations);
+        prop_assert!(bitwise(&plain, &skewed));
     }
 
     #[test]
@@ -64,6 +66,8 @@ proptest! {
         let plain = run(Deep, &u0, ("k", &k), &[], Schedule::Plain, iterations);
         let slabs = run(Deep, &u0, ("k", &k), &[], out_of_core(slab, height, Inner::Plain), iterations);
         prop_assert!(bitwise(&plain, &slabs));
+        let skewed = run(Deep, &u0, ("k", &k), &[], out_of_core(slab, height, Inner::Skewed), iterations);
+        prop_assert!(bitwise(&plain, &skewed));
     }
 
     #[test]
@@ -80,6 +84,8 @@ proptest! {
         let plain = run(Line, &u0, ("f", &f), &params, Schedule::Plain, iterations);
         let slabs = run(Line, &u0, ("f", &f), &params, out_of_core(slab, height, Inner::Plain), iterations);
         prop_assert!(bitwise(&plain, &slabs));
+        let skewed = run(Line, &u0, ("f", &f), &params, out_of_core(slab, height, Inner::Skewed), iterations);
+        prop_assert!(bitwise(&plain, &skewed));
     }
 
     #[test]

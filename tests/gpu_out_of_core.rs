@@ -74,8 +74,14 @@ fn check<S: Stencil<N>, T: Real, const N: usize>(
 ) {
     let radius = S::META.radius[0];
     let plane_len: usize = shape[1..].iter().product();
-    let limit = limit_for::<T>(width, height, radius, plane_len, 3);
-    let schedule = Schedule::OutOfCore { slab: None, height, inner, device_memory: Some(limit) };
+    // The pyramid's slabs come from a limit that fits `width` planes exactly; skewed ones are
+    // given their width.
+    let schedule = if inner == Inner::Skewed {
+        Schedule::OutOfCore { slab: Some(width), height, inner, device_memory: None }
+    } else {
+        let limit = limit_for::<T>(width, height, radius, plane_len, 3);
+        Schedule::OutOfCore { slab: None, height, inner, device_memory: Some(limit) }
+    };
     let what = format!("{} {} {shape:?} {schedule}", S::META.name, T::NAME);
     let slabs = (shape[0] - 2 * radius).div_ceil(width);
     assert!(slabs >= 4, "{what}: {slabs} slabs");
@@ -134,6 +140,22 @@ fn radius_two_and_an_exact_hierarchical_inner_schedule() {
     let inner = Inner::Hierarchical { tile: 6, halo: 3, sub: 3 };
     check::<_, f32, 3>(Jacobi7, [50, 29, 31], "f", &[("h2", 0.1)], (9, 7, inner), 20, 7);
     check::<_, f32, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (13, 8, inner), 17, 8);
+}
+
+#[test]
+fn skewed_slabs_equal_plain() {
+    if !gpu() {
+        return;
+    }
+    // Slabs narrower than height · radius included (width 1 and 3).
+    for (width, height, iterations, check_every) in [(7, 4, 23, 4), (1, 2, 9, 3), (11, 6, 6, 6), (3, 9, 20, 9)] {
+        let config = (width, height, Inner::Skewed);
+        check::<_, f32, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], config, iterations, check_every);
+        check::<_, f64, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], config, iterations, check_every);
+    }
+    check::<_, f32, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (13, 5, Inner::Skewed), 17, 5);
+    check::<_, f64, 1>(Wide, [1009], "f", &[("w", 0.5)], (97, 6, Inner::Skewed), 29, 7);
+    check::<_, f64, 3>(Varied, [43, 19, 23], "k", &[], (6, 3, Inner::Skewed), 13, 4);
 }
 
 #[test]

@@ -84,18 +84,30 @@ pub(crate) fn pass(shape: &Shape, slabs: &Slabs, len: usize, costs: &Costs) -> (
     let mut compute_end = [0.0_f64; 2];
     let mut slot_free = [0.0_f64; 2];
     for s in 0..slabs.own.len() {
-        let chunk = slabs.chunk(s, len);
-        let own = &slabs.own[s];
-        let uploaded = if s == 0 { chunk.len() } else { chunk.end - own.start };
-        let up = bytes(uploaded + shape.fields * chunk.len()) * costs.up;
-        // Each iteration updates the interior of its region's view.
-        let updated: usize = (0..len)
-            .map(|done| slabs.region(s, len, done).len().saturating_sub(2 * slabs.radius) * shape.plane_interior)
-            .sum();
-        // The carry in and out, and the second buffer's copy of the chunk.
-        let copied = bytes(chunk.len() + 2 * slabs.ghost(len)) * costs.device_copy;
-        let compute = updated as f64 * costs.update + copied;
-        let down = bytes(own.len()) * costs.down;
+        let (up, compute, down) = if slabs.skewed {
+            // The fresh planes of every array up; each level once; the lower part of the
+            // window (every array) and the fresh planes' second copy on the device; the last
+            // level down.
+            let (fresh, window) = (slabs.fresh(s), slabs.window(s, len));
+            let up = bytes((1 + shape.fields) * fresh.len()) * costs.up;
+            let updated: usize = (1..=len).map(|t| slabs.level(s, t).len() * shape.plane_interior).sum();
+            let kept = if s == 0 { 0 } else { fresh.start - window.start };
+            let copied = bytes((2 + shape.fields) * kept + fresh.len()) * costs.device_copy;
+            let down = bytes(slabs.level(s, len).len()) * costs.down;
+            (up, updated as f64 * costs.update + copied, down)
+        } else {
+            let chunk = slabs.chunk(s, len);
+            let own = &slabs.own[s];
+            let uploaded = if s == 0 { chunk.len() } else { chunk.end - own.start };
+            let up = bytes(uploaded + shape.fields * chunk.len()) * costs.up;
+            // Each iteration updates the interior of its region's view.
+            let updated: usize = (0..len)
+                .map(|done| slabs.region(s, len, done).len().saturating_sub(2 * slabs.radius) * shape.plane_interior)
+                .sum();
+            // The carry in and out, and the second buffer's copy of the chunk.
+            let copied = bytes(chunk.len() + 2 * slabs.ghost(len)) * costs.device_copy;
+            (up, updated as f64 * costs.update + copied, bytes(own.len()) * costs.down)
+        };
         sequential += up + compute + down;
 
         let slot = s % 2;
@@ -141,14 +153,20 @@ pub(crate) const MAX_HEIGHT: usize = 128;
 /// over every height up to [`MAX_HEIGHT`] and, for each, slab widths from the widest that
 /// fits `limit` bytes down to an eighth of it; with its seconds per iteration. `None` when
 /// not even one plane fits.
-pub(crate) fn best(shape: &Shape, limit: usize, arrays: usize, costs: &Costs) -> Option<(usize, usize, f64)> {
+pub(crate) fn best(
+    shape: &Shape,
+    limit: usize,
+    arrays: usize,
+    costs: &Costs,
+    skewed: bool,
+) -> Option<(usize, usize, f64)> {
     let mut best: Option<(usize, usize, f64)> = None;
     for height in 1..=MAX_HEIGHT {
         let geometry = (shape.planes, shape.radius, shape.plane_len);
-        let Some(widest) = Slabs::widest(limit, geometry, height, arrays, shape.elem) else { break };
+        let Some(widest) = Slabs::widest(limit, geometry, height, arrays, shape.elem, skewed) else { break };
         for eighths in (1..=8).rev() {
             let width = (widest * eighths / 8).max(1);
-            let slabs = Slabs::new(shape.planes, shape.radius, shape.plane_len, height, width);
+            let slabs = Slabs::new(shape.planes, shape.radius, shape.plane_len, height, width).skew(skewed);
             let per_iteration = pass(shape, &slabs, height, costs).1 / height as f64;
             if best.is_none_or(|(_, _, b)| per_iteration < b) {
                 best = Some((height, slabs.own[0].len(), per_iteration));
@@ -187,11 +205,27 @@ mod tests {
     #[test]
     fn slow_copies_favour_tall_pyramids_and_slow_kernels_short_ones() {
         let limit = 40 * SHAPE.plane_len * 4 * 6;
-        let (tall, ..) = best(&SHAPE, limit, 3, &costs(1e-8, 1e-11)).unwrap();
-        let (short, ..) = best(&SHAPE, limit, 3, &costs(1e-12, 1e-8)).unwrap();
+        let (tall, ..) = best(&SHAPE, limit, 3, &costs(1e-8, 1e-11), false).unwrap();
+        let (short, ..) = best(&SHAPE, limit, 3, &costs(1e-12, 1e-8), false).unwrap();
         assert!(tall > short, "{tall} vs {short}");
         assert_eq!(short, 1);
-        assert_eq!(best(&SHAPE, 10, 3, &costs(1.0, 1.0)), None);
+        assert_eq!(best(&SHAPE, 10, 3, &costs(1.0, 1.0), false), None);
+        assert_eq!(best(&SHAPE, 10, 3, &costs(1.0, 1.0), true), None);
+    }
+
+    #[test]
+    fn skewed_slabs_update_every_plane_once_per_iteration() {
+        let slabs = Slabs::new(SHAPE.planes, 1, SHAPE.plane_len, 8, 30).skew(true);
+        let (sequential, _) = pass(&SHAPE, &slabs, 8, &costs(0.0, 1e-9));
+        let useful = 8.0 * 200.0 * SHAPE.plane_interior as f64 * 1e-9;
+        assert!((sequential - useful).abs() < 1e-9 * useful, "{sequential} vs {useful}");
+        let pyramid = Slabs::new(SHAPE.planes, 1, SHAPE.plane_len, 8, 30);
+        assert!(pass(&SHAPE, &pyramid, 8, &costs(0.0, 1e-9)).0 > 1.2 * useful);
+        // With copies as dear as compute, skewed slabs still win under the same memory.
+        let limit = 60 * SHAPE.plane_len * 4 * 6;
+        let (.., skewed) = best(&SHAPE, limit, 3, &costs(2e-10, 1e-9), true).unwrap();
+        let (.., pyramid) = best(&SHAPE, limit, 3, &costs(2e-10, 1e-9), false).unwrap();
+        assert!(skewed < pyramid, "{skewed} vs {pyramid}");
     }
 
     #[test]

@@ -97,12 +97,19 @@ pub enum Inner {
         /// Subiterations per cycle (≥ 1).
         sub: usize,
     },
+    /// Plain iterations over slabs **skewed** by r planes per iteration instead of a
+    /// pyramid: iteration t of slab `[a, b)` updates `[a − t·r, b − t·r)`, reading below it
+    /// the values the previous slab left on the device. Every plane is computed once per
+    /// iteration (no redundant ghost work) and crosses the bus once per pass each way;
+    /// the result is the same.
+    Skewed,
 }
 
 impl fmt::Display for Inner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Inner::Plain => write!(f, "plain"),
+            Inner::Skewed => write!(f, "skewed plain"),
             Inner::Hierarchical { tile, halo, sub } => Schedule::Hierarchical { tile, halo, sub }.fmt(f),
         }
     }

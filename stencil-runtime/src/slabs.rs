@@ -29,6 +29,8 @@ pub(crate) struct Slabs {
     pub height: usize,
     /// Every slab's own planes, in the order they run; together the interior planes.
     pub own: Vec<Range<usize>>,
+    /// Skewed slabs ([`Inner::Skewed`](crate::Inner::Skewed)) instead of pyramids.
+    pub skewed: bool,
 }
 
 impl Slabs {
@@ -38,7 +40,42 @@ impl Slabs {
         let interior = radius..planes - radius;
         let width = width.clamp(1, interior.len().max(1));
         let own = interior.clone().step_by(width).map(|a| a..(a + width).min(interior.end)).collect();
-        Self { planes, radius, plane_len, height, own }
+        Self { planes, radius, plane_len, height, own, skewed: false }
+    }
+
+    /// These slabs, skewed (`true`) or as pyramids.
+    pub fn skew(mut self, skewed: bool) -> Self {
+        self.skewed = skewed;
+        self
+    }
+
+    /// Skewed: the planes slab `s` holds on the device during a pass of `len` iterations,
+    /// `[a − (len + 1)·r, b)` (from plane 0 for the first slab, to the last plane for the
+    /// last). Its lower `(len + 1)·r` planes come from the previous slab's window.
+    pub fn window(&self, s: usize, len: usize) -> Range<usize> {
+        let own = &self.own[s];
+        let start = if s == 0 { 0 } else { own.start.saturating_sub((len + 1) * self.radius) };
+        start..self.fresh(s).end
+    }
+
+    /// Skewed: the planes slab `s` loads from the grid, `[a, b)`, with the boundary planes
+    /// below the first slab and above the last.
+    pub fn fresh(&self, s: usize) -> Range<usize> {
+        let own = &self.own[s];
+        let start = if s == 0 { 0 } else { own.start };
+        let end = if s + 1 == self.own.len() { self.planes } else { own.end };
+        start..end
+    }
+
+    /// Skewed: the planes that iteration `t` (1 to `len`) of slab `s` updates,
+    /// `[a − t·r, b − t·r)` within the interior, from the first interior plane for the first
+    /// slab and to the last for the last; for every `t` the slabs' levels tile the interior.
+    pub fn level(&self, s: usize, t: usize) -> Range<usize> {
+        let own = &self.own[s];
+        let r = self.radius;
+        let lo = if s == 0 { r } else { own.start.saturating_sub(t * r).max(r) };
+        let hi = if s + 1 == self.own.len() { self.planes - r } else { own.end.saturating_sub(t * r).max(r) };
+        lo.min(hi)..hi
     }
 
     /// Ghost planes per side for a pass of `len` iterations.
@@ -64,9 +101,10 @@ impl Slabs {
         end.saturating_sub(self.ghost(len))..end
     }
 
-    /// The largest chunk of a full pass, in planes.
+    /// The largest chunk (skewed: window) of a full pass, in planes.
     pub fn max_chunk(&self) -> usize {
-        (0..self.own.len()).map(|s| self.chunk(s, self.height).len()).max().unwrap_or(0)
+        let planes = |s| if self.skewed { self.window(s, self.height).len() } else { self.chunk(s, self.height).len() };
+        (0..self.own.len()).map(planes).max().unwrap_or(0)
     }
 
     /// Elements of a range of planes.
@@ -88,9 +126,25 @@ impl Slabs {
         height: usize,
         arrays: usize,
         elem: usize,
+        skewed: bool,
     ) -> Option<usize> {
         let plane_bytes = plane_len.checked_mul(elem)?;
         let ghost = height.checked_mul(radius)?;
+        if skewed {
+            // 2 · arrays · (w + (height + 1)·r, plus r at the grid's ends) · plane_bytes ≤ limit:
+            // from the estimate down to the first width that fits.
+            let interior = planes.saturating_sub(2 * radius).max(1);
+            let budget = limit / plane_bytes.max(1) / (2 * arrays);
+            let mut width = budget.saturating_sub(ghost).min(interior);
+            while width >= 1 {
+                let slabs = Self::new(planes, radius, plane_len, height, width).skew(true);
+                if slabs.buffer_bytes(arrays, elem) <= limit {
+                    return Some(width);
+                }
+                width -= 1;
+            }
+            return None;
+        }
         // (2 · arrays · (w + 2g) + g) · plane_bytes ≤ limit
         let per_plane = 2 * arrays;
         let budget = (limit / plane_bytes.max(1)).checked_sub(ghost)? / per_plane;
@@ -105,7 +159,7 @@ impl Slabs {
             crate::Schedule::OutOfCore { inner, device_memory, .. } => crate::Schedule::OutOfCore {
                 slab: Some(self.own.first().map_or(0, |r| r.len())),
                 height: self.height,
-                inner,
+                inner: if self.skewed { crate::Inner::Skewed } else { inner },
                 device_memory,
             },
             other => other,
@@ -125,19 +179,22 @@ impl Slabs {
         if written == 0 {
             return source;
         }
+        let written_to = if self.skewed { self.level(written - 1, pass.len()).end } else { self.own[written - 1].end };
         crate::Error::StoppedMidPass {
             pass_start: pass.start,
             pass_end: pass.end,
-            written_to: self.own[written - 1].end,
+            written_to,
             planes: self.planes,
             checkpoint,
             source: Box::new(source),
         }
     }
 
-    /// Bytes of the buffers of [`widest`](Self::widest) for these slabs.
+    /// Bytes of the buffers of [`widest`](Self::widest) for these slabs (skewed: two slots of
+    /// `arrays` windows, no separate carry).
     pub fn buffer_bytes(&self, arrays: usize, elem: usize) -> usize {
-        (2 * arrays * self.max_chunk() + self.ghost(self.height)) * self.plane_len * elem
+        let carry = if self.skewed { 0 } else { self.ghost(self.height) };
+        (2 * arrays * self.max_chunk() + carry) * self.plane_len * elem
     }
 }
 
@@ -164,7 +221,7 @@ mod tests {
     fn the_widest_slab_fits_its_limit() {
         let (planes, radius, plane_len, height, arrays, elem) = (1000, 1, 100, 4, 3, 4);
         for limit in [10_000, 50_000, 123_456, 10_000_000] {
-            let Some(width) = Slabs::widest(limit, (planes, radius, plane_len), height, arrays, elem) else {
+            let Some(width) = Slabs::widest(limit, (planes, radius, plane_len), height, arrays, elem, false) else {
                 assert!(Slabs::new(planes, radius, plane_len, height, 1).buffer_bytes(arrays, elem) > limit);
                 continue;
             };
@@ -175,6 +232,29 @@ mod tests {
                 assert!(wider.buffer_bytes(arrays, elem) > limit, "{limit}: width {width} is not the widest");
             }
         }
-        assert_eq!(Slabs::widest(100, (planes, radius, plane_len), height, arrays, elem), None);
+        assert_eq!(Slabs::widest(100, (planes, radius, plane_len), height, arrays, elem, false), None);
+        for limit in [50_000, 123_456, 10_000_000] {
+            let width = Slabs::widest(limit, (planes, radius, plane_len), height, arrays, elem, true).unwrap();
+            let slabs = Slabs::new(planes, radius, plane_len, height, width).skew(true);
+            assert!(slabs.buffer_bytes(arrays, elem) <= limit, "{limit}: width {width}");
+        }
+    }
+
+    #[test]
+    fn skewed_levels_tile_the_interior_and_windows_hold_what_they_read() {
+        let slabs = Slabs::new(40, 2, 3, 4, 7).skew(true);
+        for t in 1..=4 {
+            let levels: Vec<_> = (0..slabs.own.len()).map(|s| slabs.level(s, t)).collect();
+            assert_eq!(levels.first().unwrap().start, 2);
+            assert_eq!(levels.last().unwrap().end, 38);
+            assert!(levels.windows(2).all(|w| w[0].end == w[1].start), "{levels:?}");
+            for (s, level) in levels.iter().enumerate() {
+                let window = slabs.window(s, 4);
+                assert!(level.is_empty() || (window.start + 2 <= level.start && level.end + 2 <= window.end));
+            }
+        }
+        assert_eq!(slabs.window(2, 4), 6..23);
+        assert_eq!(slabs.fresh(0), 0..9);
+        assert_eq!(slabs.fresh(slabs.own.len() - 1), 37..40);
     }
 }

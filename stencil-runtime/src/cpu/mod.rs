@@ -28,7 +28,7 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     }
     if let Schedule::OutOfCore { slab, height, inner, device_memory } = job.schedule {
         let arrays = 2 + job.inputs.iter().flatten().count();
-        let slabs = slabs_for(&layout, height, slab, device_memory, arrays, T::BYTES)?;
+        let slabs = slabs_for(&layout, height, slab, device_memory, arrays, T::BYTES, inner == crate::Inner::Skewed)?;
         return run_slabs(job, u, &layout, &slabs, inner);
     }
     let stop = job.stop;
@@ -159,28 +159,26 @@ pub(crate) fn slabs_for<const N: usize>(
     device_memory: Option<usize>,
     arrays: usize,
     elem: usize,
+    skewed: bool,
 ) -> Result<Slabs> {
     let planes = layout.shape[0];
     let radius = layout.radius[0];
     let plane_len: usize = layout.shape[1..].iter().product();
-    let one_plane = || Slabs::new(planes, radius, plane_len, height, 1).buffer_bytes(arrays, elem);
+    let one_plane = || Slabs::new(planes, radius, plane_len, height, 1).skew(skewed).buffer_bytes(arrays, elem);
     let width = match (slab, device_memory) {
         (Some(width), _) => width,
-        (None, Some(limit)) => {
-            Slabs::widest(limit, (planes, radius, plane_len), height, arrays, elem).ok_or_else(|| {
-                Error::DeviceMemory {
-                    needed: one_plane(),
-                    limit,
-                    reason: format!(
-                        "a slab of one plane with {} ghost planes per side, in two slots of {arrays} buffers",
-                        height * radius
-                    ),
-                }
-            })?
-        }
+        (None, Some(limit)) => Slabs::widest(limit, (planes, radius, plane_len), height, arrays, elem, skewed)
+            .ok_or_else(|| Error::DeviceMemory {
+                needed: one_plane(),
+                limit,
+                reason: format!(
+                    "a slab of one plane with {} ghost planes per side, in two slots of {arrays} buffers",
+                    height * radius
+                ),
+            })?,
         (None, None) => planes - 2 * radius,
     };
-    let slabs = Slabs::new(planes, radius, plane_len, height, width);
+    let slabs = Slabs::new(planes, radius, plane_len, height, width).skew(skewed);
     if let Some(limit) = device_memory {
         let needed = slabs.buffer_bytes(arrays, elem);
         if needed > limit {

@@ -54,6 +54,9 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
         measure: bool,
         written: &mut dyn FnMut(usize),
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
+        if self.inner == Inner::Skewed {
+            return self.run_skewed(u, work, len, measure, written);
+        }
         let slabs = self.slabs;
         let mut total = measure.then(Difference::default);
         for s in 0..slabs.own.len() {
@@ -119,6 +122,78 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                 done += steps;
             }
             u[slabs.elements(&own)].copy_from_slice(&work.current[local(&own)]);
+            written(s + 1);
+        }
+        Ok(total)
+    }
+
+    /// [`run`](Self::run) over skewed slabs: each slab's window holds the planes its
+    /// iterations read, iterate t in buffer t mod 2; the window's lower part is the previous
+    /// window's upper part (moved down), the rest is loaded from the grid; iteration t
+    /// updates [`Slabs::level`]; the slab's last level is written back.
+    fn run_skewed(
+        &self,
+        u: &mut [T],
+        work: &mut Workspace<T>,
+        len: usize,
+        measure: bool,
+        written: &mut dyn FnMut(usize),
+    ) -> std::result::Result<Option<Difference>, (usize, Error)> {
+        let slabs = self.slabs;
+        let r = slabs.radius;
+        let mut total = measure.then(Difference::default);
+        let mut previous: Option<std::ops::Range<usize>> = None;
+        for s in 0..slabs.own.len() {
+            if self.fail_after == Some(s) {
+                return Err((s, Error::injected()));
+            }
+            let window = slabs.window(s, len);
+            let local = |planes: &std::ops::Range<usize>| {
+                slabs.elements(&(planes.start - window.start..planes.end - window.start))
+            };
+            let fresh = slabs.fresh(s);
+            if let Some(before) = &previous {
+                // The planes below the fresh ones, at every iterate, from the previous window.
+                let kept = slabs.elements(&(window.start - before.start..fresh.start - before.start));
+                work.current.copy_within(kept.clone(), 0);
+                work.next.copy_within(kept, 0);
+            }
+            // Both buffers, so that the boundary values are in the odd iterates too.
+            work.current[local(&fresh)].copy_from_slice(&u[slabs.elements(&fresh)]);
+            work.next[local(&fresh)].copy_from_slice(&u[slabs.elements(&fresh)]);
+            for t in 1..=len {
+                let level = slabs.level(s, t);
+                if level.is_empty() {
+                    continue;
+                }
+                let view = level.start - r..level.end + r;
+                let mut shape = self.shape;
+                shape[0] = view.len();
+                let layout = Layout::new(S::META, shape).map_err(|e| (s, e))?;
+                let range = local(&view);
+                let global = slabs.elements(&view);
+                let (even, odd) = (&mut work.current, &mut work.next);
+                let (source, target) = if t % 2 == 1 { (&*even, odd) } else { (&*odd, even) };
+                let fields: Vec<&[T]> = self
+                    .inputs
+                    .iter()
+                    .map(|f| match f {
+                        Some(grid) => &grid[global.clone()],
+                        None => &source[range.clone()],
+                    })
+                    .collect();
+                let measured = measure && t == len;
+                let difference =
+                    plain::apply::<S, T, N>(&layout, &fields, &mut target[range.clone()], self.params, measured);
+                if let (Some(total), Some(d)) = (total.as_mut(), difference) {
+                    let shifted = Difference { first_non_finite: d.first_non_finite.map(|i| i + global.start), ..d };
+                    *total = total.merge(shifted);
+                }
+            }
+            let last = slabs.level(s, len);
+            let done = if len.is_multiple_of(2) { &work.current } else { &work.next };
+            u[slabs.elements(&last)].copy_from_slice(&done[local(&last)]);
+            previous = Some(window);
             written(s + 1);
         }
         Ok(total)

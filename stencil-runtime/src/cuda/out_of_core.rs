@@ -107,11 +107,12 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
         fields: arrays - 2,
         elem: T::BYTES,
     };
+    let mut skewed = config.inner == Inner::Skewed;
     // A configuration given in full is checked before anything runs.
     let given = if job.model_chooses {
         None
     } else {
-        Some(crate::cpu::slabs_for(layout, config.height, config.slab, Some(limit), arrays, T::BYTES)?)
+        Some(crate::cpu::slabs_for(layout, config.height, config.slab, Some(limit), arrays, T::BYTES, skewed)?)
     };
     let radius = as_3d(meta.radius, 0);
     let view_dims = |planes: usize| {
@@ -134,8 +135,16 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let slabs = match given {
         Some(slabs) => slabs,
         None => {
+            // `Auto`: the better of the pyramid and the skewed slabs, by the model.
+            let pyramid = model::best(&model_shape, limit, arrays, &costs, false);
+            let skew = model::best(&model_shape, limit, arrays, &costs, true);
+            skewed = match (pyramid, skew) {
+                (Some((.., p)), Some((.., k))) => k <= p,
+                (None, Some(_)) => true,
+                _ => false,
+            };
             let (height, width, _) =
-                model::best(&model_shape, limit, arrays, &costs).ok_or_else(|| crate::Error::DeviceMemory {
+                model::best(&model_shape, limit, arrays, &costs, skewed).ok_or_else(|| crate::Error::DeviceMemory {
                     needed: crate::slabs::Slabs::new(
                         model_shape.planes,
                         model_shape.radius,
@@ -147,12 +156,21 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
                     limit,
                     reason: format!("a slab of one plane with {} ghost planes per side", model_shape.radius),
                 })?;
-            crate::cpu::slabs_for(layout, height, Some(width), Some(limit), arrays, T::BYTES)?
+            crate::cpu::slabs_for(layout, height, Some(width), Some(limit), arrays, T::BYTES, skewed)?
         }
     };
-    // Every slab's measuring launch covers its own planes: its blocks get their own entries.
+    // Every slab's measuring launch covers its own planes (skewed: its last level, whose
+    // size depends on the pass's length; the most blocks any length needs): its blocks get
+    // their own entries.
+    let measured_planes = |s: usize| {
+        if slabs.skewed {
+            (1..=slabs.height).map(|t| slabs.level(s, t).len()).max().unwrap_or(0)
+        } else {
+            slabs.own[s].len()
+        }
+    };
     let measure_configs: Vec<LaunchConfig> = (0..slabs.own.len())
-        .map(|s| plain_config::<S, N>(gpu, view_dims(slabs.own[s].len() + 2 * slabs.radius), radius, shape))
+        .map(|s| plain_config::<S, N>(gpu, view_dims(measured_planes(s) + 2 * slabs.radius), radius, shape))
         .collect::<Result<_>>()?;
     let block_counts: Vec<usize> =
         measure_configs.iter().map(|c| (c.grid_dim.0 * c.grid_dim.1 * c.grid_dim.2) as usize).collect();
@@ -231,6 +249,9 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
             compute
                 .memcpy_htod(&vec![u64::MAX; slabs.own.len()], &mut first_bad)
                 .map_err(driver_error("resetting the check"))?;
+            // A skewed slab's measured level may use fewer blocks than reserved.
+            compute.memset_zeros(&mut block_max).map_err(driver_error("resetting the check"))?;
+            compute.memset_zeros(&mut block_sum).map_err(driver_error("resetting the check"))?;
         }
         // The chunks read planes that the previous pass wrote back.
         up.join(&down).map_err(driver_error("ordering the copies"))?;
@@ -242,122 +263,210 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
                 if fail_after == Some(s) {
                     return Err(crate::Error::injected());
                 }
-                let slot = &mut slots[s % 2];
-                let chunk = slabs.chunk(s, len);
-                let own = slabs.own[s].clone();
-                let local =
-                    |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
-                let host = u.as_mut_slice();
-
-                // Up: the chunk from its own first plane on, and every field's chunk. The lower
-                // ghost planes are written back already; they come from the carry (slab 0's are
-                // boundary planes, never written, so they come from the grid).
-                let lower = chunk.start..own.start;
-                let upper = own.start..chunk.end;
-                if s == 0 {
-                    up.memcpy_htod(&host[slabs.elements(&lower)], &mut slot.u[0].slice_mut(local(&lower)))
+                if slabs.skewed {
+                    let (even, odd) = slots.split_at_mut(1);
+                    let (slot, previous) = if s % 2 == 0 { (&mut even[0], &odd[0]) } else { (&mut odd[0], &even[0]) };
+                    let host = u.as_mut_slice();
+                    let window = slabs.window(s, len);
+                    let local = |planes: &Range<usize>| {
+                        slabs.elements(&(planes.start - window.start..planes.end - window.start))
+                    };
+                    let fresh = slabs.fresh(s);
+                    // Up: the fresh planes of the unknown and of every field.
+                    up.memcpy_htod(&host[slabs.elements(&fresh)], &mut slot.u[0].slice_mut(local(&fresh)))
                         .map_err(driver_error("copying a slab to the device"))?;
-                }
-                up.memcpy_htod(&host[slabs.elements(&upper)], &mut slot.u[0].slice_mut(local(&upper)))
-                    .map_err(driver_error("copying a slab to the device"))?;
-                for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
-                    if let (Some(data), Some(buffer)) = (field, buffer) {
-                        up.memcpy_htod(&data[slabs.elements(&chunk)], &mut buffer.slice_mut(local(&chunk)))
-                            .map_err(driver_error("copying a field to the device"))?;
+                    for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
+                        if let (Some(data), Some(buffer)) = (field, buffer) {
+                            up.memcpy_htod(&data[slabs.elements(&fresh)], &mut buffer.slice_mut(local(&fresh)))
+                                .map_err(driver_error("copying a field to the device"))?;
+                        }
                     }
-                }
-
-                // Compute: the carry in, the next slab's carry out, the second buffer, iterations.
-                let [first, second] = &mut slot.u;
-                if s > 0 {
+                    // Compute: the planes below the fresh ones from the previous window (both
+                    // iterates and the fields), the fresh planes into the odd buffer too (their
+                    // boundary values), then the levels.
+                    if s > 0 {
+                        let before = slabs.window(s - 1, len);
+                        let kept = slabs.elements(&(window.start - before.start..fresh.start - before.start));
+                        let into = 0..kept.len();
+                        for (from, to) in previous.u.iter().zip(slot.u.iter_mut()) {
+                            compute
+                                .memcpy_dtod(&from.slice(kept.clone()), &mut to.slice_mut(into.clone()))
+                                .map_err(driver_error("copying the carry"))?;
+                        }
+                        for (from, to) in previous.fields.iter().zip(slot.fields.iter_mut()) {
+                            if let (Some(from), Some(to)) = (from, to) {
+                                compute
+                                    .memcpy_dtod(&from.slice(kept.clone()), &mut to.slice_mut(into.clone()))
+                                    .map_err(driver_error("copying the carry"))?;
+                            }
+                        }
+                    }
+                    let [first, second] = &mut slot.u;
                     compute
-                        .memcpy_dtod(
-                            &carry.slice(0..lower.len() * slabs.plane_len),
-                            &mut first.slice_mut(local(&lower)),
-                        )
-                        .map_err(driver_error("copying the carry"))?;
-                }
-                let kept = slabs.carry(s, len);
-                compute
-                    .memcpy_dtod(&first.slice(local(&kept)), &mut carry.slice_mut(0..kept.len() * slabs.plane_len))
-                    .map_err(driver_error("copying the carry"))?;
-                compute
-                    .memcpy_dtod(&first.slice(local(&chunk)), &mut second.slice_mut(local(&chunk)))
-                    .map_err(driver_error("copying a chunk"))?;
-                let mut current = 0;
-                let mut done = 0;
-                while done < len {
-                    // A measured pass ends with one plain iteration over the slab itself, so that
-                    // the residual covers every interior point once (as in the CPU twin).
-                    let last_measured = check && done + 1 == len;
-                    let steps = match kernels {
-                        Kernels::Hierarchical { sub, .. } if !last_measured => sub.min(len - done - usize::from(check)),
-                        _ => 1,
-                    };
-                    let view = slabs.region(s, len, done);
-                    let range = local(&view);
-                    let [a, b] = &mut slot.u;
-                    let (source, target) = if current == 0 { (&*a, b) } else { (&*b, a) };
-                    let source = source.slice(range.clone());
-                    let mut target = target.slice_mut(range.clone());
-                    let fields: Vec<Option<CudaView<'_, T>>> =
-                        slot.fields.iter().map(|f| f.as_ref().map(|f| f.slice(range.clone()))).collect();
-                    let [e0, e1, e2] = view_dims(view.len()).map(|n| n as i64);
-                    let (function, launch_config, ints) = match &kernels {
-                        Kernels::Plain { measure, .. } | Kernels::Hierarchical { measure, .. } if last_measured => {
-                            (measure, measure_configs[s], None)
+                        .memcpy_dtod(&first.slice(local(&fresh)), &mut second.slice_mut(local(&fresh)))
+                        .map_err(driver_error("copying a slab"))?;
+                    let Kernels::Plain { pass, measure } = &kernels else { unreachable!("skewed slabs run plain") };
+                    for t in 1..=len {
+                        let level = slabs.level(s, t);
+                        if level.is_empty() {
+                            continue;
                         }
-                        Kernels::Plain { pass, .. } => {
-                            (pass, plain_config::<S, N>(gpu, view_dims(view.len()), radius, shape)?, None)
+                        let view = level.start - slabs.radius..level.end + slabs.radius;
+                        let range = local(&view);
+                        let [a, b] = &mut slot.u;
+                        let (source, target) = if t % 2 == 1 { (&*a, b) } else { (&*b, a) };
+                        let source = source.slice(range.clone());
+                        let mut target = target.slice_mut(range.clone());
+                        let fields: Vec<Option<CudaView<'_, T>>> =
+                            slot.fields.iter().map(|f| f.as_ref().map(|f| f.slice(range.clone()))).collect();
+                        let measured = check && t == len;
+                        let config = plain_config::<S, N>(gpu, view_dims(view.len()), radius, shape)?;
+                        let entries = block_offsets[s]..block_offsets[s] + block_counts[s].max(1);
+                        let mut maxes = block_max.slice_mut(entries.clone());
+                        let mut sums = block_sum.slice_mut(entries);
+                        let mut bad = first_bad.slice_mut(s..s + 1);
+                        let [e0, e1, e2] = view_dims(view.len()).map(|n| n as i64);
+                        let mut launch = compute.launch_builder(if measured { measure } else { pass });
+                        launch.arg(&mut target);
+                        for field in &fields {
+                            launch.arg(field.as_ref().unwrap_or(&source));
                         }
-                        Kernels::Hierarchical { cycle, tile, halo, .. } => {
-                            let geometry = CycleGeometry::new::<S, T, N>(
-                                gpu.max_shared_per_block,
-                                view_dims(view.len()),
-                                radius,
-                                (*tile, *halo, steps),
-                                false,
-                            )?;
-                            let [h0, h1, h2] = geometry.halo;
-                            (cycle, geometry.config, Some([geometry.tile, h0, h1, h2, steps as i32, 0]))
+                        launch.arg(&e0).arg(&e1).arg(&e2);
+                        scalars.push(&mut launch);
+                        if measured {
+                            launch.arg(&mut maxes).arg(&mut sums).arg(&mut bad);
                         }
-                    };
-                    let entries = block_offsets[s]..block_offsets[s] + block_counts[s].max(1);
-                    let mut maxes = block_max.slice_mut(entries.clone());
-                    let mut sums = block_sum.slice_mut(entries);
-                    let mut bad = first_bad.slice_mut(s..s + 1);
-                    let mut launch = compute.launch_builder(function);
-                    launch.arg(&mut target);
-                    for field in &fields {
-                        launch.arg(field.as_ref().unwrap_or(&source));
+                        // SAFETY: the plain (or measuring) kernel's signature: output, fields in
+                        // order with the previous iterate for the unknown, the view's extents,
+                        // the scalars, and for the measuring kernel the slab's block entries
+                        // (at least as many as this launch's blocks) and its flag. Every view
+                        // covers the same planes inside its window buffer.
+                        unsafe { launch.launch(config) }.map_err(driver_error("launching a kernel"))?;
                     }
-                    launch.arg(&e0).arg(&e1).arg(&e2);
-                    scalars.push(&mut launch);
-                    // The hierarchical kernel's ints, and the block arrays that both the measuring
-                    // and the hierarchical kernels take.
-                    if let Some(ints) = &ints {
-                        for value in ints {
-                            launch.arg(value);
-                        }
-                    }
-                    if last_measured || ints.is_some() {
-                        launch.arg(&mut maxes).arg(&mut sums).arg(&mut bad);
-                    }
-                    // SAFETY: the arguments match the kernel's signature, generated from the same
-                    // stencil (output, fields in order with the current iterate for the unknown,
-                    // the view's extents, the scalars, the hierarchical kernel's ints, the block
-                    // arrays). Every view covers the planes of `view` inside its chunk buffer,
-                    // the kernel indexes only inside those extents, and the measuring launch has
-                    // the block entries reserved for this slab (the hierarchical kernel runs with
-                    // measure = 0 and writes none).
-                    unsafe { launch.launch(launch_config) }.map_err(driver_error("launching a kernel"))?;
-                    current ^= 1;
-                    done += steps;
-                }
+                    // Down: the last level, in place.
+                    let last = slabs.level(s, len);
+                    down.memcpy_dtoh(&slot.u[len % 2].slice(local(&last)), &mut host[slabs.elements(&last)])
+                        .map_err(driver_error("copying a slab to the host"))?;
+                } else {
+                    let slot = &mut slots[s % 2];
+                    let chunk = slabs.chunk(s, len);
+                    let own = slabs.own[s].clone();
+                    let local =
+                        |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
+                    let host = u.as_mut_slice();
 
-                // Down: the slab's own planes, in place.
-                down.memcpy_dtoh(&slot.u[current].slice(local(&own)), &mut host[slabs.elements(&own)])
-                    .map_err(driver_error("copying a slab to the host"))?;
+                    // Up: the chunk from its own first plane on, and every field's chunk. The lower
+                    // ghost planes are written back already; they come from the carry (slab 0's are
+                    // boundary planes, never written, so they come from the grid).
+                    let lower = chunk.start..own.start;
+                    let upper = own.start..chunk.end;
+                    if s == 0 {
+                        up.memcpy_htod(&host[slabs.elements(&lower)], &mut slot.u[0].slice_mut(local(&lower)))
+                            .map_err(driver_error("copying a slab to the device"))?;
+                    }
+                    up.memcpy_htod(&host[slabs.elements(&upper)], &mut slot.u[0].slice_mut(local(&upper)))
+                        .map_err(driver_error("copying a slab to the device"))?;
+                    for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
+                        if let (Some(data), Some(buffer)) = (field, buffer) {
+                            up.memcpy_htod(&data[slabs.elements(&chunk)], &mut buffer.slice_mut(local(&chunk)))
+                                .map_err(driver_error("copying a field to the device"))?;
+                        }
+                    }
+
+                    // Compute: the carry in, the next slab's carry out, the second buffer, iterations.
+                    let [first, second] = &mut slot.u;
+                    if s > 0 {
+                        compute
+                            .memcpy_dtod(
+                                &carry.slice(0..lower.len() * slabs.plane_len),
+                                &mut first.slice_mut(local(&lower)),
+                            )
+                            .map_err(driver_error("copying the carry"))?;
+                    }
+                    let kept = slabs.carry(s, len);
+                    compute
+                        .memcpy_dtod(&first.slice(local(&kept)), &mut carry.slice_mut(0..kept.len() * slabs.plane_len))
+                        .map_err(driver_error("copying the carry"))?;
+                    compute
+                        .memcpy_dtod(&first.slice(local(&chunk)), &mut second.slice_mut(local(&chunk)))
+                        .map_err(driver_error("copying a chunk"))?;
+                    let mut current = 0;
+                    let mut done = 0;
+                    while done < len {
+                        // A measured pass ends with one plain iteration over the slab itself, so that
+                        // the residual covers every interior point once (as in the CPU twin).
+                        let last_measured = check && done + 1 == len;
+                        let steps = match kernels {
+                            Kernels::Hierarchical { sub, .. } if !last_measured => {
+                                sub.min(len - done - usize::from(check))
+                            }
+                            _ => 1,
+                        };
+                        let view = slabs.region(s, len, done);
+                        let range = local(&view);
+                        let [a, b] = &mut slot.u;
+                        let (source, target) = if current == 0 { (&*a, b) } else { (&*b, a) };
+                        let source = source.slice(range.clone());
+                        let mut target = target.slice_mut(range.clone());
+                        let fields: Vec<Option<CudaView<'_, T>>> =
+                            slot.fields.iter().map(|f| f.as_ref().map(|f| f.slice(range.clone()))).collect();
+                        let [e0, e1, e2] = view_dims(view.len()).map(|n| n as i64);
+                        let (function, launch_config, ints) = match &kernels {
+                            Kernels::Plain { measure, .. } | Kernels::Hierarchical { measure, .. } if last_measured => {
+                                (measure, measure_configs[s], None)
+                            }
+                            Kernels::Plain { pass, .. } => {
+                                (pass, plain_config::<S, N>(gpu, view_dims(view.len()), radius, shape)?, None)
+                            }
+                            Kernels::Hierarchical { cycle, tile, halo, .. } => {
+                                let geometry = CycleGeometry::new::<S, T, N>(
+                                    gpu.max_shared_per_block,
+                                    view_dims(view.len()),
+                                    radius,
+                                    (*tile, *halo, steps),
+                                    false,
+                                )?;
+                                let [h0, h1, h2] = geometry.halo;
+                                (cycle, geometry.config, Some([geometry.tile, h0, h1, h2, steps as i32, 0]))
+                            }
+                        };
+                        let entries = block_offsets[s]..block_offsets[s] + block_counts[s].max(1);
+                        let mut maxes = block_max.slice_mut(entries.clone());
+                        let mut sums = block_sum.slice_mut(entries);
+                        let mut bad = first_bad.slice_mut(s..s + 1);
+                        let mut launch = compute.launch_builder(function);
+                        launch.arg(&mut target);
+                        for field in &fields {
+                            launch.arg(field.as_ref().unwrap_or(&source));
+                        }
+                        launch.arg(&e0).arg(&e1).arg(&e2);
+                        scalars.push(&mut launch);
+                        // The hierarchical kernel's ints, and the block arrays that both the measuring
+                        // and the hierarchical kernels take.
+                        if let Some(ints) = &ints {
+                            for value in ints {
+                                launch.arg(value);
+                            }
+                        }
+                        if last_measured || ints.is_some() {
+                            launch.arg(&mut maxes).arg(&mut sums).arg(&mut bad);
+                        }
+                        // SAFETY: the arguments match the kernel's signature, generated from the same
+                        // stencil (output, fields in order with the current iterate for the unknown,
+                        // the view's extents, the scalars, the hierarchical kernel's ints, the block
+                        // arrays). Every view covers the planes of `view` inside its chunk buffer,
+                        // the kernel indexes only inside those extents, and the measuring launch has
+                        // the block entries reserved for this slab (the hierarchical kernel runs with
+                        // measure = 0 and writes none).
+                        unsafe { launch.launch(launch_config) }.map_err(driver_error("launching a kernel"))?;
+                        current ^= 1;
+                        done += steps;
+                    }
+
+                    // Down: the slab's own planes, in place.
+                    down.memcpy_dtoh(&slot.u[current].slice(local(&own)), &mut host[slabs.elements(&own)])
+                        .map_err(driver_error("copying a slab to the host"))?;
+                }
                 enqueued = s + 1;
                 if let Some(callback) = on_slab.as_mut() {
                     // Told when the copy has finished, one slab behind the work enqueued so
@@ -397,7 +506,14 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
             .iter()
             .enumerate()
             .filter(|&(_, &b)| b != u64::MAX)
-            .map(|(s, &b)| b as usize + slabs.region(s, len, len - 1).start * slabs.plane_len)
+            .map(|(s, &b)| {
+                let view_start = if slabs.skewed {
+                    slabs.level(s, len).start - slabs.radius
+                } else {
+                    slabs.region(s, len, len - 1).start
+                };
+                b as usize + view_start * slabs.plane_len
+            })
             .min();
         if let Some(at) = at {
             return Err(stop.non_finite(u, at, iteration));
@@ -429,7 +545,7 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     );
     let predicted = model::predict(&model_shape, &slabs, &passes, &costs);
     let done: usize = passes.iter().sum();
-    let best = model::best(&model_shape, limit, arrays, &costs)
+    let best = model::best(&model_shape, limit, arrays, &costs, skewed)
         .map(|(height, width, per_iteration)| (height, width, Duration::from_secs_f64(per_iteration * done as f64)));
     report.model = best.map(|best| model::ModelReport { costs, predicted, best });
     Ok(report)
