@@ -63,6 +63,10 @@ struct Args {
     /// Seed of the noise in f and of the initial guess.
     #[arg(long, default_value_t = 1)]
     seed: u32,
+    /// Skewed slabs (`Inner::Skewed`: every plane computed once per iteration) instead of
+    /// the paper's pyramids.
+    #[arg(long)]
+    skewed: bool,
     /// Run `Schedule::Auto` instead of `--heights`: out of core (with the run-time model's
     /// height and slab) when the grid does not fit the GPU, else the fastest in-core schedule.
     #[arg(long)]
@@ -160,7 +164,8 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         rows.push((format!("auto: {}", report.schedule), report, false));
     }
     for &height in heights {
-        let schedule = Schedule::OutOfCore { slab: args.slab, height, inner: Inner::Plain, device_memory: Some(limit) };
+        let inner = if args.skewed { Inner::Skewed } else { Inner::Plain };
+        let schedule = Schedule::OutOfCore { slab: args.slab, height, inner, device_memory: Some(limit) };
         let bar = slab_progress()?;
         let solver = checkpoint(Solver::new(Jacobi7).backend(Backend::Auto).schedule(schedule));
         let solver = stop(solver, Some(height))

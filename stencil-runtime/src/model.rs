@@ -35,7 +35,8 @@ pub struct Prediction {
     pub sequential: Duration,
     /// The three streams overlapping as they do on the device.
     pub overlapped: Duration,
-    /// Paper 000's closed form, with τc the time to copy one value up.
+    /// Paper 000's closed form for pyramids over the same slabs (R = slab + 2·height·radius),
+    /// with τc the time to copy one value up.
     pub paper: Duration,
 }
 
@@ -138,11 +139,13 @@ pub(crate) fn predict(shape: &Shape, slabs: &Slabs, passes: &[usize], costs: &Co
         (a + s, b + o)
     });
     let iterations = passes.iter().sum();
-    let chunk = slabs.max_chunk();
+    // The paper's pyramid over the same slabs (for skewed slabs too: what they replace).
+    let base = slabs.own.first().map_or(0, |own| own.len()) + 2 * slabs.ghost(slabs.height);
+    let seconds = |s: f64| Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX);
     Prediction {
-        sequential: Duration::from_secs_f64(sequential),
-        overlapped: Duration::from_secs_f64(overlapped),
-        paper: Duration::from_secs_f64(paper(shape, iterations, slabs.height, chunk, costs)),
+        sequential: seconds(sequential),
+        overlapped: seconds(overlapped),
+        paper: seconds(paper(shape, iterations, slabs.height, base, costs)),
     }
 }
 
@@ -226,6 +229,16 @@ mod tests {
         let (.., skewed) = best(&SHAPE, limit, 3, &costs(2e-10, 1e-9), true).unwrap();
         let (.., pyramid) = best(&SHAPE, limit, 3, &costs(2e-10, 1e-9), false).unwrap();
         assert!(skewed < pyramid, "{skewed} vs {pyramid}");
+    }
+
+    #[test]
+    fn predictions_stay_finite_for_slabs_narrower_than_their_ghosts() {
+        let c = costs(1e-10, 1e-9);
+        for skewed in [false, true] {
+            let slabs = Slabs::new(SHAPE.planes, 1, SHAPE.plane_len, 9, 1).skew(skewed);
+            let p = predict(&SHAPE, &slabs, &[9, 9, 3], &c);
+            assert!(p.overlapped > Duration::ZERO && p.overlapped < Duration::MAX && p.paper < Duration::MAX);
+        }
     }
 
     #[test]

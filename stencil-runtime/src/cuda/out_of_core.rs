@@ -545,8 +545,9 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     );
     let predicted = model::predict(&model_shape, &slabs, &passes, &costs);
     let done: usize = passes.iter().sum();
-    let best = model::best(&model_shape, limit, arrays, &costs, skewed)
-        .map(|(height, width, per_iteration)| (height, width, Duration::from_secs_f64(per_iteration * done as f64)));
+    let best = model::best(&model_shape, limit, arrays, &costs, skewed).map(|(height, width, per_iteration)| {
+        (height, width, Duration::try_from_secs_f64(per_iteration * done as f64).unwrap_or(Duration::MAX))
+    });
     report.model = best.map(|best| model::ModelReport { costs, predicted, best });
     Ok(report)
 }
