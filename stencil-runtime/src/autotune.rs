@@ -82,7 +82,8 @@ pub(crate) fn out_of_core(needed: usize, usable: usize) -> Choice {
         },
         reason: format!(
             "out-of-core: the grid and its workspace need {:.2} GiB of device memory, {:.2} GiB is usable (90 % of \
-             what is free); the pyramid height and slab width are the run-time model's best for that memory",
+             what is free); pyramids or skewed slabs, their height and width, are the run-time model's best for \
+             that memory",
             gib(needed),
             gib(usable)
         ),
