@@ -56,22 +56,23 @@ impl<'r, 'a> Monitor<'r, 'a> {
         self.first
     }
 
-    /// Whether a checkpoint is due after the check at `iteration`.
-    pub fn checkpoint_due(&self, iteration: usize) -> bool {
-        self.checkpoint.as_ref().is_some_and(|w| w.due(iteration))
-    }
-
-    /// Writes the checkpoint of `u`, which holds iterate `iteration`.
-    pub fn save<S: Stencil<N>, T: Real, const N: usize>(
+    /// [`check`](Self::check) of the residual recorded at `recorded_at`, then the checkpoint
+    /// of iterate `iteration` if one is due: `to_host` first brings that iterate into `u`
+    /// where it is elsewhere (on the device). Returns whether the tolerance is met.
+    pub fn check_and_save<S: Stencil<N>, T: Real, const N: usize>(
         &mut self,
-        u: &crate::Grid<T, N>,
-        iteration: usize,
-    ) -> crate::Result<()> {
+        recorded_at: usize,
+        measured: Option<(f64, f64)>,
+        (u, iteration): (&mut crate::Grid<T, N>, usize),
+        to_host: impl FnOnce(&mut crate::Grid<T, N>) -> crate::Result<()>,
+    ) -> crate::Result<bool> {
+        let converged = self.check(recorded_at, measured);
         let reference = self.reference;
-        match self.checkpoint.as_mut() {
-            Some(writer) => writer.save(u, iteration, reference, S::META.name),
-            None => Ok(()),
+        if let Some(writer) = self.checkpoint.as_mut().filter(|w| w.due(iteration)) {
+            to_host(u)?;
+            writer.save(u, iteration, reference, S::META.name)?;
         }
+        Ok(converged)
     }
 
     /// The last checkpoint written by this run, and its iteration.

@@ -79,11 +79,7 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
             return Err(stop.non_finite(u, at, iteration));
         }
         let measured = (!d.max_abs.is_nan()).then(|| (d.max_abs, d.sum_sq.sqrt()));
-        let converged = monitor.check(iteration, measured);
-        if monitor.checkpoint_due(iteration) {
-            monitor.save::<S, T, N>(u, iteration)?;
-        }
-        if converged {
+        if monitor.check_and_save::<S, T, N>(iteration, measured, (u, iteration), |_| Ok(()))? {
             break StopReason::Converged;
         }
     };
@@ -129,11 +125,12 @@ fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
         if let Some(at) = d.first_non_finite {
             return Err(stop.non_finite(u, at, iteration));
         }
-        let converged = monitor.check(plan.record_at, Some((d.max_abs, d.sum_sq.sqrt())));
-        if monitor.checkpoint_due(iteration) {
-            monitor.save::<S, T, N>(u, iteration)?;
-        }
-        if converged {
+        if monitor.check_and_save::<S, T, N>(
+            plan.record_at,
+            Some((d.max_abs, d.sum_sq.sqrt())),
+            (u, iteration),
+            |_| Ok(()),
+        )? {
             break StopReason::Converged;
         }
     };
@@ -237,11 +234,12 @@ fn run_slabs<S: Stencil<N>, T: Real, const N: usize>(
         if let Some(at) = d.first_non_finite {
             return Err(stop.non_finite(u, at, iteration));
         }
-        let converged = monitor.check(plan.record_at, Some((d.max_abs, d.sum_sq.sqrt())));
-        if monitor.checkpoint_due(iteration) {
-            monitor.save::<S, T, N>(u, iteration)?;
-        }
-        if converged {
+        if monitor.check_and_save::<S, T, N>(
+            plan.record_at,
+            Some((d.max_abs, d.sum_sq.sqrt())),
+            (u, iteration),
+            |_| Ok(()),
+        )? {
             break StopReason::Converged;
         }
     };

@@ -93,19 +93,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                     _ => 1,
                 };
                 let view = slabs.region(s, len, done);
-                let mut shape = self.shape;
-                shape[0] = view.len();
-                let layout = Layout::new(S::META, shape).map_err(|e| (s, e))?;
+                let layout = self.layout(view.len()).map_err(|e| (s, e))?;
                 let range = local(&view);
                 let global = slabs.elements(&view);
-                let fields: Vec<&[T]> = self
-                    .inputs
-                    .iter()
-                    .map(|f| match f {
-                        Some(grid) => &grid[global.clone()],
-                        None => &work.current[range.clone()],
-                    })
-                    .collect();
+                let fields = self.fields(&global, &work.current[range.clone()]);
                 let target = &mut work.next[range.clone()];
                 let difference = match self.inner {
                     Inner::Hierarchical { tile, halo, .. } if !last_measured => {
@@ -114,10 +105,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                     }
                     _ => plain::apply::<S, T, N>(&layout, &fields, target, self.params, last_measured),
                 };
-                if let (Some(total), Some(d)) = (total.as_mut(), difference) {
-                    let shifted = Difference { first_non_finite: d.first_non_finite.map(|i| i + global.start), ..d };
-                    *total = total.merge(shifted);
-                }
+                add(&mut total, difference, global.start);
                 std::mem::swap(&mut work.current, &mut work.next);
                 done += steps;
             }
@@ -125,6 +113,19 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             written(s + 1);
         }
         Ok(total)
+    }
+
+    /// The layout of a view of `planes` planes of the grid's slowest axis.
+    fn layout(&self, planes: usize) -> Result<Layout<N>, Error> {
+        let mut shape = self.shape;
+        shape[0] = planes;
+        Layout::new(S::META, shape)
+    }
+
+    /// The fields over the grid's `elements`, in parameter order, with `unknown` (the view's
+    /// current iterate) at the unknown's place.
+    fn fields<'f>(&'f self, elements: &std::ops::Range<usize>, unknown: &'f [T]) -> Vec<&'f [T]> {
+        self.inputs.iter().map(|f| f.map_or(unknown, |grid| &grid[elements.clone()])).collect()
     }
 
     /// [`run`](Self::run) over skewed slabs: each slab's window holds the planes its
@@ -167,28 +168,16 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                     continue;
                 }
                 let view = level.start - r..level.end + r;
-                let mut shape = self.shape;
-                shape[0] = view.len();
-                let layout = Layout::new(S::META, shape).map_err(|e| (s, e))?;
+                let layout = self.layout(view.len()).map_err(|e| (s, e))?;
                 let range = local(&view);
                 let global = slabs.elements(&view);
                 let (even, odd) = (&mut work.current, &mut work.next);
                 let (source, target) = if t % 2 == 1 { (&*even, odd) } else { (&*odd, even) };
-                let fields: Vec<&[T]> = self
-                    .inputs
-                    .iter()
-                    .map(|f| match f {
-                        Some(grid) => &grid[global.clone()],
-                        None => &source[range.clone()],
-                    })
-                    .collect();
+                let fields = self.fields(&global, &source[range.clone()]);
                 let measured = measure && t == len;
                 let difference =
                     plain::apply::<S, T, N>(&layout, &fields, &mut target[range.clone()], self.params, measured);
-                if let (Some(total), Some(d)) = (total.as_mut(), difference) {
-                    let shifted = Difference { first_non_finite: d.first_non_finite.map(|i| i + global.start), ..d };
-                    *total = total.merge(shifted);
-                }
+                add(&mut total, difference, global.start);
             }
             let last = slabs.level(s, len);
             let done = if len.is_multiple_of(2) { &work.current } else { &work.next };
@@ -197,5 +186,13 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             written(s + 1);
         }
         Ok(total)
+    }
+}
+
+/// Adds a view's measurement to the pass's `total`; the view starts at flat index `offset`
+/// of the grid.
+fn add(total: &mut Option<Difference>, view: Option<Difference>, offset: usize) {
+    if let (Some(total), Some(d)) = (total.as_mut(), view) {
+        *total = total.merge(Difference { first_non_finite: d.first_non_finite.map(|i| i + offset), ..d });
     }
 }

@@ -14,7 +14,9 @@ use std::ffi::c_void;
 use std::ops::Range;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, LaunchConfig, PushKernelArg, sys};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchArgs, LaunchConfig, PushKernelArg, sys,
+};
 
 use super::device::{Gpu, driver_error};
 use super::nvrtc::Mode;
@@ -39,6 +41,39 @@ pub(super) struct Config {
 struct Slot<T> {
     u: [CudaSlice<T>; 2],
     fields: Vec<Option<CudaSlice<T>>>,
+}
+
+impl<T: cudarc::driver::DeviceRepr> Slot<T> {
+    /// Views of the elements `range` for a launch that reads buffer `from` of the unknown and
+    /// writes the other one: (source, target, every field).
+    fn views(
+        &mut self,
+        range: Range<usize>,
+        from: usize,
+    ) -> (CudaView<'_, T>, CudaViewMut<'_, T>, Vec<Option<CudaView<'_, T>>>) {
+        let [a, b] = &mut self.u;
+        let (source, target) = if from == 0 { (&*a, b) } else { (&*b, a) };
+        let fields = self.fields.iter().map(|f| f.as_ref().map(|f| f.slice(range.clone()))).collect();
+        (source.slice(range.clone()), target.slice_mut(range), fields)
+    }
+}
+
+/// Pushes what every generated kernel takes first: the output, the fields in parameter order
+/// (`source`, the current iterate, at the unknown's place), the view's extents and the
+/// scalars.
+fn push_view<'a, T: Real>(
+    launch: &mut LaunchArgs<'a>,
+    target: &'a mut CudaViewMut<'_, T>,
+    (source, fields): (&'a CudaView<'_, T>, &'a [Option<CudaView<'_, T>>]),
+    extents: &'a [i64; 3],
+    scalars: &'a Scalars<T>,
+) {
+    launch.arg(target);
+    for field in fields {
+        launch.arg(field.as_ref().unwrap_or(source));
+    }
+    launch.arg(&extents[0]).arg(&extents[1]).arg(&extents[2]);
+    scalars.push(launch);
 }
 
 /// Host memory registered with the driver (page-locked) for the run, unregistered on drop.
@@ -313,26 +348,16 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
                         }
                         let view = level.start - slabs.radius..level.end + slabs.radius;
                         let range = local(&view);
-                        let [a, b] = &mut slot.u;
-                        let (source, target) = if t % 2 == 1 { (&*a, b) } else { (&*b, a) };
-                        let source = source.slice(range.clone());
-                        let mut target = target.slice_mut(range.clone());
-                        let fields: Vec<Option<CudaView<'_, T>>> =
-                            slot.fields.iter().map(|f| f.as_ref().map(|f| f.slice(range.clone()))).collect();
+                        let (source, mut target, fields) = slot.views(range, (t - 1) % 2);
                         let measured = check && t == len;
                         let config = plain_config::<S, N>(gpu, view_dims(view.len()), radius, shape)?;
                         let entries = block_offsets[s]..block_offsets[s] + block_counts[s].max(1);
                         let mut maxes = block_max.slice_mut(entries.clone());
                         let mut sums = block_sum.slice_mut(entries);
                         let mut bad = first_bad.slice_mut(s..s + 1);
-                        let [e0, e1, e2] = view_dims(view.len()).map(|n| n as i64);
+                        let extents = view_dims(view.len()).map(|n| n as i64);
                         let mut launch = compute.launch_builder(if measured { measure } else { pass });
-                        launch.arg(&mut target);
-                        for field in &fields {
-                            launch.arg(field.as_ref().unwrap_or(&source));
-                        }
-                        launch.arg(&e0).arg(&e1).arg(&e2);
-                        scalars.push(&mut launch);
+                        push_view(&mut launch, &mut target, (&source, &fields), &extents, &scalars);
                         if measured {
                             launch.arg(&mut maxes).arg(&mut sums).arg(&mut bad);
                         }
@@ -404,13 +429,8 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
                         };
                         let view = slabs.region(s, len, done);
                         let range = local(&view);
-                        let [a, b] = &mut slot.u;
-                        let (source, target) = if current == 0 { (&*a, b) } else { (&*b, a) };
-                        let source = source.slice(range.clone());
-                        let mut target = target.slice_mut(range.clone());
-                        let fields: Vec<Option<CudaView<'_, T>>> =
-                            slot.fields.iter().map(|f| f.as_ref().map(|f| f.slice(range.clone()))).collect();
-                        let [e0, e1, e2] = view_dims(view.len()).map(|n| n as i64);
+                        let (source, mut target, fields) = slot.views(range, current);
+                        let extents = view_dims(view.len()).map(|n| n as i64);
                         let (function, launch_config, ints) = match &kernels {
                             Kernels::Plain { measure, .. } | Kernels::Hierarchical { measure, .. } if last_measured => {
                                 (measure, measure_configs[s], None)
@@ -435,12 +455,7 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
                         let mut sums = block_sum.slice_mut(entries);
                         let mut bad = first_bad.slice_mut(s..s + 1);
                         let mut launch = compute.launch_builder(function);
-                        launch.arg(&mut target);
-                        for field in &fields {
-                            launch.arg(field.as_ref().unwrap_or(&source));
-                        }
-                        launch.arg(&e0).arg(&e1).arg(&e2);
-                        scalars.push(&mut launch);
+                        push_view(&mut launch, &mut target, (&source, &fields), &extents, &scalars);
                         // The hierarchical kernel's ints, and the block arrays that both the measuring
                         // and the hierarchical kernels take.
                         if let Some(ints) = &ints {
@@ -521,12 +536,8 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
         let maxes = compute.clone_dtoh(&block_max).map_err(driver_error("reading the residual"))?;
         let sums = compute.clone_dtoh(&block_sum).map_err(driver_error("reading the residual"))?;
         let measured = (maxes.iter().copied().fold(0.0, f64::max), sums.iter().sum::<f64>().sqrt());
-        let converged = monitor.check(plan.record_at, Some(measured));
-        if monitor.checkpoint_due(iteration) {
-            // The pass's write-backs are done (waited for above): the grid is the iterate.
-            monitor.save::<S, T, N>(u, iteration)?;
-        }
-        if converged {
+        // A checkpoint needs nothing copied: the write-backs are done (waited for above).
+        if monitor.check_and_save::<S, T, N>(plan.record_at, Some(measured), (u, iteration), |_| Ok(()))? {
             break StopReason::Converged;
         }
     };

@@ -225,12 +225,9 @@ fn typed<S: Stencil<N>, T: Real, const N: usize>(
             continue;
         }
         let measured = state.read_check(gpu, u, iteration, stop)?;
-        let converged = monitor.check(iteration, Some(measured));
-        if monitor.checkpoint_due(iteration) {
-            state.copy_to_host(gpu, u)?;
-            monitor.save::<S, T, N>(u, iteration)?;
-        }
-        if converged {
+        if monitor
+            .check_and_save::<S, T, N>(iteration, Some(measured), (u, iteration), |u| state.copy_to_host(gpu, u))?
+        {
             break StopReason::Converged;
         }
     };
@@ -413,12 +410,9 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
             continue;
         }
         let measured = state.read_check(gpu, u, iteration, stop)?;
-        let converged = monitor.check(plan.record_at, Some(measured));
-        if monitor.checkpoint_due(iteration) {
-            state.copy_to_host(gpu, u)?;
-            monitor.save::<S, T, N>(u, iteration)?;
-        }
-        if converged {
+        if monitor
+            .check_and_save::<S, T, N>(plan.record_at, Some(measured), (u, iteration), |u| state.copy_to_host(gpu, u))?
+        {
             break StopReason::Converged;
         }
     };
