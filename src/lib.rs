@@ -38,9 +38,10 @@ pub mod builtin;
 
 pub use stencil_macros::stencil;
 pub use stencil_runtime::{
-    Backend, Checkpoint, ColorMap, DEFAULT_CHECK_EVERY, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Difference, Direction, Error,
-    FieldMeta, Grid, Inner, Norm, ParamMeta, Progress, ReadMeta, Real, Report, ResidualSample, Result, Saved,
-    ScalarKind, Schedule, Slice, Solver, Stencil, StencilMeta, StopReason, SweepMeta, Tolerance,
+    Alternating, Backend, Checkpoint, ColorMap, DEFAULT_CHECK_EVERY, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Difference,
+    Direction, Error, FieldMeta, Grid, Inner, Norm, ParamMeta, Progress, ReadMeta, Real, Report, ResidualSample,
+    Result, Saved, ScalarKind, Schedule, Slice, Solver, Stencil, StencilMeta, StepFn, StepsReport, StopReason,
+    SweepMeta, Tolerance,
 };
 pub use stencil_runtime::{compare, cuda, model};
 

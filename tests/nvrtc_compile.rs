@@ -23,6 +23,16 @@ stencil! {
     sweep(+, -) fn names(mut x: Field2, out: Field2, int: Real) -> Real {
         x[-1, 0] + x[0, 1] + out[0, 0] * int
     }
+
+    /// A 3-D sweep with diagonal reads across the sweep (a skewed wavefront).
+    sweep(-, +, -) fn skewed3(mut u: Field3, f: Field3) -> Real {
+        (u[1, -1, 0] + u[-1, 1, 0] + u[0, 0, 2] + u[0, 0, -2] + u[0, 1, -1] + f[0, 0, 0]) / 6.0
+    }
+
+    /// A 1-D sweep: one lane marching the whole axis.
+    sweep(-) fn line(mut u: Field1, tid: Field1) -> Real {
+        (u[1] + u[-1] + u[2] + tid[0]) / 3.0
+    }
 }
 
 fn require() -> bool {
@@ -38,18 +48,21 @@ fn require() -> bool {
 }
 
 /// Every kernel of the translation unit (the register form of the hierarchical kernel is
-/// emitted for 1-D and 2-D stencils), with a working region of 32 rows.
+/// emitted for 1-D and 2-D stencils, the wavefront for sweeps), with a working region of 32
+/// rows.
 fn compile_all(name: &'static str, source: &str, dim: usize) {
-    let kernels: &[&str] = if dim <= 2 {
-        &["plain", "plain_measure", "tiled", "hier", "hier_rows"]
-    } else {
-        &["plain", "plain_measure", "tiled", "hier"]
-    };
+    let mut kernels = vec!["plain", "plain_measure", "tiled", "hier"];
+    if dim <= 2 {
+        kernels.push("hier_rows");
+    }
+    if ["at_half1", "at_half2", "names", "skewed3", "line"].contains(&name) {
+        kernels.push("wavefront");
+    }
     for mode in [Mode::Exact, Mode::Fast] {
         for options in [CompileOptions::new::<f32>(mode, "sm_90"), CompileOptions::new::<f64>(mode, "sm_90")] {
             let options = options.define("HIER_ROWS", 32);
             let ptx = compile(name, source, &options).unwrap_or_else(|e| panic!("{e}"));
-            for kernel in kernels {
+            for kernel in &kernels {
                 let entry = format!(".entry {name}_{kernel}(");
                 assert!(ptx.0.contains(&entry), "{name}: no `{entry}` in the PTX ({options:?})");
             }
@@ -76,6 +89,8 @@ fn every_construct_compiles() {
     compile_all("everything", Everything::CUDA_SOURCE, 3);
     compile_all("wide", Wide::CUDA_SOURCE, 1);
     compile_all("names", Names::CUDA_SOURCE, 2);
+    compile_all("skewed3", Skewed3::CUDA_SOURCE, 3);
+    compile_all("line", Line::CUDA_SOURCE, 1);
 }
 
 #[test]

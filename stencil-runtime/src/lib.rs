@@ -19,6 +19,7 @@ mod schedule;
 mod slabs;
 mod solver;
 mod stencil;
+mod steps;
 mod stop;
 
 #[doc(hidden)]
@@ -35,4 +36,5 @@ pub use solver::Solver;
 pub use stencil::{
     Direction, FieldMeta, ParamMeta, ReadMeta, ScalarKind, ScalarValue, Stencil, StencilMeta, SweepMeta,
 };
+pub use steps::{Alternating, StepFn, StepsReport};
 pub use stop::{DEFAULT_CHECK_EVERY, Norm, Tolerance};

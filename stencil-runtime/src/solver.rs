@@ -188,11 +188,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             Backend::Cpu => None,
             Backend::Cuda { device } => Some(device),
             Backend::Auto => {
-                let reason = if S::META.is_sweep() {
-                    Some("sweep stencils run on the CPU for now".to_string())
-                } else {
-                    crate::cuda::unusable_reason(0)
-                };
+                let reason = crate::cuda::unusable_reason(0);
                 if let Some(reason) = &reason {
                     eprintln!("stencil: running `{}` on the CPU: {reason}", S::META.name);
                 }
@@ -319,34 +315,43 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     }
 
     fn resolve_inputs(&self, shape: [usize; N]) -> Result<Vec<Option<&'a [T]>>> {
-        let meta = S::META;
-        check_unique(self.inputs.iter().map(|(n, _)| n.as_str()))?;
-        let mut resolved: Vec<Option<&'a [T]>> = vec![None; meta.fields.len()];
-        for (name, grid) in &self.inputs {
-            let index = meta.field_index(name).ok_or_else(|| Error::UnknownField {
-                stencil: meta.name,
-                field: name.clone(),
-                known: list(meta.fields.iter().filter(|f| !f.unknown).map(|f| f.name)),
-            })?;
-            if index == meta.unknown {
-                return Err(Error::UnknownGivenAsInput { stencil: meta.name, field: name.clone() });
-            }
-            if grid.shape() != shape {
-                return Err(Error::ShapeMismatch {
-                    field: name.clone(),
-                    expected: shape.to_vec(),
-                    found: grid.shape().to_vec(),
-                });
-            }
-            resolved[index] = Some(grid.as_slice());
-        }
-        for (index, field) in meta.fields.iter().enumerate() {
-            if index != meta.unknown && resolved[index].is_none() {
-                return Err(Error::MissingField { stencil: meta.name, field: field.name.into() });
-            }
-        }
-        Ok(resolved)
+        resolve_inputs::<S, T, N>(&self.inputs, shape)
     }
+}
+
+/// The read-only fields of stencil `S` in declaration order (`None` at the unknown), found
+/// by name among `inputs` and checked against the grid's `shape`.
+pub(crate) fn resolve_inputs<'a, S: Stencil<N>, T: Real, const N: usize>(
+    inputs: &[(String, &'a Grid<T, N>)],
+    shape: [usize; N],
+) -> Result<Vec<Option<&'a [T]>>> {
+    let meta = S::META;
+    check_unique(inputs.iter().map(|(n, _)| n.as_str()))?;
+    let mut resolved: Vec<Option<&'a [T]>> = vec![None; meta.fields.len()];
+    for (name, grid) in inputs {
+        let index = meta.field_index(name).ok_or_else(|| Error::UnknownField {
+            stencil: meta.name,
+            field: name.clone(),
+            known: list(meta.fields.iter().filter(|f| !f.unknown).map(|f| f.name)),
+        })?;
+        if index == meta.unknown {
+            return Err(Error::UnknownGivenAsInput { stencil: meta.name, field: name.clone() });
+        }
+        if grid.shape() != shape {
+            return Err(Error::ShapeMismatch {
+                field: name.clone(),
+                expected: shape.to_vec(),
+                found: grid.shape().to_vec(),
+            });
+        }
+        resolved[index] = Some(grid.as_slice());
+    }
+    for (index, field) in meta.fields.iter().enumerate() {
+        if index != meta.unknown && resolved[index].is_none() {
+            return Err(Error::MissingField { stencil: meta.name, field: field.name.into() });
+        }
+    }
+    Ok(resolved)
 }
 
 /// Loads checkpoint `c` into `u` after checking that it is this run's: the same stencil,

@@ -52,12 +52,7 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
                 monitor.set_reference(d.max_abs, d.sum_sq.sqrt());
             }
             let fields = job.inputs.iter().map(|f| f.unwrap_or(&[])).collect::<Vec<_>>();
-            match job.schedule {
-                Schedule::Wavefront { tile } => {
-                    sweep::wavefront::<S, T, N>(&layout, u.as_mut_slice(), &fields, &job.params, tile)
-                }
-                _ => sweep::sequential::<S, T, N>(&layout, u.as_mut_slice(), &fields, &job.params),
-            }
+            sweep_once::<S, T, N>(&layout, u.as_mut_slice(), &fields, &job.params, job.schedule);
             match (check, stop.tolerance) {
                 (false, _) => None,
                 (true, Some(_)) => Some(residual::<S, T, N>(&layout, &job, u, &mut scratch)),
@@ -93,6 +88,22 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
         wall,
         None,
     ))
+}
+
+/// One sweep of a sweep stencil in place: the rayon wavefront for `Wavefront { tile }`, the
+/// sequential sweep in declared order otherwise (the same values). `fields` holds every
+/// field in declaration order; the unknown's entry is not read.
+pub(crate) fn sweep_once<S: Stencil<N>, T: Real, const N: usize>(
+    layout: &Layout<N>,
+    u: &mut [T],
+    fields: &[&[T]],
+    params: &S::Params<T>,
+    schedule: Schedule,
+) {
+    match schedule {
+        Schedule::Wavefront { tile } => sweep::wavefront::<S, T, N>(layout, u, fields, params, tile),
+        _ => sweep::sequential::<S, T, N>(layout, u, fields, params),
+    }
 }
 
 /// Runs a Jacobi stencil by cycles of hierarchical subiterations. A cycle whose iterations

@@ -9,9 +9,11 @@ mod nvrtc;
 mod out_of_core;
 mod probe;
 pub(crate) mod run;
+pub(crate) mod wavefront;
 
 pub use cache::{CACHE_DIR_VAR, Compiled, DUMP_DIR_VAR, Origin, cache_dir, clear_memory_cache, get as compile_cached};
 pub use device::{Gpu, device_count, driver_available, unusable_reason};
 pub use nvrtc::{CompileOptions, EXTRA_OPTIONS_VAR, Mode, Ptx, compile, numbered, nvrtc_available};
 pub use probe::copy_bandwidth;
 pub use run::{HIER_KERNEL_VAR, SHAPE_VAR};
+pub use wavefront::CHUNK_VAR as WAVEFRONT_CHUNK_VAR;

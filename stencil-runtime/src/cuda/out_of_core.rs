@@ -214,7 +214,7 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let total_blocks: usize = block_counts.iter().sum();
 
     let chunk_dims = view_dims(slabs.max_chunk());
-    let (module, mut jit) = load_module::<S, T, N>(gpu, mode, chunk_dims, None)?;
+    let (module, mut jit) = load_module::<S, T, N>(gpu, mode, chunk_dims, &[])?;
     // The probe's module (compiled for its few planes) is part of the start-up too.
     jit.time += probe_jit.time;
     if probe_jit.origin == super::cache::Origin::Compiled {
@@ -603,7 +603,7 @@ fn probe<S: Stencil<N>, T: Real, const N: usize>(
     let device_copy = best_of(&mut || stream.memcpy_dtod(&a, &mut b).map_err(driver_error("probing copies")))?;
 
     let dims = view_dims(planes);
-    let (module, jit) = load_module::<S, T, N>(gpu, mode, dims, None)?;
+    let (module, jit) = load_module::<S, T, N>(gpu, mode, dims, &[])?;
     let plain = module
         .load_function(&format!("{}_plain", meta.name))
         .map_err(driver_error("finding a kernel in the module"))?;

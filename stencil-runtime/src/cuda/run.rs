@@ -78,15 +78,11 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     mode: Mode,
 ) -> Result<Report> {
     let meta = S::META;
-    if meta.is_sweep() {
-        return Err(Error::InvalidSchedule {
-            schedule: job.schedule.to_string(),
-            stencil: meta.name,
-            reason: "sweep stencils run on the CPU backend for now (GPU wavefronts are not implemented yet)".into(),
-        });
-    }
     let layout = Layout::new(meta, u.shape())?;
     let gpu = Gpu::open(device)?;
+    if meta.is_sweep() {
+        return super::wavefront::run(job, u, &gpu, device, &layout, mode);
+    }
     if let Schedule::OutOfCore { slab, height, inner, device_memory } = job.schedule {
         let schedule = super::out_of_core::Config { slab, height, inner, device_memory };
         return super::out_of_core::run(job, u, &gpu, device, &layout, mode, schedule);
@@ -107,7 +103,8 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
         }
         _ => None,
     };
-    let (module, jit) = load_module::<S, T, N>(&gpu, mode, dims, geometry.as_ref().and_then(|g| g.register_rows))?;
+    let rows = geometry.as_ref().and_then(|g| g.register_rows).map(|rows| ("HIER_ROWS", rows));
+    let (module, jit) = load_module::<S, T, N>(&gpu, mode, dims, rows.as_slice())?;
     let function = |kind: &str| {
         module.load_function(&format!("{}_{kind}", meta.name)).map_err(driver_error("finding a kernel in the module"))
     };
@@ -122,12 +119,13 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
 }
 
 /// Compiles (or takes from the cache) and loads the stencil's module for a grid seen as
-/// `dims`, with the plain launch shape and, for the register kernel, its rows.
+/// `dims`, with the plain launch shape and the kernels' own `defines` (the register
+/// kernel's rows, the wavefront's tile).
 pub(super) fn load_module<S: Stencil<N>, T: Real, const N: usize>(
     gpu: &Gpu,
     mode: Mode,
     dims: [usize; 3],
-    register_rows: Option<usize>,
+    defines: &[(&str, usize)],
 ) -> Result<(std::sync::Arc<cudarc::driver::CudaModule>, JitTime)> {
     let (plain_block, march) = plain_shape::<N>()?;
     // 32-bit index arithmetic is measurably faster; it is exact below 2³¹ points.
@@ -137,8 +135,8 @@ pub(super) fn load_module<S: Stencil<N>, T: Real, const N: usize>(
         .define("BLOCK_X", plain_block.0)
         .define("BLOCK_Y", plain_block.1)
         .define("MARCH", march);
-    if let Some(rows) = register_rows {
-        options = options.define("HIER_ROWS", rows);
+    for &(name, value) in defines {
+        options = options.define(name, value);
     }
     let jit_started = Instant::now();
     let compiled = cache::get(S::META.name, S::CUDA_SOURCE, &options, gpu.driver_version)?;
@@ -442,11 +440,11 @@ impl<T: Real> Scalars<T> {
 
 /// A run's state on the device: the read-only fields, the two iterates (swapped after every
 /// launch), the scalar arguments, and the measuring kernels' outputs.
-struct DeviceState<T: Real> {
-    inputs: Vec<Option<CudaSlice<T>>>,
-    current: CudaSlice<T>,
+pub(super) struct DeviceState<T: Real> {
+    pub(super) inputs: Vec<Option<CudaSlice<T>>>,
+    pub(super) current: CudaSlice<T>,
     next: CudaSlice<T>,
-    scalars: Scalars<T>,
+    pub(super) scalars: Scalars<T>,
     extents: [i64; 3],
     block_max: CudaSlice<f64>,
     block_sum: CudaSlice<f64>,
@@ -456,7 +454,7 @@ struct DeviceState<T: Real> {
 impl<T: Real> DeviceState<T> {
     /// Uploads the fields and the iterate (twice) of a grid seen as `dims`, with room for
     /// `blocks` per-block results.
-    fn upload<S: Stencil<N>, const N: usize>(
+    pub(super) fn upload<S: Stencil<N>, const N: usize>(
         gpu: &Gpu,
         job: &Job<'_, '_, S, T, N>,
         u: &Grid<T, N>,
@@ -479,7 +477,7 @@ impl<T: Real> DeviceState<T> {
     }
 
     /// Clears the non-finite flag before a measuring launch.
-    fn reset_check(&mut self, gpu: &Gpu) -> Result<()> {
+    pub(super) fn reset_check(&mut self, gpu: &Gpu) -> Result<()> {
         gpu.stream.memcpy_htod(&[u64::MAX], &mut self.first_bad).map_err(driver_error("resetting the check"))
     }
 
@@ -487,7 +485,7 @@ impl<T: Real> DeviceState<T> {
     /// fields in declaration order with the current iterate for the unknown, the three
     /// extents, the scalars, then `extra` (the kernel's own ints), then, with `check`, the
     /// two block arrays and the non-finite flag.
-    fn push_args<'a>(&'a mut self, launch: &mut LaunchArgs<'a>, extra: &[&'a i32], check: bool) {
+    pub(super) fn push_args<'a>(&'a mut self, launch: &mut LaunchArgs<'a>, extra: &[&'a i32], check: bool) {
         launch.arg(&mut self.next);
         for input in &self.inputs {
             launch.arg(input.as_ref().unwrap_or(&self.current));
@@ -510,7 +508,7 @@ impl<T: Real> DeviceState<T> {
 
     /// After a measuring launch: [`Error::NonFinite`] (with `u` holding the whole iterate) if
     /// a non-finite value was flagged, else (L∞, L2) of the per-block partial results.
-    fn read_check<const N: usize>(
+    pub(super) fn read_check<const N: usize>(
         &self,
         gpu: &Gpu,
         u: &mut Grid<T, N>,
@@ -529,7 +527,7 @@ impl<T: Real> DeviceState<T> {
     }
 
     /// Copies the current iterate into `u` (for a checkpoint).
-    fn copy_to_host<const N: usize>(&self, gpu: &Gpu, u: &mut Grid<T, N>) -> Result<()> {
+    pub(super) fn copy_to_host<const N: usize>(&self, gpu: &Gpu, u: &mut Grid<T, N>) -> Result<()> {
         gpu.stream.memcpy_dtoh(&self.current, u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
         gpu.stream.synchronize().map_err(driver_error("waiting for the device"))
     }
@@ -537,7 +535,7 @@ impl<T: Real> DeviceState<T> {
     /// Ends the run: waits for the device, stops the clock, copies the current iterate into
     /// `u`, and reports.
     #[allow(clippy::too_many_arguments)]
-    fn finish<S: Stencil<N>, const N: usize>(
+    pub(super) fn finish<S: Stencil<N>, const N: usize>(
         self,
         gpu: &Gpu,
         job: &Job<'_, '_, S, T, N>,

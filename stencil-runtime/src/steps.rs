@@ -1,0 +1,208 @@
+//! Time stepping with two sweep stencils in turn: one step is a sweep of the first stencil
+//! and then one of the second, on the same unknown with the same read-only fields (the two
+//! half-steps of the alternate-triangular scheme). On the GPU the grid stays on the device
+//! for all the steps.
+
+use std::time::{Duration, Instant};
+
+use crate::cpu::Layout;
+use crate::solver::resolve_inputs;
+use crate::{Backend, Error, Grid, Real, Result, Schedule, Stencil};
+
+/// A callback told how many steps are done and the time since the first began.
+pub type StepFn<'a> = dyn FnMut(usize, Duration) + 'a;
+
+/// Two `sweep(…)` stencils applied in turn to one grid.
+///
+/// ```
+/// use stencil::builtin::{AtHalf1, AtHalf2, alternate_triangular};
+/// use stencil::prelude::*;
+/// use stencil::Alternating;
+///
+/// let h = 0.5;
+/// let source = |ix: [usize; 2]| if ix == [40, 20] { 1.0 / (h * h) } else { 0.0 };
+/// let q = Grid::<f64, 2>::from_fn([81, 41], source)?;
+/// let mut phi = q.clone();
+/// let p = alternate_triangular::<f64>(0.002, 1.0, -0.5, 0.5, 0.0, h, h)?;
+/// let report = Alternating::new(AtHalf1, p, AtHalf2, p.into())
+///     .input("q", &q)
+///     .backend(Backend::Cpu)
+///     .run(&mut phi, 10)?;
+/// assert_eq!(report.steps, 10);
+/// let mass: f64 = phi.as_slice().iter().sum::<f64>() * h * h;
+/// assert!((mass - (1.0 + 10.0 * 0.002)).abs() < 1e-9);
+/// # Ok::<(), stencil::Error>(())
+/// ```
+pub struct Alternating<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> {
+    first: (A, A::Params<T>),
+    second: (B, B::Params<T>),
+    inputs: Vec<(String, &'a Grid<T, N>)>,
+    backend: Backend,
+    schedule: Schedule,
+    mode: crate::cuda::Mode,
+    on_step: Option<Box<StepFn<'a>>>,
+}
+
+/// What [`Alternating::run`] did.
+#[derive(Clone, Debug)]
+pub struct StepsReport {
+    /// Steps run (each a sweep of both stencils).
+    pub steps: usize,
+    /// Time of the steps alone (not the upload, the compile or the download).
+    pub wall: Duration,
+    /// Where they ran, e.g. "cpu (rayon, 16 threads)" or "cuda device 0 (NVIDIA H100 80GB HBM3)".
+    pub backend: String,
+    /// The schedule both sweeps ran with.
+    pub schedule: Schedule,
+    /// Time spent getting the kernels (compiling or loading them from the cache), on the GPU.
+    pub jit: Option<Duration>,
+}
+
+impl StepsReport {
+    /// Milliseconds per step.
+    pub fn ms_per_step(&self) -> f64 {
+        self.wall.as_secs_f64() * 1e3 / self.steps.max(1) as f64
+    }
+}
+
+impl std::fmt::Display for StepsReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} steps in {:.3} s ({:.3} ms per step), {}, {}",
+            self.steps,
+            self.wall.as_secs_f64(),
+            self.ms_per_step(),
+            self.schedule,
+            self.backend
+        )?;
+        if let Some(jit) = self.jit {
+            write!(f, ", kernels ready in {:.1} ms", jit.as_secs_f64() * 1e3)?;
+        }
+        Ok(())
+    }
+}
+
+impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, A, B, T, N> {
+    /// `first` with its parameters, then `second` with its, every step; on the CPU and the
+    /// default schedule (`Auto`: a wavefront with the default tile) until told otherwise.
+    pub fn new(first: A, first_params: A::Params<T>, second: B, second_params: B::Params<T>) -> Self {
+        Self {
+            first: (first, first_params),
+            second: (second, second_params),
+            inputs: Vec::new(),
+            backend: Backend::Cpu,
+            schedule: Schedule::Auto,
+            mode: crate::cuda::Mode::default(),
+            on_step: None,
+        }
+    }
+
+    /// A read-only field by name; a field of that name is given to every stencil that has one.
+    pub fn input(mut self, name: &str, grid: &'a Grid<T, N>) -> Self {
+        self.inputs.push((name.to_string(), grid));
+        self
+    }
+
+    /// Where the steps run.
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// `Plain` (the sequential sweeps), `Wavefront { tile }` or `Auto`.
+    pub fn schedule(mut self, schedule: Schedule) -> Self {
+        self.schedule = schedule;
+        self
+    }
+
+    /// The GPU's floating-point mode.
+    pub fn mode(mut self, mode: crate::cuda::Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Called after steps: every step on the CPU, at most a hundred times in a run on the GPU
+    /// (which waits for the device each time).
+    pub fn on_step(mut self, callback: impl FnMut(usize, Duration) + 'a) -> Self {
+        self.on_step = Some(Box::new(callback));
+        self
+    }
+
+    /// Runs `steps` steps on `u` (its boundary layer holds the Dirichlet values).
+    ///
+    /// **Errors**: [`Error::InvalidSchedule`] when a stencil is not a sweep or the schedule
+    /// is not one a sweep runs; the input errors of [`Solver::run`](crate::Solver::run);
+    /// [`Error::NoGpu`] or [`Error::Launch`] from the GPU. `u` is unchanged on every error
+    /// found before the first step.
+    pub fn run(&mut self, u: &mut Grid<T, N>, steps: usize) -> Result<StepsReport> {
+        let schedule = self.schedule_for(A::META)?;
+        self.schedule_for(B::META)?;
+        let shape = u.shape();
+        let fields = (resolve_inputs::<A, T, N>(&self.inputs, shape)?, resolve_inputs::<B, T, N>(&self.inputs, shape)?);
+        let device = match self.backend {
+            Backend::Cpu => None,
+            Backend::Cuda { device } => Some(device),
+            Backend::Auto => match crate::cuda::unusable_reason(0) {
+                None => Some(0),
+                Some(reason) => {
+                    eprintln!("stencil: running `{}` and `{}` on the CPU: {reason}", A::META.name, B::META.name);
+                    None
+                }
+            },
+        };
+        let on_step = self.on_step.as_deref_mut();
+        match device {
+            None => {
+                let layouts = (Layout::new(A::META, shape)?, Layout::new(B::META, shape)?);
+                let fields = (
+                    fields.0.iter().map(|f| f.unwrap_or(&[])).collect::<Vec<_>>(),
+                    fields.1.iter().map(|f| f.unwrap_or(&[])).collect::<Vec<_>>(),
+                );
+                let started = Instant::now();
+                let mut on_step = on_step;
+                for step in 1..=steps {
+                    crate::cpu::sweep_once::<A, T, N>(&layouts.0, u.as_mut_slice(), &fields.0, &self.first.1, schedule);
+                    crate::cpu::sweep_once::<B, T, N>(
+                        &layouts.1,
+                        u.as_mut_slice(),
+                        &fields.1,
+                        &self.second.1,
+                        schedule,
+                    );
+                    if let Some(callback) = on_step.as_deref_mut() {
+                        callback(step, started.elapsed());
+                    }
+                }
+                Ok(StepsReport {
+                    steps,
+                    wall: started.elapsed(),
+                    backend: Backend::Cpu.to_string(),
+                    schedule,
+                    jit: None,
+                })
+            }
+            Some(device) => crate::cuda::wavefront::alternate::<A, B, T, N>(
+                u,
+                (&self.first.1, &self.second.1),
+                (&fields.0, &fields.1),
+                (device, self.mode, schedule),
+                steps,
+                on_step,
+            ),
+        }
+    }
+
+    /// The schedule a sweep of `meta` runs: `Auto` resolved, and an error for schedules that
+    /// are not sweeps'.
+    fn schedule_for(&self, meta: &'static crate::StencilMeta) -> Result<Schedule> {
+        if !meta.is_sweep() {
+            return Err(Error::InvalidSchedule {
+                schedule: self.schedule.to_string(),
+                stencil: meta.name,
+                reason: "alternating steps are made of `sweep(…)` stencils".into(),
+            });
+        }
+        self.schedule.resolve(meta)
+    }
+}

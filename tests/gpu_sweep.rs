@@ -1,0 +1,183 @@
+//! The GPU wavefront against the CPU's sequential sweep in declared order, bit for bit in
+//! exact mode: the alternate-triangular half-steps, a 9-point sweep (hyperplane (2, 1),
+//! skewed tiles), descending directions, 3-D with diagonal and radius-2 reads, and 1-D;
+//! tiles of 1 lane to more than the grid, prime sizes, f32 and f64. Needs a GPU: without
+//! one the tests say they were skipped, and with `STENCIL_REQUIRE_GPU=1` a missing GPU is a
+//! failure.
+
+use stencil::builtin::{AtHalf1, AtHalf2, alternate_triangular};
+use stencil::cuda::Mode;
+use stencil::prelude::*;
+use stencil::{Norm, Report, Tolerance};
+
+mod common;
+use common::{differing, gpu, random};
+
+stencil! {
+    /// The 9-point Gauss–Seidel sweep: its reads (−1, +1) earlier and (+1, −1) later rule out
+    /// the hyperplane (1, 1), so tiles are skewed.
+    sweep(+, +) fn gs9(mut u: Field2, f: Field2, h2: Real) -> Real {
+        (4.0 * (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1]) + u[-1, -1] + u[-1, 1] + u[1, -1] + u[1, 1]
+            + 6.0 * h2 * f[0, 0]) / 20.0
+    }
+
+    /// Both axes descending.
+    sweep(-, -) fn back5(mut u: Field2, f: Field2) -> Real {
+        (u[-1, 0] + 0.5 * u[1, 0] + u[0, -1] + 0.75 * u[0, 1] + f[0, 0]) / 3.5
+    }
+
+    /// 3-D, mixed directions, diagonal and radius-2 reads.
+    sweep(-, +, -) fn diag3(mut u: Field3, f: Field3) -> Real {
+        (u[1, -1, 0] + u[-1, 1, 0] + u[0, 0, 2] + u[0, 0, -2] + u[0, 1, -1] + u[0, -1, 1]
+            + u[-1, 0, 0] + u[1, 0, 0] + u[1, 1, 0] + u[-1, -1, 0] + f[0, 0, 0]) / 10.25
+    }
+
+    /// Gauss–Seidel for the 7-point Laplacian.
+    sweep(+, +, +) fn gs7(mut u: Field3, f: Field3, h2: Real) -> Real {
+        (u[-1, 0, 0] + u[1, 0, 0] + u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + u[0, 0, 1] + h2 * f[0, 0, 0]) / 6.0
+    }
+
+    /// A 1-D sweep of radius 2, descending.
+    sweep(-) fn line(mut u: Field1, f: Field1) -> Real {
+        (u[1] + u[-1] + 0.5 * u[2] + 0.25 * u[-2] + f[0]) / 2.8
+    }
+}
+
+/// `sweeps` sweeps from the same start on the CPU (sequential, declared order) and on the
+/// GPU with `schedule`, exact mode; returns how many points differ.
+fn compare<S: Stencil<N>, T: Real, const N: usize>(
+    stencil: S,
+    shape: [usize; N],
+    input: &str,
+    params: &[(&str, f64)],
+    schedule: Schedule,
+    sweeps: usize,
+) -> usize {
+    let f = random::<T, N>(shape, 2);
+    let run = |backend, schedule| {
+        let mut u = random::<T, N>(shape, 1);
+        let mut solver = Solver::new(stencil)
+            .backend(backend)
+            .schedule(schedule)
+            .mode(Mode::Exact)
+            .input(input, &f)
+            .max_iterations(sweeps);
+        for (name, value) in params {
+            solver = solver.param(name, *value);
+        }
+        solver.run(&mut u).unwrap();
+        u
+    };
+    let cpu = run(Backend::Cpu, Schedule::Plain);
+    let gpu = run(Backend::Cuda { device: 0 }, schedule);
+    differing(&cpu, &gpu)
+}
+
+fn tiles(tiles: &[usize]) -> impl Iterator<Item = Schedule> + '_ {
+    tiles.iter().map(|&tile| Schedule::Wavefront { tile }).chain([Schedule::Plain])
+}
+
+#[test]
+fn alternate_triangular_half_steps_equal_the_sequential_sweep() {
+    if !gpu() {
+        return;
+    }
+    let p = alternate_triangular::<f64>(0.002, 1.0, -0.5, 0.5, 0.0, 0.1, 0.1).unwrap();
+    let params = [("tau", p.tau), ("a_w", p.a_w), ("a_e", p.a_e), ("a_s", p.a_s), ("a_n", p.a_n), ("sigma", 0.0)];
+    for shape in [[37, 53], [5, 5], [101, 7], [3, 200], [130, 97]] {
+        for schedule in tiles(&[1, 3, 4, 16, 32, 64]) {
+            let what = format!("{shape:?} {schedule}");
+            assert_eq!(compare::<_, f32, 2>(AtHalf1, shape, "q", &params, schedule, 3), 0, "at_half1 f32 {what}");
+            assert_eq!(compare::<_, f64, 2>(AtHalf2, shape, "q", &params, schedule, 3), 0, "at_half2 f64 {what}");
+        }
+    }
+}
+
+#[test]
+fn nine_point_and_descending_sweeps_equal_the_sequential_sweep() {
+    if !gpu() {
+        return;
+    }
+    for shape in [[41, 29], [4, 4], [67, 3], [96, 128]] {
+        for schedule in tiles(&[1, 2, 5, 32, 64]) {
+            let what = format!("{shape:?} {schedule}");
+            assert_eq!(compare::<_, f32, 2>(Gs9, shape, "f", &[("h2", 0.01)], schedule, 2), 0, "gs9 f32 {what}");
+            assert_eq!(compare::<_, f64, 2>(Gs9, shape, "f", &[("h2", 0.01)], schedule, 2), 0, "gs9 f64 {what}");
+            assert_eq!(compare::<_, f32, 2>(Back5, shape, "f", &[], schedule, 2), 0, "back5 f32 {what}");
+        }
+    }
+}
+
+#[test]
+fn three_and_one_dimensional_sweeps_equal_the_sequential_sweep() {
+    if !gpu() {
+        return;
+    }
+    for shape in [[13, 11, 17], [6, 7, 8], [23, 5, 31]] {
+        for schedule in tiles(&[1, 2, 3, 8]) {
+            let what = format!("{shape:?} {schedule}");
+            assert_eq!(compare::<_, f64, 3>(Diag3, shape, "f", &[], schedule, 2), 0, "diag3 f64 {what}");
+            assert_eq!(compare::<_, f32, 3>(Gs7, shape, "f", &[("h2", 0.01)], schedule, 2), 0, "gs7 f32 {what}");
+        }
+        let tile16 = Schedule::Wavefront { tile: 16 };
+        assert_eq!(compare::<_, f32, 3>(Gs7, shape, "f", &[("h2", 0.01)], tile16, 2), 0, "gs7 f32 {shape:?} tile 16");
+    }
+    for shape in [[5], [97], [1000]] {
+        for schedule in tiles(&[1, 7]) {
+            assert_eq!(compare::<_, f64, 1>(Line, shape, "f", &[], schedule, 3), 0, "line {shape:?} {schedule}");
+        }
+    }
+}
+
+/// The same stopping iteration and residuals on both backends: ρ is measured by one plain
+/// application after the sweep, and ρ(u⁰) before the first for a relative tolerance.
+#[test]
+fn tolerances_stop_at_the_same_sweep() {
+    if !gpu() {
+        return;
+    }
+    let shape = [45, 38];
+    let f = random::<f64, 2>(shape, 4);
+    let run = |backend| -> (Grid<f64, 2>, Report) {
+        let mut u = random::<f64, 2>(shape, 3);
+        let report = Solver::new(Gs9)
+            .backend(backend)
+            .schedule(Schedule::Wavefront { tile: 8 })
+            .mode(Mode::Exact)
+            .input("f", &f)
+            .param("h2", 0.001)
+            .tolerance(Tolerance::Relative { norm: Norm::Max, factor: 1e-3 })
+            .check_every(4)
+            .max_iterations(5000)
+            .run(&mut u)
+            .unwrap();
+        (u, report)
+    };
+    let (cpu, a) = run(Backend::Cpu);
+    let (gpu, b) = run(Backend::Cuda { device: 0 });
+    assert_eq!(differing(&cpu, &gpu), 0);
+    assert_eq!(a.iterations, b.iterations);
+    assert!(a.iterations < 5000, "the tolerance was never met");
+    assert_eq!(a.residuals.len(), b.residuals.len());
+    for (x, y) in a.residuals.iter().zip(&b.residuals) {
+        assert_eq!((x.iteration, x.max), (y.iteration, y.max));
+    }
+}
+
+#[test]
+fn tiles_too_large_for_the_device_are_errors() {
+    if !gpu() {
+        return;
+    }
+    let mut u = random::<f32, 3>([20, 20, 20], 1);
+    let f = random::<f32, 3>([20, 20, 20], 2);
+    let error = Solver::new(Gs7)
+        .backend(Backend::Cuda { device: 0 })
+        .schedule(Schedule::Wavefront { tile: 64 })
+        .input("f", &f)
+        .param("h2", 0.1)
+        .max_iterations(1)
+        .run(&mut u)
+        .unwrap_err();
+    assert!(error.to_string().contains("threads per block"), "{error}");
+}
