@@ -256,7 +256,7 @@ fn sweep_kernel<S: Stencil<N>, T: Real, const N: usize>(
     gpu: &Gpu,
     mode: Mode,
     shape: [usize; N],
-    tile: usize,
+    tile: (usize, bool),
 ) -> Result<(Pencils, std::sync::Arc<cudarc::driver::CudaModule>, CudaFunction, JitTime)> {
     let meta = S::META;
     let chunk = match std::env::var(CHUNK_VAR) {
@@ -266,8 +266,15 @@ fn sweep_kernel<S: Stencil<N>, T: Real, const N: usize>(
         })?),
         Err(_) => None,
     };
-    let pencils =
-        Pencils::new::<S, T, N>(shape, tile, chunk, (gpu.max_threads_per_block as usize, gpu.max_shared_per_block))?;
+    let limits = (gpu.max_threads_per_block as usize, gpu.max_shared_per_block);
+    // A tile that was not asked for (`Plain`, `Auto`) is halved until its windows fit.
+    let (mut tile, explicit) = tile;
+    let pencils = loop {
+        match Pencils::new::<S, T, N>(shape, tile, chunk, limits) {
+            Err(Error::Launch { .. }) if !explicit && tile > 1 => tile /= 2,
+            result => break result?,
+        }
+    };
     let dims = as_3d(&shape, 1);
     let defines = [("WF_TILE", tile), ("WF_CHUNK", pencils.chunk), ("WF_WIN", pencils.window)];
     let (module, jit) = load_module::<S, T, N>(gpu, mode, dims, &defines)?;
@@ -283,13 +290,14 @@ fn sweep_kernel<S: Stencil<N>, T: Real, const N: usize>(
     Ok((pencils, module, kernel, jit))
 }
 
-/// The tile of a sweep's schedule on the GPU: `Wavefront { tile }`'s, or the default one
-/// for `Plain` (the sequential sweep, whose values a wavefront computes).
-fn tile_of(meta: &'static StencilMeta, schedule: Schedule) -> Result<usize> {
+/// The tile of a sweep's schedule on the GPU and whether it was asked for: `Wavefront {
+/// tile }`'s, or the default one for `Plain` (the sequential sweep, whose values a wavefront
+/// computes).
+fn tile_of(meta: &'static StencilMeta, schedule: Schedule) -> Result<(usize, bool)> {
     match schedule {
-        Schedule::Wavefront { tile } => Ok(tile),
+        Schedule::Wavefront { tile } => Ok((tile, true)),
         Schedule::Plain | Schedule::Auto => match Schedule::Auto.resolve(meta)? {
-            Schedule::Wavefront { tile } => Ok(tile),
+            Schedule::Wavefront { tile } => Ok((tile, false)),
             _ => unreachable!("`Auto` resolves to a wavefront for sweeps"),
         },
         other => Err(Error::InvalidSchedule {
