@@ -810,11 +810,11 @@ fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     w.line(format!("#define WF_T1 {}", lanes(1)));
     w.line(format!("#define WF_T2 {}", lanes(2)));
     w.line("#define WF_LAG ((WF_T1 - 1) + (WF_T2 - 1))");
-    for k in 0..3 {
+    for (k, r) in radius.iter().enumerate() {
         w.line(format!("#define WF_D{k} {}", axes.direction[k]));
         w.line(format!("#define WF_K{k} {}", axes.skew[k]));
         w.line(format!("#define WF_RZ{k} {}", axes.z_radius[k]));
-        w.line(format!("#define WF_R{k} {}", radius[k]));
+        w.line(format!("#define WF_R{k} {r}"));
     }
     w.line("#define WF_E1 (WF_T1 + 2 * WF_RZ1)");
     w.line("#define WF_E2 (WF_T2 + 2 * WF_RZ2)");

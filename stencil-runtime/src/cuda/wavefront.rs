@@ -217,11 +217,17 @@ impl Flags {
     }
 }
 
+/// A sweep's unknown, its fields in declaration order (`None` at the unknown) and scalars.
+type SweepArgs<'a, T> = (&'a mut CudaSlice<T>, &'a [Option<CudaSlice<T>>], &'a Scalars<T>);
+
+/// The host fields of two stencils, each in declaration order (`None` at the unknown).
+type FieldPair<'a, T> = (&'a [Option<&'a [T]>], &'a [Option<&'a [T]>]);
+
 /// One sweep in place on `u`; `inputs` holds the fields in declaration order (`None` at
 /// the unknown).
 fn launch_sweep<T: Real>(
     gpu: &Gpu,
-    (u, inputs, scalars): (&mut CudaSlice<T>, &[Option<CudaSlice<T>>], &Scalars<T>),
+    (u, inputs, scalars): SweepArgs<'_, T>,
     flags: &mut Flags,
     pencils: &Pencils,
     kernel: &CudaFunction,
@@ -313,7 +319,7 @@ fn tile_of(meta: &'static StencilMeta, schedule: Schedule) -> Result<(usize, boo
 pub(crate) fn alternate<A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize>(
     u: &mut Grid<T, N>,
     params: (&A::Params<T>, &B::Params<T>),
-    fields: (&[Option<&[T]>], &[Option<&[T]>]),
+    fields: FieldPair<'_, T>,
     (device, mode, schedule): (usize, Mode, Schedule),
     steps: usize,
     mut on_step: Option<&mut crate::StepFn<'_>>,
