@@ -12,27 +12,9 @@ use crate::{Backend, Error, Grid, Real, Result, Schedule, Stencil};
 /// A callback told how many steps are done and the time since the first began.
 pub type StepFn<'a> = dyn FnMut(usize, Duration) + 'a;
 
-/// Two `sweep(…)` stencils applied in turn to one grid.
-///
-/// ```
-/// use stencil::builtin::{AtHalf1, AtHalf2, alternate_triangular};
-/// use stencil::prelude::*;
-/// use stencil::Alternating;
-///
-/// let h = 0.5;
-/// let source = |ix: [usize; 2]| if ix == [40, 20] { 1.0 / (h * h) } else { 0.0 };
-/// let q = Grid::<f64, 2>::from_fn([81, 41], source)?;
-/// let mut phi = q.clone();
-/// let p = alternate_triangular::<f64>(0.002, 1.0, -0.5, 0.5, 0.0, h, h)?;
-/// let report = Alternating::new(AtHalf1, p, AtHalf2, p.into())
-///     .input("q", &q)
-///     .backend(Backend::Cpu)
-///     .run(&mut phi, 10)?;
-/// assert_eq!(report.steps, 10);
-/// let mass: f64 = phi.as_slice().iter().sum::<f64>() * h * h;
-/// assert!((mass - (1.0 + 10.0 * 0.002)).abs() < 1e-9);
-/// # Ok::<(), stencil::Error>(())
-/// ```
+/// Two `sweep(…)` stencils applied in turn to one grid. `docs/schedules.md` has an
+/// example (run as a test of the `stencil` crate), and `examples/07_convection_diffusion.rs`
+/// a whole program.
 pub struct Alternating<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> {
     first: (A, A::Params<T>),
     second: (B, B::Params<T>),
