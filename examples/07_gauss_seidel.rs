@@ -61,35 +61,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{name:<14} {:>11} {:>12.3} {:>14.3e}", r.iterations, r.wall.as_secs_f64(), error);
         r.iterations
     };
-    let mut u = Grid::<f64, 2>::zeros([n, n])?;
-    let r = Solver::new(Jacobi5)
-        .backend(backend)
-        .input("f", &f)
-        .param("h2", h * h)
-        .tolerance(tolerance)
-        .max_iterations(limit)
-        .run(&mut u)?;
+    let solve = Problem { f: &f, h2: h * h, backend, tolerance, limit };
+    let (u, r) = solve.with(Jacobi5, &[])?;
     let jacobi = report("Jacobi", &u, r);
-
-    let mut u = Grid::<f64, 2>::zeros([n, n])?;
-    let r = Solver::new(GaussSeidel5)
-        .backend(backend)
-        .input("f", &f)
-        .param("h2", h * h)
-        .tolerance(tolerance)
-        .max_iterations(limit)
-        .run(&mut u)?;
+    let (u, r) = solve.with(GaussSeidel5, &[])?;
     let gauss_seidel = report("Gauss–Seidel", &u, r);
-
-    let mut u = Grid::<f64, 2>::zeros([n, n])?;
-    let r = Solver::new(Sor5)
-        .backend(backend)
-        .input("f", &f)
-        .param("h2", h * h)
-        .param("omega", omega)
-        .tolerance(tolerance)
-        .max_iterations(limit)
-        .run(&mut u)?;
+    let (u, r) = solve.with(Sor5, &[("omega", omega)])?;
     let sor = report(&format!("SOR ω={omega:.3}"), &u, r);
     println!(
         "Gauss–Seidel needs {:.2}× fewer iterations than Jacobi, SOR {:.1}× fewer",
@@ -97,4 +74,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         jacobi as f64 / sor as f64
     );
     Ok(())
+}
+
+/// The one problem every method solves, from u = 0.
+struct Problem<'a> {
+    f: &'a Grid<f64, 2>,
+    h2: f64,
+    backend: Backend,
+    tolerance: Tolerance,
+    limit: usize,
+}
+
+impl Problem<'_> {
+    /// Iterates `stencil` (with `h2` and `extra` parameters) until the tolerance or the limit.
+    fn with<S: Stencil<2>>(
+        &self,
+        stencil: S,
+        extra: &[(&str, f64)],
+    ) -> stencil::Result<(Grid<f64, 2>, stencil::Report)> {
+        let mut u = Grid::<f64, 2>::zeros(self.f.shape())?;
+        let mut solver = Solver::new(stencil)
+            .backend(self.backend)
+            .input("f", self.f)
+            .param("h2", self.h2)
+            .tolerance(self.tolerance)
+            .max_iterations(self.limit);
+        for &(name, value) in extra {
+            solver = solver.param(name, value);
+        }
+        let report = solver.run(&mut u)?;
+        Ok((u, report))
+    }
 }

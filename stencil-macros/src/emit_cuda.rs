@@ -921,11 +921,7 @@ fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     w.line(format!("real batch[WF_BATCH][{}];", windows.len()));
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < WF_BATCH; ++j)");
-    w.line("const int c = c0 + j * threads;");
-    w.line("const int p = loaded + c / (WF_E1 * WF_E2), a = c / WF_E2 % WF_E1, b = c % WF_E2;");
-    w.line("const int y1 = base1 - WF_RZ1 + a, y2 = base2 - WF_RZ2 + b;");
-    w.line("const int c1 = y1 - WF_K1 * p, c2 = y2 - WF_K2 * y1;");
-    w.open("if (p < need && c1 >= -WF_R1 && c1 < X1 + WF_R1 && c2 >= -WF_R2 && c2 < X2 + WF_R2)");
+    open_loaded_cell(w);
     w.line("const idx g = WF_I0(p) * S0 + WF_I1(c1) * S1 + WF_I2(c2);");
     for (k, &f) in windows.iter().enumerate() {
         let n = &s.fields[f].name;
@@ -936,11 +932,7 @@ fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     w.close("");
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < WF_BATCH; ++j)");
-    w.line("const int c = c0 + j * threads;");
-    w.line("const int p = loaded + c / (WF_E1 * WF_E2), a = c / WF_E2 % WF_E1, b = c % WF_E2;");
-    w.line("const int y1 = base1 - WF_RZ1 + a, y2 = base2 - WF_RZ2 + b;");
-    w.line("const int c1 = y1 - WF_K1 * p, c2 = y2 - WF_K2 * y1;");
-    w.open("if (p < need && c1 >= -WF_R1 && c1 < X1 + WF_R1 && c2 >= -WF_R2 && c2 < X2 + WF_R2)");
+    open_loaded_cell(w);
     for k in 0..windows.len() {
         w.line(format!("WF_CELL({k}, p, a, b) = batch[j][{k}];"));
     }
@@ -977,6 +969,17 @@ fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     w.close("");
     w.close("");
     w.blank();
+}
+
+/// Inside a boundary's batch loop: the window cell of the batch's `j`-th load (plane `p`,
+/// window lanes `a`, `b`, oriented coordinates `c1`, `c2`), and a block entered when the
+/// cell is a grid point of the planes being loaded.
+fn open_loaded_cell(w: &mut Writer) {
+    w.line("const int c = c0 + j * threads;");
+    w.line("const int p = loaded + c / (WF_E1 * WF_E2), a = c / WF_E2 % WF_E1, b = c % WF_E2;");
+    w.line("const int y1 = base1 - WF_RZ1 + a, y2 = base2 - WF_RZ2 + b;");
+    w.line("const int c1 = y1 - WF_K1 * p, c2 = y2 - WF_K2 * y1;");
+    w.open("if (p < need && c1 >= -WF_R1 && c1 < X1 + WF_R1 && c2 >= -WF_R2 && c2 < X2 + WF_R2)");
 }
 
 /// Stores the pencil's own points of planes `[stored, done)` from the window.
