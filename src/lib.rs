@@ -43,7 +43,7 @@ pub use stencil_runtime::{
     Result, Saved, ScalarKind, Schedule, Slice, Solver, Stencil, StencilMeta, StepFn, StepsReport, StopReason,
     SweepMeta, Tolerance,
 };
-pub use stencil_runtime::{compare, cuda, model};
+pub use stencil_runtime::{compare, cuda, distributed, model};
 
 /// What a program that defines and runs stencils needs in scope.
 pub mod prelude {

@@ -288,6 +288,36 @@ pub enum Error {
         #[source]
         source: image::ImageError,
     },
+    /// A grid cannot be cut among the ranks as asked.
+    #[error("cannot decompose the grid: {reason}")]
+    InvalidDecomposition {
+        /// Why.
+        reason: String,
+    },
+    /// The ranks of a distributed run were given different problems. Every rank returns
+    /// this error (none waits for the others).
+    #[error("the ranks disagree on {what}: {detail}; every rank must run the same problem")]
+    RanksDisagree {
+        /// What differs (the stencil, the shape, the parameters, …).
+        what: String,
+        /// Which ranks differ.
+        detail: String,
+    },
+    /// Another rank of a distributed run could not start; every other rank returns this
+    /// error (the failing rank returns its own).
+    #[error("rank {rank} could not start the distributed run: {message}")]
+    RankFailed {
+        /// The first rank that failed.
+        rank: usize,
+        /// Its error, as it printed.
+        message: String,
+    },
+    /// The MPI library could not do what was asked.
+    #[error("MPI: {reason}")]
+    Mpi {
+        /// What failed.
+        reason: String,
+    },
 }
 
 impl Error {

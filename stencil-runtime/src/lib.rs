@@ -9,6 +9,7 @@ mod checkpoint;
 pub mod compare;
 mod cpu;
 pub mod cuda;
+pub mod distributed;
 mod error;
 mod grid;
 pub mod model;

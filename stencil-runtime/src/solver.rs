@@ -30,6 +30,8 @@ pub struct Solver<'a, S: Stencil<N>, T: Real, const N: usize> {
     checkpoint: Option<crate::Checkpoint>,
     fail_after_slabs: Option<usize>,
     on_slab: Option<SlabFn<'a>>,
+    #[cfg(feature = "mpi")]
+    distributed: Option<&'a crate::distributed::Subdomain<'a, N>>,
 }
 
 /// Everything a backend needs for one run, checked.
@@ -74,6 +76,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             checkpoint: None,
             fail_after_slabs: None,
             on_slab: None,
+            #[cfg(feature = "mpi")]
+            distributed: None,
         }
     }
 
@@ -167,6 +171,136 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         self
     }
 
+    /// Runs on this rank's part of a grid decomposed among MPI ranks (feature `mpi`): `u`
+    /// and every input are this rank's local grids (shape
+    /// [`local_shape`](crate::distributed::Decomposition::local_shape)), and every rank runs
+    /// the same solver. The iterates of the own planes are those of a single-process `Plain`
+    /// run, bit for bit; the residual is reduced over all ranks, so every rank stops at the
+    /// same iteration; on return every local plane holds the last iterate.
+    ///
+    /// The schedule must be `Plain` or `Auto` (which runs `Plain`: the deep halos are the
+    /// pyramid between ranks). `Backend::Auto` uses GPU `node_rank mod count` when GPUs are
+    /// usable. Checkpoints are not written by distributed runs. Every problem the run could
+    /// find in its input, on any rank, and any difference between the ranks' problems
+    /// (stencil, shapes, parameters, stopping rule, schedule, backend) is an error on every
+    /// rank before the first iteration: no rank waits for another that has stopped.
+    #[cfg(feature = "mpi")]
+    pub fn distributed(mut self, subdomain: &'a crate::distributed::Subdomain<'a, N>) -> Self {
+        self.distributed = Some(subdomain);
+        self
+    }
+
+    #[cfg(feature = "mpi")]
+    fn run_distributed(
+        &mut self,
+        subdomain: &'a crate::distributed::Subdomain<'a, N>,
+        u: &mut Grid<T, N>,
+    ) -> Result<Report> {
+        use crate::distributed::fingerprint;
+        let prepared = self.prepare_distributed(subdomain, u);
+        let mut names: Vec<&str> = self.inputs.iter().map(|(n, _)| n.as_str()).collect();
+        names.sort_unstable();
+        let params = prepared.as_ref().ok().map(|p| {
+            S::param_values(&p.3)
+                .iter()
+                .map(|v| match v {
+                    crate::ScalarValue::Real(x) => x.to_f64().to_bits(),
+                    crate::ScalarValue::I32(x) => *x as u64,
+                })
+                .collect::<Vec<_>>()
+        });
+        let tolerance = self.tolerance.map(|t| format!("{t:?}"));
+        let items = [
+            ("the stencil", fingerprint(&(S::META.name, S::CUDA_SOURCE))),
+            ("the precision", T::BYTES as u64),
+            ("the input fields", fingerprint(&names)),
+            ("the scalar parameters", fingerprint(&params)),
+            ("the stopping rule", fingerprint(&(self.max_iterations, tolerance, self.check_every))),
+            ("the schedule", fingerprint(&self.schedule.to_string())),
+            ("the backend", fingerprint(&(format!("{:?}", self.backend), self.mode.name()))),
+        ];
+        let (stop, device, inputs, params) = subdomain.mpi().agree(prepared, &items)?;
+        let job = Job {
+            stencil: self.stencil,
+            inputs,
+            params,
+            schedule: Schedule::Plain,
+            stop,
+            progress: self.progress.as_mut(),
+            start: Start::default(),
+            checkpoint: None,
+            fail_after_slabs: None,
+            on_slab: None,
+            model_chooses: false,
+            check_every_given: self.check_every.is_some(),
+        };
+        crate::distributed::driver::run(job, u, subdomain, device, self.mode)
+    }
+
+    /// This rank's checks before a distributed run: the stopping rule, the device, the
+    /// inputs and the parameters, or the first problem found.
+    #[cfg(feature = "mpi")]
+    #[allow(clippy::type_complexity)]
+    fn prepare_distributed(
+        &self,
+        subdomain: &crate::distributed::Subdomain<'_, N>,
+        u: &Grid<T, N>,
+    ) -> Result<(StopRule, Option<usize>, Vec<Option<&'a [T]>>, S::Params<T>)> {
+        let meta = S::META;
+        let invalid = |reason: &str| Error::InvalidSchedule {
+            schedule: self.schedule.to_string(),
+            stencil: meta.name,
+            reason: reason.to_owned(),
+        };
+        if meta.is_sweep() {
+            return Err(invalid(
+                "a sweep's order runs through the whole grid, so a sweep stencil does not run distributed; \
+                 distributed runs take Jacobi stencils",
+            ));
+        }
+        if !matches!(self.schedule, Schedule::Plain | Schedule::Auto) {
+            return Err(invalid(
+                "a distributed run updates each rank's planes with `Plain` iterations (its deep halos are the \
+                 pyramid between ranks); use `Schedule::Plain` or `Schedule::Auto`",
+            ));
+        }
+        if self.checkpoint.is_some() {
+            return Err(Error::Mpi {
+                reason: "distributed runs do not write checkpoints; gather the result and save it instead".into(),
+            });
+        }
+        if u.shape() != subdomain.local_shape() {
+            return Err(Error::ShapeMismatch {
+                field: format!("the unknown (rank {}'s part)", subdomain.rank()),
+                expected: subdomain.local_shape().to_vec(),
+                found: u.shape().to_vec(),
+            });
+        }
+        crate::cpu::Layout::new(meta, subdomain.global_shape())?;
+        let stop = StopRule::new(self.max_iterations, self.tolerance, self.check_every)?;
+        let inputs = self.resolve_inputs(u.shape())?;
+        let params = match self.params {
+            Some(p) => p,
+            None => {
+                let named: Vec<(&str, f64)> = self.named_params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+                check_unique(named.iter().map(|(n, _)| *n))?;
+                S::params_from_values::<T>(&named)?
+            }
+        };
+        let device = match self.backend {
+            Backend::Cpu => None,
+            Backend::Cuda { device } => Some(device),
+            Backend::Auto => match crate::cuda::unusable_reason(0) {
+                Some(reason) => {
+                    eprintln!("stencil: rank {} runs `{}` on the CPU: {reason}", subdomain.rank(), meta.name);
+                    None
+                }
+                None => Some(subdomain.mpi().node_rank() % crate::cuda::device_count().max(1)),
+            },
+        };
+        Ok((stop, device, inputs, params))
+    }
+
     #[doc(hidden)]
     /// Makes an out-of-core run fail, as a device error would, after writing back `slabs`
     /// slabs; for testing what the error says.
@@ -183,6 +317,10 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// found before the first iteration, and then `u` is unchanged. [`Error::NonFinite`] is
     /// raised at the first check that sees NaN or ±∞; `u` then holds that whole iterate.
     pub fn run(&mut self, u: &mut Grid<T, N>) -> Result<Report> {
+        #[cfg(feature = "mpi")]
+        if let Some(subdomain) = self.distributed {
+            return self.run_distributed(subdomain, u);
+        }
         // The device the run goes to, `None` for the CPU (with `Backend::Auto`'s notice).
         let device = match self.backend {
             Backend::Cpu => None,
@@ -309,6 +447,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 checkpoint: None,
                 fail_after_slabs: None,
                 on_slab: None,
+                #[cfg(feature = "mpi")]
+                distributed: None,
             };
             trial.run(&mut u.clone())
         })

@@ -8,6 +8,8 @@ mod sweep;
 
 pub(crate) use layout::Layout;
 pub use plain::Difference;
+#[cfg(feature = "mpi")]
+pub(crate) use plain::apply as plain_apply;
 
 use crate::monitor::Monitor;
 use crate::report::StopReason;

@@ -5,6 +5,8 @@
 
 mod cache;
 mod device;
+#[cfg(feature = "mpi")]
+pub(crate) mod distributed;
 mod nvrtc;
 mod out_of_core;
 mod probe;

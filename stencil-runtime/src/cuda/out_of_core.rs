@@ -77,14 +77,14 @@ fn push_view<'a, T: Real>(
 }
 
 /// Host memory registered with the driver (page-locked) for the run, unregistered on drop.
-struct Pinned {
+pub(super) struct Pinned {
     addresses: Vec<usize>,
 }
 
 impl Pinned {
     /// Registers every non-empty slice; a slice the driver refuses stays pageable (its
     /// copies are then staged by the driver and slower), and the reason is returned.
-    fn register<T>(gpu: &Gpu, slices: &[&[T]]) -> Result<(Self, Option<String>)> {
+    pub(super) fn register<T>(gpu: &Gpu, slices: &[&[T]]) -> Result<(Self, Option<String>)> {
         gpu.ctx.bind_to_thread().map_err(driver_error("binding the context"))?;
         let mut pinned = Self { addresses: Vec::new() };
         let mut refused = None;

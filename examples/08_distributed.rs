@@ -1,0 +1,186 @@
+//! Poisson's equation −Δu = f on the unit cube, distributed over MPI ranks: the grid is
+//! cut along its slowest axis, each rank builds and iterates only its part (on its own GPU,
+//! or on the CPU), and ghost planes are exchanged every `--depth` iterations.
+//!
+//! ```text
+//! cargo build --release --features mpi --example 08_distributed
+//! mpirun -np 2 target/release/examples/08_distributed --size 129 --depth 2
+//! ```
+//!
+//! With the manufactured solution u = sin πx · sin πy · sin πz it prints the error against
+//! it, reduced over the ranks. `--bench K` instead times K and 2K iterations and prints the
+//! steady time per iteration and the throughput, for scaling studies (`--weak`: each rank
+//! gets `--size` interior planes, so the grid grows with the ranks).
+
+use std::f64::consts::PI;
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+use stencil::builtin::Jacobi7;
+use stencil::cuda::Mode;
+use stencil::distributed::{Mpi, Subdomain};
+use stencil::prelude::*;
+
+/// −Δu = f on the unit cube over MPI ranks.
+#[derive(Parser)]
+struct Args {
+    /// Points per axis, boundary included (with `--weak`, interior planes per rank along
+    /// axis 0).
+    #[arg(long, default_value_t = 65)]
+    size: usize,
+    /// Iterations between two exchanges of ghost planes (depth · radius planes a side).
+    #[arg(long, default_value_t = 1)]
+    depth: usize,
+    /// Where each rank runs: `auto` uses GPU (node rank mod GPUs) when one is usable.
+    #[arg(long, value_enum, default_value_t = Where::Auto)]
+    backend: Where,
+    /// Element type.
+    #[arg(long, value_enum, default_value_t = Precision::F64)]
+    precision: Precision,
+    /// Stop when ‖u⁺ − u‖∞ falls below this.
+    #[arg(long, default_value_t = 1e-7)]
+    tolerance: f64,
+    /// Stop after this many iterations at most.
+    #[arg(long, default_value_t = 100_000)]
+    max_iterations: usize,
+    /// Time K and 2K iterations (no tolerance) and print the steady rate.
+    #[arg(long, value_name = "K")]
+    bench: Option<usize>,
+    /// Weak scaling (with `--bench`): the grid has `--size` interior planes per rank along
+    /// axis 0.
+    #[arg(long, requires = "bench")]
+    weak: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Where {
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Precision {
+    F32,
+    F64,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let mpi = match Mpi::init() {
+        Ok(mpi) => mpi,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = match args.precision {
+        Precision::F32 => run::<f32>(&args, &mpi),
+        Precision::F64 => run::<f64>(&args, &mpi),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rank {}: error: {e}", mpi.rank());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run<T: Real>(args: &Args, mpi: &Mpi) -> stencil::Result<()> {
+    let n = args.size;
+    let planes = if args.weak { args.size * mpi.size() + 2 } else { n };
+    let shape = [planes, n, n];
+    let sub = mpi.split(&Jacobi7, shape, args.depth)?;
+    let h = [1.0 / (planes - 1) as f64, 1.0 / (n - 1) as f64, 1.0 / (n - 1) as f64];
+    let exact = |[i, j, k]: [usize; 3]| {
+        (PI * i as f64 * h[0]).sin() * (PI * j as f64 * h[1]).sin() * (PI * k as f64 * h[2]).sin()
+    };
+    let f = sub.local_grid(|index| T::from_f64(3.0 * PI * PI * exact(index)))?;
+    let backend = match args.backend {
+        Where::Auto => Backend::Auto,
+        Where::Cpu => Backend::Cpu,
+        Where::Cuda => Backend::Cuda { device: mpi.node_rank() % stencil::cuda::device_count().max(1) },
+    };
+    if mpi.rank() == 0 {
+        println!(
+            "{} ranks, grid {}×{}×{}, {} (rank 0 owns planes {:?}, holds {:?}); ghost planes exchanged every {} iteration(s)",
+            mpi.size(),
+            shape[0],
+            shape[1],
+            shape[2],
+            T::NAME,
+            sub.own(),
+            sub.local(),
+            args.depth
+        );
+    }
+    // One spacing for the stencil: the axes' spacings are equal unless `--weak` stretches
+    // axis 0, and then the problem is only timed.
+    let solver = |u: &mut Grid<T, 3>, iterations: usize, tolerance: Option<f64>| {
+        let mut solver = Solver::new(Jacobi7)
+            .input("f", &f)
+            .param("h2", h[1] * h[1])
+            .backend(backend)
+            .mode(Mode::Fast)
+            .max_iterations(iterations)
+            .distributed(&sub);
+        if let Some(eps) = tolerance {
+            solver = solver.tolerance(Tolerance::Absolute { norm: Norm::Max, eps });
+        }
+        solver.run(u)
+    };
+    match args.bench {
+        Some(k) => bench(&sub, k, |u, iterations| solver(u, iterations, None)),
+        None => {
+            let mut u = sub.local_grid(|_| T::ZERO)?;
+            let report = solver(&mut u, args.max_iterations, Some(args.tolerance))?;
+            let own = sub.own_local();
+            let local_error = (own.start..own.end)
+                .flat_map(|i| (0..n).flat_map(move |j| (0..n).map(move |k| [i, j, k])))
+                .map(|index| (u[index].to_f64() - exact(sub.global_index(index))).abs())
+                .fold(0.0, f64::max);
+            let error = mpi.max(local_error);
+            if mpi.rank() == 0 {
+                println!("{report}");
+                println!(
+                    "max |u − u_exact| = {error:.3e} (second order: about h²·π²/12 = {:.1e})",
+                    h[1] * h[1] * PI * PI / 12.0
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Times K and 2K iterations from the same start; the steady time per iteration is their
+/// difference over K, which leaves out the first and last iterations' residual checks.
+fn bench<T: Real>(
+    sub: &Subdomain<'_, 3>,
+    k: usize,
+    run: impl Fn(&mut Grid<T, 3>, usize) -> stencil::Result<Report>,
+) -> stencil::Result<()> {
+    let start = sub.local_grid(|[i, j, l]| T::from_f64(((i * 7 + j * 13 + l * 29) % 101) as f64 / 101.0))?;
+    // A warm-up run: the JIT, the first launches, the MPI connections.
+    run(&mut start.clone(), k.min(20))?;
+    let short = run(&mut start.clone(), k)?;
+    let long = run(&mut start.clone(), 2 * k)?;
+    let mpi = sub.mpi();
+    // The slowest rank sets the pace.
+    let (short_s, long_s) = (mpi.max(short.wall.as_secs_f64()), mpi.max(long.wall.as_secs_f64()));
+    let per_iteration = (long_s - short_s) / k as f64;
+    if mpi.rank() == 0 {
+        let [a, b, c] = sub.global_shape();
+        let points = ((a - 2) * (b - 2) * (c - 2)) as f64;
+        println!(
+            "bench: {} ranks, {a}×{b}×{c}, depth {}: {:.3} ms per iteration, {:.1} Gpoint/s ({:.1} per rank)",
+            sub.ranks(),
+            sub.depth(),
+            per_iteration * 1e3,
+            points / per_iteration / 1e9,
+            points / per_iteration / 1e9 / sub.ranks() as f64
+        );
+        println!("{long}");
+    }
+    Ok(())
+}

@@ -1,0 +1,253 @@
+//! The GPU side of a distributed run: a rank's grid kept on the device, ranges of planes
+//! updated by the plain and measuring kernels launched on windows of the buffers, and the
+//! planes exchanged with the neighbours copied on a second stream, so that the copies and
+//! the messages overlap the update of the middle planes.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, PushKernelArg};
+
+use super::device::{Gpu, driver_error};
+use super::nvrtc::Mode;
+use super::out_of_core::Pinned;
+use super::run::{Scalars, as_3d, load_module, plain_config, plain_shape};
+use crate::cpu::Difference;
+use crate::distributed::Halo;
+use crate::distributed::driver::Engine;
+use crate::{Error, Grid, Real, Result, Stencil};
+
+/// Measured launches in one iteration at most: the planes sent below, those sent above,
+/// and the middle.
+const MEASURED_LAUNCHES: usize = 3;
+
+/// One rank's grid on one GPU.
+pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
+    u: &'g mut Grid<T, N>,
+    gpu: Gpu,
+    compute: Arc<CudaStream>,
+    copy: Arc<CudaStream>,
+    pass: CudaFunction,
+    measure: CudaFunction,
+    inputs: Vec<Option<CudaSlice<T>>>,
+    current: CudaSlice<T>,
+    next: CudaSlice<T>,
+    scalars: Scalars<T>,
+    shape: [usize; N],
+    plane_len: usize,
+    block_shape: ((u32, u32), u32),
+    block_max: CudaSlice<f64>,
+    block_sum: CudaSlice<f64>,
+    first_bad: CudaSlice<u64>,
+    /// This iteration's measured launches: the first element of their window and their
+    /// entries in the block arrays.
+    measured: Vec<(usize, Range<usize>)>,
+    marked: Option<CudaEvent>,
+    _pinned: Pinned,
+    _stencil: std::marker::PhantomData<S>,
+}
+
+impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
+    /// Uploads `u` and the read-only fields to GPU `device` and registers the exchange
+    /// buffers (page-locked, so that their copies run asynchronously at full speed).
+    pub(crate) fn new(
+        u: &'g mut Grid<T, N>,
+        inputs: &[Option<&[T]>],
+        params: &S::Params<T>,
+        (device, mode): (usize, Mode),
+        (send, recv): (&Halo<T>, &Halo<T>),
+    ) -> Result<Self> {
+        let gpu = Gpu::open(device)?;
+        let shape = u.shape();
+        let dims = as_3d(&shape, 1);
+        let (module, _) = load_module::<S, T, N>(&gpu, mode, dims, &[])?;
+        let function = |kind: &str| {
+            module
+                .load_function(&format!("{}_{kind}", S::META.name))
+                .map_err(driver_error("finding a kernel in the module"))
+        };
+        let (pass, measure) = (function("plain")?, function("plain_measure")?);
+        let block_shape = plain_shape::<N>()?;
+        let whole = plain_config::<S, N>(&gpu, dims, as_3d(S::META.radius, 0), block_shape)?;
+        let blocks = whole.grid_dim.0 as usize * whole.grid_dim.1 as usize * whole.grid_dim.2 as usize;
+        // Buffers before streams: cudarc then leaves their synchronisation across the two
+        // streams to this engine (events below), instead of making every use of a buffer
+        // wait for every earlier one, which would serialise the copies and the update.
+        let stream = &gpu.stream;
+        let upload = |data: &[T]| stream.clone_htod(data).map_err(driver_error("copying to the device"));
+        let allocate = |n: usize| stream.alloc_zeros::<f64>(n).map_err(driver_error("allocating"));
+        let inputs = inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<Vec<_>>>()?;
+        let (current, next) = (upload(u.as_slice())?, upload(u.as_slice())?);
+        let (block_max, block_sum) = (allocate(MEASURED_LAUNCHES * blocks)?, allocate(MEASURED_LAUNCHES * blocks)?);
+        let first_bad =
+            stream.clone_htod(&[u64::MAX; MEASURED_LAUNCHES]).map_err(driver_error("copying to the device"))?;
+        stream.synchronize().map_err(driver_error("waiting for the device"))?;
+        let new_stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
+        let (compute, copy) = (new_stream()?, new_stream()?);
+        let (pinned, _) = Pinned::register(&gpu, &[&send.lower, &send.upper, &recv.lower, &recv.upper])?;
+        Ok(Self {
+            u,
+            gpu,
+            compute,
+            copy,
+            pass,
+            measure,
+            inputs,
+            current,
+            next,
+            scalars: Scalars::new(S::param_values(params)),
+            shape,
+            plane_len: shape[1..].iter().product(),
+            block_shape,
+            block_max,
+            block_sum,
+            first_bad,
+            measured: Vec::new(),
+            marked: None,
+            _pinned: pinned,
+            _stencil: std::marker::PhantomData,
+        })
+    }
+
+    /// The device's name, for the report.
+    pub(crate) fn device_name(&self) -> &str {
+        &self.gpu.name
+    }
+
+    fn elements(&self, planes: &Range<usize>) -> Range<usize> {
+        planes.start * self.plane_len..planes.end * self.plane_len
+    }
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for GpuEngine<'_, S, T, N> {
+    const QUEUED: bool = true;
+
+    fn update(&mut self, planes: Range<usize>, measure: bool) -> Result<()> {
+        if planes.is_empty() {
+            return Ok(());
+        }
+        let r = S::META.radius[0];
+        // The kernels run on a window of the buffers: the planes and their neighbours, seen
+        // as a grid whose interior is `planes`.
+        let window = self.elements(&(planes.start - r..planes.end + r));
+        let mut shape = self.shape;
+        shape[0] = planes.len() + 2 * r;
+        let dims = as_3d(&shape, 1);
+        let config = plain_config::<S, N>(&self.gpu, dims, as_3d(S::META.radius, 0), self.block_shape)?;
+        let extents = dims.map(|n| n as i64);
+        if measure && self.measured.is_empty() {
+            self.compute
+                .memcpy_htod(&[u64::MAX; MEASURED_LAUNCHES], &mut self.first_bad)
+                .map_err(driver_error("resetting the check"))?;
+        }
+        let slot = self.measured.len();
+        let entries = {
+            let (x, y, z) = config.grid_dim;
+            let start = self.measured.last().map_or(0, |(_, e)| e.end);
+            start..start + x as usize * y as usize * z as usize
+        };
+        let mut out = self.next.slice_mut(window.clone());
+        let fields: Vec<_> =
+            self.inputs.iter().map(|f| f.as_ref().unwrap_or(&self.current).slice(window.clone())).collect();
+        let mut launch = self.compute.launch_builder(if measure { &self.measure } else { &self.pass });
+        launch.arg(&mut out);
+        for field in &fields {
+            launch.arg(field);
+        }
+        launch.arg(&extents[0]).arg(&extents[1]).arg(&extents[2]);
+        self.scalars.push(&mut launch);
+        let mut check = measure.then(|| {
+            (
+                self.block_max.slice_mut(entries.clone()),
+                self.block_sum.slice_mut(entries.clone()),
+                self.first_bad.slice_mut(slot..slot + 1),
+            )
+        });
+        if let Some((maxes, sums, bad)) = check.as_mut() {
+            launch.arg(maxes).arg(sums).arg(bad);
+        }
+        // SAFETY: the arguments match the generated kernel's signature (output, the fields in
+        // declaration order with the current iterate for the unknown, the three extents, the
+        // scalars, and for the measuring kernel the two block arrays with one entry per
+        // launched block and the non-finite flag). Every buffer is a window of `planes ± r`
+        // planes, the extents are the window's, and the kernel only indexes inside them.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching a kernel"))?;
+        if measure {
+            self.measured.push((window.start, entries));
+        }
+        Ok(())
+    }
+
+    fn mark(&mut self) -> Result<()> {
+        self.marked = Some(self.compute.record_event(None).map_err(driver_error("recording an event"))?);
+        Ok(())
+    }
+
+    fn stage(&mut self, lower: Range<usize>, upper: Range<usize>, send: &mut Halo<T>, next: bool) -> Result<()> {
+        // The copies wait for the marked updates (the planes they read), or for everything.
+        let ready = match (next, self.marked.take()) {
+            (true, Some(event)) => event,
+            _ => self.compute.record_event(None).map_err(driver_error("recording an event"))?,
+        };
+        self.copy.wait(&ready).map_err(driver_error("ordering the copies"))?;
+        let (lower, upper) = (self.elements(&lower), self.elements(&upper));
+        let source = if next { &self.next } else { &self.current };
+        let copy = &self.copy;
+        copy.memcpy_dtoh(&source.slice(lower), &mut send.lower[..]).map_err(driver_error("copying to the host"))?;
+        copy.memcpy_dtoh(&source.slice(upper), &mut send.upper[..]).map_err(driver_error("copying to the host"))?;
+        copy.synchronize().map_err(driver_error("waiting for the device"))
+    }
+
+    fn swap(&mut self) {
+        std::mem::swap(&mut self.current, &mut self.next);
+    }
+
+    fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()> {
+        let (lower, upper) = (self.elements(&lower), self.elements(&upper));
+        let copy = &self.copy;
+        copy.memcpy_htod(&recv.lower[..], &mut self.current.slice_mut(lower))
+            .map_err(driver_error("copying to the device"))?;
+        copy.memcpy_htod(&recv.upper[..], &mut self.current.slice_mut(upper))
+            .map_err(driver_error("copying to the device"))?;
+        // The next update reads the ghost planes.
+        self.compute.join(copy).map_err(driver_error("ordering the copies"))
+    }
+
+    fn difference(&mut self) -> Result<Difference> {
+        let measured = std::mem::take(&mut self.measured);
+        let Some(used) = measured.last().map(|(_, entries)| entries.end) else { return Ok(Difference::default()) };
+        let stream = &self.compute;
+        let read = |what: &CudaSlice<f64>| {
+            stream.clone_dtoh(&what.slice(0..used)).map_err(driver_error("reading the residual"))
+        };
+        let (maxes, sums) = (read(&self.block_max)?, read(&self.block_sum)?);
+        let bad = stream.clone_dtoh(&self.first_bad).map_err(driver_error("reading the check"))?;
+        let first_non_finite = measured
+            .iter()
+            .zip(&bad)
+            .filter(|&(_, &at)| at != u64::MAX)
+            .map(|((start, _), &at)| start + at as usize)
+            .min();
+        Ok(Difference {
+            max_abs: maxes.iter().copied().fold(0.0, f64::max),
+            sum_sq: sums.iter().sum(),
+            first_non_finite,
+        })
+    }
+
+    fn finish(self) -> Result<()> {
+        self.copy.synchronize().map_err(driver_error("waiting for the device"))?;
+        self.compute.synchronize().map_err(driver_error("waiting for the device"))?;
+        self.compute.memcpy_dtoh(&self.current, self.u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
+        self.compute.synchronize().map_err(driver_error("waiting for the device"))
+    }
+
+    fn value_at(&mut self, at: usize) -> Result<f64> {
+        let value =
+            self.compute.clone_dtoh(&self.current.slice(at..at + 1)).map_err(driver_error("copying to the host"))?;
+        value
+            .first()
+            .map(|v| v.to_f64())
+            .ok_or_else(|| Error::Cuda { what: "reading a value".into(), message: "the copy returned nothing".into() })
+    }
+}

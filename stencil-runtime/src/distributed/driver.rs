@@ -1,0 +1,361 @@
+//! The iteration loop of a distributed `Plain` run, the same for every backend: phases of
+//! at most `depth` iterations over shrinking regions, an exchange of ghost planes at the end
+//! of each phase overlapped with its last iteration, and residual checks reduced over all
+//! ranks. A backend supplies an [`Engine`] that updates ranges of local planes.
+
+use std::ops::Range;
+
+use super::{Halo, Subdomain};
+use crate::cpu::{Difference, Layout};
+use crate::monitor::Monitor;
+use crate::report::StopReason;
+use crate::solver::Job;
+use crate::{Error, Grid, Real, Report, Result, Stencil};
+
+/// Updates ranges of a rank's local planes, one Jacobi iteration at a time, on one backend.
+///
+/// An iteration reads the current iterate and writes the next; [`swap`](Self::swap) ends
+/// it. Planes are local plane indices of axis 0 (interior planes only).
+pub(crate) trait Engine<T: Real> {
+    /// Whether [`update`](Self::update) returns before the work is done (a GPU queue): then
+    /// the rest of an iteration is queued before the exchange, else it runs during it.
+    const QUEUED: bool;
+
+    /// Updates `planes` into the next iterate; with `measure`, adds S(u) − u over them to
+    /// the iteration's [`difference`](Self::difference).
+    fn update(&mut self, planes: Range<usize>, measure: bool) -> Result<()>;
+
+    /// Marks the updates queued so far: [`stage`](Self::stage) waits for them only.
+    fn mark(&mut self) -> Result<()>;
+
+    /// Copies planes `lower` and `upper` of the next iterate (`next`) or of the current one
+    /// into `send`, and waits until they are there.
+    fn stage(&mut self, lower: Range<usize>, upper: Range<usize>, send: &mut Halo<T>, next: bool) -> Result<()>;
+
+    /// Ends an iteration: the next iterate becomes the current one.
+    fn swap(&mut self);
+
+    /// Copies `recv` into planes `lower` and `upper` of the current iterate, before any later
+    /// update.
+    fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()>;
+
+    /// Waits for the iteration and returns its measured difference (flat indices local).
+    fn difference(&mut self) -> Result<Difference>;
+
+    /// Waits for every update and leaves the current iterate in the user's grid.
+    fn finish(self) -> Result<()>;
+
+    /// The value at local flat index `at` of the current iterate.
+    fn value_at(&mut self, at: usize) -> Result<f64>;
+}
+
+/// The planes one rank updates and exchanges, as local plane indices.
+#[derive(Clone, Debug)]
+pub(crate) struct Planes {
+    /// Local planes along axis 0.
+    pub count: usize,
+    pub radius: usize,
+    /// Ghost planes per side (`depth · radius`).
+    pub ghost: usize,
+    pub depth: usize,
+    pub own: Range<usize>,
+    pub below: Option<usize>,
+    pub above: Option<usize>,
+}
+
+impl Planes {
+    pub(crate) fn of<const N: usize>(sub: &Subdomain<'_, N>) -> Self {
+        Self {
+            count: sub.local().len(),
+            radius: sub.radius(),
+            ghost: sub.ghost(),
+            depth: sub.depth(),
+            own: sub.own_local(),
+            below: sub.below(),
+            above: sub.above(),
+        }
+    }
+
+    /// The planes iteration `left` iterations before the end of a phase updates: the own
+    /// planes widened by `left · radius`, within the local interior.
+    fn region(&self, left: usize) -> Range<usize> {
+        let r = self.radius;
+        self.own.start.saturating_sub(left * r).max(r)..(self.own.end + left * r).min(self.count - r)
+    }
+
+    /// The own planes sent to the rank below and to the rank above (empty without one).
+    fn sent(&self) -> (Range<usize>, Range<usize>) {
+        let own = &self.own;
+        let lower = if self.below.is_some() { own.start..own.start + self.ghost } else { own.start..own.start };
+        let upper = if self.above.is_some() { own.end - self.ghost..own.end } else { own.end..own.end };
+        (lower, upper)
+    }
+
+    /// The ghost planes received from below and from above (empty without a neighbour).
+    fn received(&self) -> (Range<usize>, Range<usize>) {
+        let own = &self.own;
+        let lower = if self.below.is_some() { own.start - self.ghost..own.start } else { own.start..own.start };
+        let upper = if self.above.is_some() { own.end..own.end + self.ghost } else { own.end..own.end };
+        (lower, upper)
+    }
+
+    /// The own planes in three parts: those sent below, the middle, those sent above (the
+    /// parts sent are updated first so that the exchange overlaps the middle's update).
+    fn split(&self) -> [Range<usize>; 3] {
+        let (lower, upper) = self.sent();
+        let middle_start = lower.end.max(self.own.start);
+        let upper_start = upper.start.max(middle_start);
+        [lower.start..middle_start, middle_start..upper_start, upper_start..self.own.end]
+    }
+}
+
+/// Host buffers for one exchange: what is sent and what is received, `ghost` planes a side.
+pub(crate) fn halos<T: Real>(planes: &Planes, plane_len: usize) -> (Halo<T>, Halo<T>) {
+    let (lower, upper) = planes.sent();
+    let buffers =
+        || Halo { lower: vec![T::ZERO; lower.len() * plane_len], upper: vec![T::ZERO; upper.len() * plane_len] };
+    (buffers(), buffers())
+}
+
+/// Runs `job` on `engine` over this rank's planes: the loop shared by every backend.
+pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
+    job: &mut Job<'_, '_, S, T, N>,
+    sub: &Subdomain<'_, N>,
+    mut engine: E,
+    (send, recv): (&mut Halo<T>, &mut Halo<T>),
+    backend: String,
+) -> Result<Report> {
+    let planes = Planes::of(sub);
+    let mpi = sub.mpi();
+    let stop = job.stop;
+    let global = Layout::new(S::META, sub.global_shape())?;
+    let mut monitor = Monitor::for_job(job, global.interior_points());
+    let neighbours = (planes.below, planes.above);
+    let has_neighbour = planes.below.is_some() || planes.above.is_some();
+    let (sent_lower, sent_upper) = planes.sent();
+    let (ghost_lower, ghost_upper) = planes.received();
+    // The exchange at the end of a phase whose last iteration was not split (a phase cut
+    // short by convergence, or the last one).
+    let exchange = |engine: &mut E, send: &mut Halo<T>, recv: &mut Halo<T>| -> Result<()> {
+        if !has_neighbour {
+            return Ok(());
+        }
+        engine.stage(sent_lower.clone(), sent_upper.clone(), send, false)?;
+        mpi.exchange(neighbours, send, recv, || Ok(()))?;
+        engine.unstage(ghost_lower.clone(), ghost_upper.clone(), recv)
+    };
+    let mut iteration = 0;
+    let stop_reason = 'run: loop {
+        if stop.max_iterations.is_some_and(|max| iteration >= max) {
+            break StopReason::IterationLimit;
+        }
+        let first = iteration + 1;
+        let check = stop.checks_at(first);
+        // A phase ends at the iteration limit and before the next check, so that every
+        // check is the first iteration of a phase (where the ghost planes are fresh).
+        let mut len = planes.depth.min(stop.max_iterations.map_or(usize::MAX, |max| max - iteration));
+        if let Some(next) = (first + 1..first + len).find(|&k| stop.checks_at(k)) {
+            len = next - first;
+        }
+        for j in 1..=len {
+            let measure = check && j == 1;
+            if j == len && has_neighbour {
+                // The planes to send first; the exchange overlaps the middle.
+                let [lower, middle, upper] = planes.split();
+                engine.update(lower, measure)?;
+                engine.update(upper, measure)?;
+                engine.mark()?;
+                if E::QUEUED {
+                    engine.update(middle, measure)?;
+                    engine.stage(sent_lower.clone(), sent_upper.clone(), send, true)?;
+                    mpi.exchange(neighbours, send, recv, || Ok(()))?;
+                } else {
+                    engine.stage(sent_lower.clone(), sent_upper.clone(), send, true)?;
+                    mpi.exchange(neighbours, send, recv, || engine.update(middle, measure))?;
+                }
+                engine.swap();
+                engine.unstage(ghost_lower.clone(), ghost_upper.clone(), recv)?;
+            } else {
+                let region = planes.region(len - j);
+                if measure {
+                    // Only the own planes are measured; the margins are updated for the
+                    // iterations left in the phase.
+                    engine.update(region.start..planes.own.start, false)?;
+                    engine.update(planes.own.clone(), true)?;
+                    engine.update(planes.own.end..region.end, false)?;
+                } else {
+                    engine.update(region, false)?;
+                }
+                engine.swap();
+            }
+            if !measure {
+                continue;
+            }
+            let d = engine.difference()?;
+            let local_bad = d.first_non_finite;
+            let bad_value = local_bad.map(|at| engine.value_at(at)).transpose()?.unwrap_or(0.0);
+            let to_global = |at: usize| (at + sub.local().start * sub.plane_len()) as u64;
+            let (max, sum, bad, value) =
+                mpi.reduce(d.max_abs, d.sum_sq, local_bad.map_or(u64::MAX, to_global), bad_value);
+            if bad != u64::MAX {
+                let iteration = iteration + j;
+                if j < len {
+                    exchange(&mut engine, send, recv)?;
+                }
+                engine.finish()?;
+                return Err(Error::NonFinite {
+                    iteration,
+                    index: crate::grid::unflatten(sub.global_shape(), bad as usize).to_vec(),
+                    value,
+                    check_every: stop.check_every,
+                });
+            }
+            if monitor.check(first, Some((max, sum.sqrt()))) {
+                // `Plain` stops after this iteration: so does the phase.
+                if j < len {
+                    exchange(&mut engine, send, recv)?;
+                }
+                iteration = first;
+                break 'run StopReason::Converged;
+            }
+        }
+        iteration += len;
+    };
+    engine.finish()?;
+    let wall = monitor.elapsed();
+    Ok(monitor.into_report::<S, T, N>(backend, job.schedule, sub.global_shape(), (iteration, stop_reason), wall, None))
+}
+
+/// The rayon twin of a rank's updates: the CPU plain pass over a range of planes.
+pub(crate) struct CpuEngine<'g, 'j, S: Stencil<N>, T: Real, const N: usize> {
+    u: &'g mut Grid<T, N>,
+    next: Vec<T>,
+    inputs: Vec<Option<&'j [T]>>,
+    params: S::Params<T>,
+    shape: [usize; N],
+    radius: usize,
+    plane_len: usize,
+    measured: Option<Difference>,
+}
+
+impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> {
+    pub(crate) fn new(u: &'g mut Grid<T, N>, inputs: Vec<Option<&'j [T]>>, params: S::Params<T>) -> Self {
+        let shape = u.shape();
+        Self {
+            next: u.as_slice().to_vec(),
+            u,
+            inputs,
+            params,
+            shape,
+            radius: S::META.radius[0],
+            plane_len: shape[1..].iter().product(),
+            measured: None,
+        }
+    }
+
+    fn elements(&self, planes: &Range<usize>) -> Range<usize> {
+        planes.start * self.plane_len..planes.end * self.plane_len
+    }
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, T, N> {
+    const QUEUED: bool = false;
+
+    fn update(&mut self, planes: Range<usize>, measure: bool) -> Result<()> {
+        if planes.is_empty() {
+            return Ok(());
+        }
+        let r = self.radius;
+        // The planes and their neighbours, seen as a grid of their own whose interior is
+        // `planes`.
+        let window = self.elements(&(planes.start - r..planes.end + r));
+        let mut shape = self.shape;
+        shape[0] = planes.len() + 2 * r;
+        let layout = Layout::new(S::META, shape)?;
+        let current = &self.u.as_slice()[window.clone()];
+        let fields: Vec<&[T]> = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, f)| if i == S::META.unknown { current } else { f.map_or(&[][..], |f| &f[window.clone()]) })
+            .collect();
+        let out = &mut self.next[window.clone()];
+        if let Some(mut d) = crate::cpu::plain_apply::<S, T, N>(&layout, &fields, out, &self.params, measure) {
+            d.first_non_finite = d.first_non_finite.map(|at| at + window.start);
+            self.measured = Some(self.measured.map_or(d, |m| m.merge(d)));
+        }
+        Ok(())
+    }
+
+    fn mark(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn stage(&mut self, lower: Range<usize>, upper: Range<usize>, send: &mut Halo<T>, next: bool) -> Result<()> {
+        let (lower, upper) = (self.elements(&lower), self.elements(&upper));
+        let from = if next { &self.next[..] } else { self.u.as_slice() };
+        send.lower.copy_from_slice(&from[lower]);
+        send.upper.copy_from_slice(&from[upper]);
+        Ok(())
+    }
+
+    fn swap(&mut self) {
+        self.u.swap_data(&mut self.next);
+    }
+
+    fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()> {
+        let (lower, upper) = (self.elements(&lower), self.elements(&upper));
+        self.u.as_mut_slice()[lower].copy_from_slice(&recv.lower);
+        self.u.as_mut_slice()[upper].copy_from_slice(&recv.upper);
+        Ok(())
+    }
+
+    fn difference(&mut self) -> Result<Difference> {
+        Ok(self.measured.take().unwrap_or_default())
+    }
+
+    fn finish(self) -> Result<()> {
+        Ok(())
+    }
+
+    fn value_at(&mut self, at: usize) -> Result<f64> {
+        Ok(self.u.as_slice()[at].to_f64())
+    }
+}
+
+/// Runs a checked `Plain` job on this rank's part of the grid, on the CPU (`device` is
+/// `None`) or on a GPU. Every rank calls it; a rank whose device cannot start makes every
+/// rank return an error.
+pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
+    mut job: Job<'_, '_, S, T, N>,
+    u: &mut Grid<T, N>,
+    sub: &Subdomain<'_, N>,
+    device: Option<usize>,
+    mode: crate::cuda::Mode,
+) -> Result<Report> {
+    let planes = Planes::of(sub);
+    let (mut send, mut recv) = halos::<T>(&planes, sub.plane_len());
+    let mpi = sub.mpi();
+    let ranks = format!("mpi rank {} of {}", sub.rank(), sub.ranks());
+    let halos = (&mut send, &mut recv);
+    match device {
+        None => {
+            let engine = CpuEngine::<S, T, N>::new(u, job.inputs.clone(), job.params);
+            let backend = format!("{ranks}, {}", crate::Backend::Cpu);
+            iterate(&mut job, sub, engine, halos, backend)
+        }
+        Some(device) => {
+            let inputs = job.inputs.clone();
+            let started = crate::cuda::distributed::GpuEngine::<S, T, N>::new(
+                u,
+                &inputs,
+                &job.params,
+                (device, mode),
+                (halos.0, halos.1),
+            );
+            let engine = mpi.all_ok(started)?;
+            let backend = format!("{ranks}, cuda device {device} ({})", engine.device_name());
+            iterate(&mut job, sub, engine, halos, backend)
+        }
+    }
+}

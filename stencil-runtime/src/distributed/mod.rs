@@ -1,0 +1,30 @@
+//! Distributed runs: one grid cut into subdomains along the slowest axis, one per MPI rank
+//! (a process; one per GPU, or per CPU node), with deep halos.
+//!
+//! - [`Decomposition`] is the cut (pure arithmetic, always available).
+//! - With the cargo feature `mpi`: [`Mpi`] initialises MPI, [`Mpi::split`] gives this
+//!   rank's [`Subdomain`], [`Solver::distributed`](crate::Solver::distributed) runs a solver
+//!   on it, and [`Subdomain::gather`] collects a result.
+//!
+//! A run exchanges `depth · radius` ghost planes with each neighbour once every `depth`
+//! iterations; in between, each rank updates a region that shrinks by `radius` planes per
+//! iteration down to its own planes, so its own planes hold exactly the iterates of a
+//! single-process `Plain` run (bit for bit in exact mode). The exchange is overlapped with
+//! the update: in the last iteration before it, the planes to be sent are updated first,
+//! then sent and received (non-blocking) while the rest is updated. The residual of every
+//! check is reduced over all ranks, so every rank stops at the same iteration.
+//! `docs/scaling.md` explains how to choose the depth.
+
+mod decomposition;
+
+pub use decomposition::Decomposition;
+
+#[cfg(feature = "mpi")]
+mod comm;
+#[cfg(feature = "mpi")]
+pub(crate) mod driver;
+
+#[cfg(feature = "mpi")]
+pub(crate) use comm::{Halo, fingerprint};
+#[cfg(feature = "mpi")]
+pub use comm::{Mpi, Subdomain};

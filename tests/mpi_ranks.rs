@@ -1,0 +1,266 @@
+//! Distributed runs against the single-process `Plain` run, bit for bit, and the errors
+//! every rank gets when the ranks disagree. One process per rank, so this binary has no
+//! test harness: `.ci/run` starts it with `mpirun -np K` for K = 1 to 4, and it exits with a
+//! failure on any rank whose checks fail. Started alone, it is one rank.
+//!
+//! Every rank also runs the whole problem in one process (the grids are small) and compares
+//! its own part, every plane it holds, the gathered grid, the stopping iteration and the
+//! residual history. On the CPU always; on the GPU too (exact mode, one GPU per rank) when
+//! one is usable, and with `STENCIL_REQUIRE_GPU=1` a missing GPU is a failure.
+
+use stencil::builtin::Jacobi7;
+use stencil::cuda::Mode;
+use stencil::distributed::{Mpi, Subdomain};
+use stencil::prelude::*;
+use stencil::{Error, Report};
+
+mod common;
+use common::{differing, random};
+
+stencil! {
+    /// Radius 2 along the split axis, a read-only field and a parameter.
+    fn wide(mut u: Field2, f: Field2, w: Real) -> Real {
+        (u[-2, 0] + u[2, 0] + w * (u[-1, 0] + u[1, 0]) + u[0, -1] + u[0, 1] + f[0, 0]) / (4.0 + 2.0 * w)
+    }
+
+    /// 1-D, no read-only field.
+    fn line(mut u: Field1, s: Real) -> Real {
+        0.5 * (u[-1] + u[1]) + s
+    }
+}
+
+/// One problem: a stencil, a global shape, its input field (if any) and parameters, and the
+/// stopping rules.
+struct Case<'p, S, const N: usize> {
+    name: &'p str,
+    stencil: S,
+    shape: [usize; N],
+    input: &'p str,
+    params: &'p [(&'p str, f64)],
+    max_iterations: usize,
+    tolerance: Option<Tolerance>,
+    check_every: usize,
+}
+
+impl<S: Stencil<N>, const N: usize> Case<'_, S, N> {
+    fn solver<'a, T: Real>(&self, f: Option<&'a Grid<T, N>>, backend: Backend) -> Solver<'a, S, T, N> {
+        let mut solver = Solver::new(self.stencil)
+            .backend(backend)
+            .mode(Mode::Exact)
+            .max_iterations(self.max_iterations)
+            .check_every(self.check_every);
+        if let Some(tolerance) = self.tolerance {
+            solver = solver.tolerance(tolerance);
+        }
+        if let Some(f) = f {
+            solver = solver.input(self.input, f);
+        }
+        for &(name, value) in self.params {
+            solver = solver.param(name, value);
+        }
+        solver
+    }
+
+    /// The distributed run against the single-process one, for halo depth `depth`.
+    fn check<T: Real>(&self, mpi: &Mpi, depth: usize, backend: Backend) -> Result<(), String> {
+        let u0 = random::<T, N>(self.shape, 1);
+        let f = (!self.input.is_empty()).then(|| random::<T, N>(self.shape, 2));
+        let mut reference = u0.clone();
+        let expected = self.solver(f.as_ref(), Backend::Cpu).run(&mut reference).map_err(|e| e.to_string())?;
+
+        let sub = mpi.split(&self.stencil, self.shape, depth).map_err(|e| e.to_string())?;
+        let mut u = sub.local_part(&u0).map_err(|e| e.to_string())?;
+        let local_f = f.as_ref().map(|f| sub.local_part(f).unwrap());
+        let report = self
+            .solver(local_f.as_ref(), backend)
+            .distributed(&sub)
+            .run(&mut u)
+            .map_err(|e| format!("the distributed run failed: {e}"))?;
+        compare(&sub, &reference, &expected, &u, &report)
+    }
+}
+
+/// Everything a distributed run must share with the single-process run.
+fn compare<T: Real, const N: usize>(
+    sub: &Subdomain<'_, N>,
+    reference: &Grid<T, N>,
+    expected: &Report,
+    u: &Grid<T, N>,
+    report: &Report,
+) -> Result<(), String> {
+    if (report.iterations, report.stop) != (expected.iterations, expected.stop) {
+        return Err(format!(
+            "stopped after {} iterations ({:?}), one process after {} ({:?})",
+            report.iterations, report.stop, expected.iterations, expected.stop
+        ));
+    }
+    let history = |r: &Report| r.residuals.iter().map(|s| (s.iteration, s.max.to_bits())).collect::<Vec<_>>();
+    if history(report) != history(expected) {
+        return Err(format!(
+            "L∞ residual history {:?}, one process {:?}",
+            report.residuals.iter().map(|s| (s.iteration, s.max)).collect::<Vec<_>>(),
+            expected.residuals.iter().map(|s| (s.iteration, s.max)).collect::<Vec<_>>()
+        ));
+    }
+    // Every plane this rank holds (own, ghost and boundary) holds the last iterate.
+    let part = sub.local_part(reference).unwrap();
+    let wrong = differing(&part, u);
+    if wrong > 0 {
+        return Err(format!("{wrong} of {} local values differ from the one-process run", u.len()));
+    }
+    match sub.gather(u, 0).map_err(|e| e.to_string())? {
+        Some(global) if differing(&global, reference) > 0 => {
+            Err(format!("the gathered grid differs in {} points", differing(&global, reference)))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Expects `outcome` to be an error whose message contains `needle`.
+fn expect_error<X>(outcome: Result<X, Error>, needle: &str) -> Result<(), String> {
+    match outcome {
+        Ok(_) => Err(format!("expected an error containing {needle:?}, the run succeeded")),
+        Err(e) if e.to_string().contains(needle) => Ok(()),
+        Err(e) => Err(format!("expected an error containing {needle:?}, got: {e}")),
+    }
+}
+
+/// The errors of a problem that differs between ranks: every rank gets one, none hangs.
+fn disagreements(mpi: &Mpi) -> Vec<(String, Result<(), String>)> {
+    let (rank, ranks) = (mpi.rank(), mpi.size());
+    let shape = [20, 6, 5];
+    let mut results = Vec::new();
+    let sub = mpi.split(&Jacobi7, shape, 2).unwrap();
+    let f = sub.local_grid(|_| 1.0f64).unwrap();
+    let solver = |h2: f64| Solver::new(Jacobi7).input("f", &f).param("h2", h2).max_iterations(4).distributed(&sub);
+
+    // Ranks with different parameters (with one rank, nothing can differ).
+    let mut u = sub.local_grid(|_| 0.0f64).unwrap();
+    let outcome = solver(if rank == ranks - 1 && ranks > 1 { 2.0 } else { 1.0 }).run(&mut u);
+    let needle = if ranks > 1 { "the ranks disagree on the scalar parameters" } else { "" };
+    results.push((
+        "different parameters".into(),
+        if ranks > 1 { expect_error(outcome, needle) } else { outcome.map(|_| ()).map_err(|e| e.to_string()) },
+    ));
+
+    // One rank's grid of the wrong shape: that rank's own error, `RankFailed` elsewhere.
+    let mut wrong = Grid::<f64, 3>::zeros([sub.local_shape()[0] + 1, 6, 5]).unwrap();
+    let mut right = sub.local_grid(|_| 0.0f64).unwrap();
+    let last = ranks - 1;
+    let outcome = if rank == last { solver(1.0).run(&mut wrong) } else { solver(1.0).run(&mut right) };
+    let needle = if rank == last { "has shape".to_owned() } else { format!("rank {last} could not start") };
+    results.push(("one rank's grid of the wrong shape".into(), expect_error(outcome, &needle)));
+
+    // Ranks asking for different halo depths, and a cut with too many ranks.
+    if ranks > 1 {
+        let outcome = mpi.split(&Jacobi7, shape, if rank == 0 { 1 } else { 2 });
+        results.push(("different depths".into(), expect_error(outcome, "the ranks disagree on the halo depth")));
+        let outcome = mpi.split(&Jacobi7, [2 * ranks + 1, 4, 4], 3);
+        results.push(("too many ranks".into(), expect_error(outcome, "fewer than the 3 ghost planes")));
+    }
+
+    // A sweep stencil or another schedule is refused on every rank.
+    let mut u = sub.local_grid(|_| 0.0f64).unwrap();
+    let outcome = Solver::new(Jacobi7)
+        .input("f", &f)
+        .param("h2", 1.0)
+        .max_iterations(4)
+        .schedule(Schedule::Hierarchical { tile: 8, halo: 2, sub: 2 })
+        .distributed(&sub)
+        .run(&mut u);
+    results.push(("a hierarchical schedule".into(), expect_error(outcome, "use `Schedule::Plain`")));
+    results
+}
+
+/// A non-finite value found at a check is the same error, at the same point and
+/// iteration, on every rank as in one process.
+fn non_finite(mpi: &Mpi, backend: Backend) -> Result<(), String> {
+    let shape = [19, 5, 4];
+    let f =
+        Grid::<f64, 3>::from_fn(shape, |[i, j, k]| if [i, j, k] == [16, 2, 2] { f64::INFINITY } else { 1.0 }).unwrap();
+    let solver =
+        |f| Solver::new(Jacobi7).input("f", f).param("h2", 1.0).max_iterations(9).check_every(4).backend(backend);
+    let expected = solver(&f).backend(Backend::Cpu).run(&mut Grid::zeros(shape).unwrap()).unwrap_err().to_string();
+    let sub = mpi.split(&Jacobi7, shape, 3).map_err(|e| e.to_string())?;
+    let local_f = sub.local_part(&f).unwrap();
+    let mut u = sub.local_grid(|_| 0.0f64).unwrap();
+    let found = solver(&local_f).distributed(&sub).run(&mut u).map(|_| ()).map_err(|e| e.to_string());
+    match found {
+        Err(message) if message == expected => Ok(()),
+        other => Err(format!("expected `{expected}`, got {other:?}")),
+    }
+}
+
+fn main() {
+    let mpi = Mpi::init().expect("MPI starts");
+    let (rank, ranks) = (mpi.rank(), mpi.size());
+    let mut backends = vec![Backend::Cpu];
+    if common::gpu() {
+        backends.push(Backend::Cuda { device: mpi.node_rank() % stencil::cuda::device_count() });
+    }
+    let mut results: Vec<(String, Result<(), String>)> = Vec::new();
+    let absolute = Some(Tolerance::Absolute { norm: Norm::Max, eps: 0.05 });
+    let relative = Some(Tolerance::Relative { norm: Norm::Max, factor: 0.2 });
+    for &backend in &backends {
+        let kind = if backend == Backend::Cpu { "cpu" } else { "cuda" };
+        for depth in 1..=3 {
+            let jacobi = |name, max_iterations, tolerance, check_every| Case {
+                name,
+                stencil: Jacobi7,
+                shape: [23, 9, 11],
+                input: "f",
+                params: &[("h2", 0.01)],
+                max_iterations,
+                tolerance,
+                check_every,
+            };
+            let cases_3d = [
+                jacobi("jacobi7, 7 iterations", 7, None, 3),
+                jacobi("jacobi7 to an absolute tolerance", 500, absolute, 5),
+            ];
+            for case in &cases_3d {
+                results
+                    .push((format!("{kind} f64 {} depth {depth}", case.name), case.check::<f64>(&mpi, depth, backend)));
+                results
+                    .push((format!("{kind} f32 {} depth {depth}", case.name), case.check::<f32>(&mpi, depth, backend)));
+            }
+            let wide = Case {
+                name: "radius 2 in 2-D to a relative tolerance",
+                stencil: Wide,
+                shape: [41, 13],
+                input: "f",
+                params: &[("w", 3.0)],
+                max_iterations: 300,
+                tolerance: relative,
+                check_every: 3,
+            };
+            results.push((format!("{kind} f64 {} depth {depth}", wide.name), wide.check::<f64>(&mpi, depth, backend)));
+            let line = Case {
+                name: "1-D, checked every 5 iterations",
+                stencil: Line,
+                shape: [50],
+                input: "",
+                params: &[("s", 0.125)],
+                max_iterations: 20,
+                tolerance: None,
+                check_every: 5,
+            };
+            results.push((format!("{kind} f64 {} depth {depth}", line.name), line.check::<f64>(&mpi, depth, backend)));
+        }
+        results.push((format!("{kind} a non-finite value"), non_finite(&mpi, backend)));
+    }
+    results.extend(disagreements(&mpi));
+
+    let failed = results.iter().filter(|(_, r)| r.is_err()).count();
+    for (name, result) in &results {
+        match result {
+            Ok(()) => println!("rank {rank}/{ranks}: ok      {name}"),
+            Err(why) => println!("rank {rank}/{ranks}: FAILED  {name}: {why}"),
+        }
+    }
+    println!("rank {rank}/{ranks}: {} passed, {failed} failed", results.len() - failed);
+    drop(mpi);
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}
