@@ -217,7 +217,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             ("the scalar parameters", fingerprint(&params)),
             ("the stopping rule", fingerprint(&(self.max_iterations, tolerance, self.check_every))),
             ("the schedule", fingerprint(&self.schedule.to_string())),
-            ("the backend", fingerprint(&(format!("{:?}", self.backend), self.mode.name()))),
+            // The kind of backend: each rank may use its own device.
+            ("the backend", fingerprint(&(backend_kind(self.backend), self.mode.name()))),
         ];
         let (stop, device, inputs, params) = subdomain.mpi().agree(prepared, &items)?;
         let job = Job {
@@ -456,6 +457,16 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
 
     fn resolve_inputs(&self, shape: [usize; N]) -> Result<Vec<Option<&'a [T]>>> {
         resolve_inputs::<S, T, N>(&self.inputs, shape)
+    }
+}
+
+/// The kind of a backend, without a device ordinal.
+#[cfg(feature = "mpi")]
+fn backend_kind(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Cpu => "cpu",
+        Backend::Cuda { .. } => "cuda",
+        _ => "auto",
     }
 }
 

@@ -76,12 +76,30 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         let stream = &gpu.stream;
         let upload = |data: &[T]| stream.clone_htod(data).map_err(driver_error("copying to the device"));
         let allocate = |n: usize| stream.alloc_zeros::<f64>(n).map_err(driver_error("allocating"));
-        let inputs = inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<Vec<_>>>()?;
-        let (current, next) = (upload(u.as_slice())?, upload(u.as_slice())?);
-        let (block_max, block_sum) = (allocate(MEASURED_LAUNCHES * blocks)?, allocate(MEASURED_LAUNCHES * blocks)?);
-        let first_bad =
-            stream.clone_htod(&[u64::MAX; MEASURED_LAUNCHES]).map_err(driver_error("copying to the device"))?;
-        stream.synchronize().map_err(driver_error("waiting for the device"))?;
+        // The buffers are allocated without cudarc's event tracking: with it, every use of a
+        // buffer on one stream waits for its last use on the other, so the copies of the
+        // planes sent would wait for the update of the middle planes (the same buffer) and
+        // nothing would overlap. The engine orders its two streams itself (events in
+        // `stage` and `unstage`), waits for the allocations below before using the buffers
+        // on another stream, and waits for both streams before they are freed (`Drop`).
+        let tracking = gpu.ctx.is_event_tracking();
+        // SAFETY: see above; tracking is restored at once, so only these buffers are
+        // untracked.
+        unsafe { gpu.ctx.disable_event_tracking() };
+        let allocated = (|| {
+            let inputs = inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<Vec<_>>>()?;
+            let (current, next) = (upload(u.as_slice())?, upload(u.as_slice())?);
+            let sums = (allocate(MEASURED_LAUNCHES * blocks)?, allocate(MEASURED_LAUNCHES * blocks)?);
+            let first_bad =
+                stream.clone_htod(&[u64::MAX; MEASURED_LAUNCHES]).map_err(driver_error("copying to the device"))?;
+            stream.synchronize().map_err(driver_error("waiting for the device"))?;
+            Ok((inputs, current, next, sums, first_bad))
+        })();
+        if tracking {
+            // SAFETY: turns tracking back on for buffers allocated from now on.
+            unsafe { gpu.ctx.enable_event_tracking() };
+        }
+        let (inputs, current, next, (block_max, block_sum), first_bad) = allocated?;
         let new_stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
         let (compute, copy) = (new_stream()?, new_stream()?);
         let (pinned, _) = Pinned::register(&gpu, &[&send.lower, &send.upper, &recv.lower, &recv.upper])?;
@@ -116,6 +134,14 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
 
     fn elements(&self, planes: &Range<usize>) -> Range<usize> {
         planes.start * self.plane_len..planes.end * self.plane_len
+    }
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> Drop for GpuEngine<'_, S, T, N> {
+    fn drop(&mut self) {
+        // The buffers are untracked (see `new`): no use on either stream may outlive them.
+        let _ = self.copy.synchronize();
+        let _ = self.compute.synchronize();
     }
 }
 
@@ -235,9 +261,13 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for GpuEngine<'_, S, T, N
         })
     }
 
-    fn finish(self) -> Result<()> {
+    fn wait(&mut self) -> Result<()> {
         self.copy.synchronize().map_err(driver_error("waiting for the device"))?;
-        self.compute.synchronize().map_err(driver_error("waiting for the device"))?;
+        self.compute.synchronize().map_err(driver_error("waiting for the device"))
+    }
+
+    fn finish(mut self) -> Result<()> {
+        self.wait()?;
         self.compute.memcpy_dtoh(&self.current, self.u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
         self.compute.synchronize().map_err(driver_error("waiting for the device"))
     }

