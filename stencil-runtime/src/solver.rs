@@ -280,14 +280,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         crate::cpu::Layout::new(meta, subdomain.global_shape())?;
         let stop = StopRule::new(self.max_iterations, self.tolerance, self.check_every)?;
         let inputs = self.resolve_inputs(u.shape())?;
-        let params = match self.params {
-            Some(p) => p,
-            None => {
-                let named: Vec<(&str, f64)> = self.named_params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-                check_unique(named.iter().map(|(n, _)| *n))?;
-                S::params_from_values::<T>(&named)?
-            }
-        };
+        let params = self.resolve_params()?;
         let device = match self.backend {
             Backend::Cpu => None,
             Backend::Cuda { device } => Some(device),
@@ -368,14 +361,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         };
         let mut stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
         let inputs = self.resolve_inputs(u.shape())?;
-        let params = match self.params {
-            Some(p) => p,
-            None => {
-                let named: Vec<(&str, f64)> = self.named_params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-                check_unique(named.iter().map(|(n, _)| *n))?;
-                S::params_from_values::<T>(&named)?
-            }
-        };
+        let params = self.resolve_params()?;
         let (start, checkpoint) = match &self.checkpoint {
             None => (Start::default(), None),
             Some(c) => {
@@ -453,6 +439,18 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             };
             trial.run(&mut u.clone())
         })
+    }
+
+    /// The typed parameters, or those given by name, checked.
+    fn resolve_params(&self) -> Result<S::Params<T>> {
+        match self.params {
+            Some(p) => Ok(p),
+            None => {
+                let named: Vec<(&str, f64)> = self.named_params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+                check_unique(named.iter().map(|(n, _)| *n))?;
+                S::params_from_values::<T>(&named)
+            }
+        }
     }
 
     fn resolve_inputs(&self, shape: [usize; N]) -> Result<Vec<Option<&'a [T]>>> {
