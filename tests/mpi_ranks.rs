@@ -1,5 +1,6 @@
-//! Distributed runs against the single-process `Plain` run, bit for bit, and the errors
-//! every rank gets when the ranks disagree. One process per rank, so this binary has no
+//! Distributed runs (`Plain`, `Tiled` and exact `Hierarchical` on each rank) against the
+//! single-process `Plain` run, bit for bit, and the errors every rank gets when the ranks
+//! disagree. One process per rank, so this binary has no
 //! test harness: `.ci/run` starts it with `mpirun -np K` for K = 1 to 4, and it exits with a
 //! failure on any rank whose checks fail. Started alone, it is one rank.
 //!
@@ -39,16 +40,19 @@ struct Case<'p, S, const N: usize> {
     params: &'p [(&'p str, f64)],
     max_iterations: usize,
     tolerance: Option<Tolerance>,
-    check_every: usize,
+    /// `None`: the schedule's default period.
+    check_every: Option<usize>,
+    /// The schedule of the distributed run (the single-process run is `Plain`).
+    schedule: Schedule,
 }
 
 impl<S: Stencil<N>, const N: usize> Case<'_, S, N> {
     fn solver<'a, T: Real>(&self, f: Option<&'a Grid<T, N>>, backend: Backend) -> Solver<'a, S, T, N> {
-        let mut solver = Solver::new(self.stencil)
-            .backend(backend)
-            .mode(Mode::Exact)
-            .max_iterations(self.max_iterations)
-            .check_every(self.check_every);
+        let mut solver =
+            Solver::new(self.stencil).backend(backend).mode(Mode::Exact).max_iterations(self.max_iterations);
+        if let Some(m) = self.check_every {
+            solver = solver.check_every(m);
+        }
         if let Some(tolerance) = self.tolerance {
             solver = solver.tolerance(tolerance);
         }
@@ -66,13 +70,19 @@ impl<S: Stencil<N>, const N: usize> Case<'_, S, N> {
         let u0 = random::<T, N>(self.shape, 1);
         let f = (!self.input.is_empty()).then(|| random::<T, N>(self.shape, 2));
         let mut reference = u0.clone();
-        let expected = self.solver(f.as_ref(), Backend::Cpu).run(&mut reference).map_err(|e| e.to_string())?;
+        // `Plain`, checked when the schedule checks (a hierarchical one: once per cycle).
+        let mut plain = self.solver(f.as_ref(), Backend::Cpu).schedule(Schedule::Plain);
+        if let (None, Schedule::Hierarchical { sub, .. }) = (self.check_every, self.schedule) {
+            plain = plain.check_every(sub);
+        }
+        let expected = plain.run(&mut reference).map_err(|e| e.to_string())?;
 
         let sub = mpi.split(&self.stencil, self.shape, depth).map_err(|e| e.to_string())?;
         let mut u = sub.local_part(&u0).map_err(|e| e.to_string())?;
         let local_f = f.as_ref().map(|f| sub.local_part(f).unwrap());
         let report = self
             .solver(local_f.as_ref(), backend)
+            .schedule(self.schedule)
             .distributed(&sub)
             .run(&mut u)
             .map_err(|e| format!("the distributed run failed: {e}"))?;
@@ -159,16 +169,26 @@ fn disagreements(mpi: &Mpi) -> Vec<(String, Result<(), String>)> {
         results.push(("too many ranks".into(), expect_error(outcome, "fewer than the 3 ghost planes")));
     }
 
-    // A sweep stencil or another schedule is refused on every rank.
-    let mut u = sub.local_grid(|_| 0.0f64).unwrap();
-    let outcome = Solver::new(Jacobi7)
-        .input("f", &f)
-        .param("h2", 1.0)
-        .max_iterations(4)
-        .schedule(Schedule::Hierarchical { tile: 8, halo: 2, sub: 2 })
-        .distributed(&sub)
-        .run(&mut u);
-    results.push(("a hierarchical schedule".into(), expect_error(outcome, "use `Schedule::Plain`")));
+    // An inexact hierarchical schedule and the out-of-core one are refused on every rank.
+    let refused = [
+        ("an inexact hierarchical schedule", Schedule::Hierarchical { tile: 8, halo: 2, sub: 3 }, "take exact ones"),
+        (
+            "an out-of-core schedule",
+            Schedule::OutOfCore { slab: None, height: 2, inner: Inner::Plain, device_memory: None },
+            "does not run underneath a rank",
+        ),
+    ];
+    for (name, schedule, needle) in refused {
+        let mut u = sub.local_grid(|_| 0.0f64).unwrap();
+        let outcome = Solver::new(Jacobi7)
+            .input("f", &f)
+            .param("h2", 1.0)
+            .max_iterations(4)
+            .schedule(schedule)
+            .distributed(&sub)
+            .run(&mut u);
+        results.push((name.into(), expect_error(outcome, needle)));
+    }
     results
 }
 
@@ -204,7 +224,7 @@ fn main() {
     for &backend in &backends {
         let kind = if backend == Backend::Cpu { "cpu" } else { "cuda" };
         for depth in 1..=3 {
-            let jacobi = |name, max_iterations, tolerance, check_every| Case {
+            let jacobi = |name, max_iterations, tolerance, check_every, schedule| Case {
                 name,
                 stencil: Jacobi7,
                 shape: [23, 9, 11],
@@ -213,10 +233,16 @@ fn main() {
                 max_iterations,
                 tolerance,
                 check_every,
+                schedule,
             };
+            // Exact: halo ≥ sub · radius.
+            let hier = |tile, halo, sub| Schedule::Hierarchical { tile, halo, sub };
             let cases_3d = [
-                jacobi("jacobi7, 7 iterations", 7, None, 3),
-                jacobi("jacobi7 to an absolute tolerance", 500, absolute, 5),
+                jacobi("jacobi7, 7 iterations", 7, None, Some(3), Schedule::Plain),
+                jacobi("jacobi7 to an absolute tolerance", 500, absolute, Some(5), Schedule::Plain),
+                jacobi("jacobi7 tiled, 7 iterations", 7, None, Some(3), Schedule::Tiled),
+                jacobi("jacobi7 hierarchical, 11 iterations", 11, None, Some(20), hier(4, 3, 3)),
+                jacobi("jacobi7 hierarchical to an absolute tolerance", 500, absolute, None, hier(8, 2, 2)),
             ];
             for case in &cases_3d {
                 results
@@ -224,28 +250,44 @@ fn main() {
                 results
                     .push((format!("{kind} f32 {} depth {depth}", case.name), case.check::<f32>(&mpi, depth, backend)));
             }
-            let wide = Case {
-                name: "radius 2 in 2-D to a relative tolerance",
+            let wide = |name, schedule| Case {
+                name,
                 stencil: Wide,
                 shape: [41, 13],
                 input: "f",
                 params: &[("w", 3.0)],
                 max_iterations: 300,
                 tolerance: relative,
-                check_every: 3,
+                check_every: Some(3),
+                schedule,
             };
-            results.push((format!("{kind} f64 {} depth {depth}", wide.name), wide.check::<f64>(&mpi, depth, backend)));
-            let line = Case {
-                name: "1-D, checked every 5 iterations",
+            let line = |name, schedule| Case {
+                name,
                 stencil: Line,
                 shape: [50],
                 input: "",
                 params: &[("s", 0.125)],
                 max_iterations: 20,
                 tolerance: None,
-                check_every: 5,
+                check_every: Some(5),
+                schedule,
             };
-            results.push((format!("{kind} f64 {} depth {depth}", line.name), line.check::<f64>(&mpi, depth, backend)));
+            let others = [
+                wide("radius 2 in 2-D to a relative tolerance", Schedule::Plain),
+                wide("radius 2 in 2-D hierarchical to a relative tolerance", hier(6, 4, 2)),
+            ];
+            for case in &others {
+                results
+                    .push((format!("{kind} f64 {} depth {depth}", case.name), case.check::<f64>(&mpi, depth, backend)));
+            }
+            let lines = [
+                line("1-D, checked every 5 iterations", Schedule::Plain),
+                line("1-D hierarchical, checked every 5 iterations", hier(8, 3, 3)),
+            ];
+            for case in &lines {
+                results
+                    .push((format!("{kind} f64 {} depth {depth}", case.name), case.check::<f64>(&mpi, depth, backend)));
+            }
         }
         results.push((format!("{kind} a non-finite value"), non_finite(&mpi, backend)));
     }

@@ -178,8 +178,12 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// run, bit for bit; the residual is reduced over all ranks, so every rank stops at the
     /// same iteration; on return every local plane holds the last iterate.
     ///
-    /// The schedule must be `Plain` or `Auto` (which runs `Plain`: the deep halos are the
-    /// pyramid between ranks). `Backend::Auto` uses GPU `node_rank mod count` when GPUs are
+    /// Each rank runs `Plain` (also for `Auto`: the deep halos are the pyramid between
+    /// ranks), `Tiled`, or an exact `Hierarchical` schedule (halo ≥ sub · radius). Its cycles
+    /// end at every exchange and the iteration of a check is a plain one, so a cycle is at
+    /// most `depth` iterations long: choose a depth of at least `sub`. An inexact
+    /// hierarchical schedule, whose result would depend on the cut, and the out-of-core
+    /// schedule are refused. `Backend::Auto` uses GPU `node_rank mod count` when GPUs are
     /// usable. Checkpoints are not written by distributed runs. Every problem the run could
     /// find in its input, on any rank, and any difference between the ranks' problems
     /// (stencil, shapes, parameters, stopping rule, schedule, backend) is an error on every
@@ -201,7 +205,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         let mut names: Vec<&str> = self.inputs.iter().map(|(n, _)| n.as_str()).collect();
         names.sort_unstable();
         let params = prepared.as_ref().ok().map(|p| {
-            S::param_values(&p.3)
+            S::param_values(&p.4)
                 .iter()
                 .map(|v| match v {
                     crate::ScalarValue::Real(x) => x.to_f64().to_bits(),
@@ -220,12 +224,12 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             // The kind of backend: each rank may use its own device.
             ("the backend", fingerprint(&(backend_kind(self.backend), self.mode.name()))),
         ];
-        let (stop, device, inputs, params) = subdomain.mpi().agree(prepared, &items)?;
+        let (schedule, stop, device, inputs, params) = subdomain.mpi().agree(prepared, &items)?;
         let job = Job {
             stencil: self.stencil,
             inputs,
             params,
-            schedule: Schedule::Plain,
+            schedule,
             stop,
             progress: self.progress.as_mut(),
             start: Start::default(),
@@ -246,7 +250,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         &self,
         subdomain: &crate::distributed::Subdomain<'_, N>,
         u: &Grid<T, N>,
-    ) -> Result<(StopRule, Option<usize>, Vec<Option<&'a [T]>>, S::Params<T>)> {
+    ) -> Result<(Schedule, StopRule, Option<usize>, Vec<Option<&'a [T]>>, S::Params<T>)> {
         let meta = S::META;
         let invalid = |reason: &str| Error::InvalidSchedule {
             schedule: self.schedule.to_string(),
@@ -259,12 +263,26 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                  distributed runs take Jacobi stencils",
             ));
         }
-        if !matches!(self.schedule, Schedule::Plain | Schedule::Auto) {
-            return Err(invalid(
-                "a distributed run updates each rank's planes with `Plain` iterations (its deep halos are the \
-                 pyramid between ranks); use `Schedule::Plain` or `Schedule::Auto`",
-            ));
-        }
+        // `Auto` runs `Plain`: the deep halos are the pyramid between ranks.
+        let schedule = match self.schedule.resolve(meta)? {
+            schedule @ (Schedule::Plain | Schedule::Tiled) => schedule,
+            schedule @ Schedule::Hierarchical { halo, sub, .. } => {
+                if !schedule.is_exact_blocking(meta) {
+                    return Err(invalid(&format!(
+                        "an inexact hierarchical schedule (halo {halo} < sub {sub} · radius) computes what depends on \
+                         where its tiles fall, which the cut between ranks would change; distributed runs take exact \
+                         ones (halo ≥ sub · radius)"
+                    )));
+                }
+                schedule
+            }
+            _ => {
+                return Err(invalid(
+                    "distributed runs take `Plain`, `Tiled` or an exact `Hierarchical` schedule on each rank; the \
+                     out-of-core schedule does not run underneath a rank",
+                ));
+            }
+        };
         if self.checkpoint.is_some() {
             return Err(Error::Mpi {
                 reason: "distributed runs do not write checkpoints; gather the result and save it instead".into(),
@@ -278,7 +296,12 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             });
         }
         crate::cpu::Layout::new(meta, subdomain.global_shape())?;
-        let stop = StopRule::new(self.max_iterations, self.tolerance, self.check_every)?;
+        // As in one process: a hierarchical schedule checks once per cycle by default.
+        let check_every = match (self.check_every, schedule) {
+            (None, Schedule::Hierarchical { sub, .. }) => Some(sub),
+            (m, _) => m,
+        };
+        let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
         let inputs = self.resolve_inputs(u.shape())?;
         let params = self.resolve_params()?;
         let device = match self.backend {
@@ -292,7 +315,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 None => Some(subdomain.mpi().node_rank() % crate::cuda::device_count().max(1)),
             },
         };
-        Ok((stop, device, inputs, params))
+        Ok((schedule, stop, device, inputs, params))
     }
 
     #[doc(hidden)]

@@ -1,6 +1,6 @@
 //! The rayon CPU twin: every schedule of the project, run on the host.
 
-mod hierarchical;
+pub(crate) mod hierarchical;
 mod layout;
 mod out_of_core;
 mod plain;

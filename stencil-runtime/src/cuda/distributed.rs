@@ -1,5 +1,6 @@
 //! The GPU side of a distributed run: a rank's grid kept on the device, ranges of planes
-//! updated by the plain and measuring kernels launched on windows of the buffers, and the
+//! updated by the plain (or tiled), measuring and hierarchical kernels launched on windows
+//! of the buffers, and the
 //! planes exchanged with the neighbours copied on a second stream, so that the copies and
 //! the messages overlap the update of the middle planes.
 
@@ -11,11 +12,11 @@ use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, PushKernelA
 use super::device::{Gpu, driver_error};
 use super::nvrtc::Mode;
 use super::out_of_core::Pinned;
-use super::run::{Scalars, as_3d, load_module, plain_config, plain_shape};
+use super::run::{CycleGeometry, Scalars, as_3d, load_module, plain_config, plain_shape};
 use crate::cpu::Difference;
 use crate::distributed::Halo;
 use crate::distributed::driver::Engine;
-use crate::{Error, Grid, Real, Result, Stencil};
+use crate::{Error, Grid, Real, Result, Schedule, Stencil};
 
 /// Measured launches in one iteration at most: the planes sent below, those sent above,
 /// and the middle.
@@ -27,8 +28,11 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     gpu: Gpu,
     compute: Arc<CudaStream>,
     copy: Arc<CudaStream>,
+    /// The plain kernel, or the tiled one for `Schedule::Tiled`.
     pass: CudaFunction,
     measure: CudaFunction,
+    /// For `Schedule::Hierarchical`: its kernel (shared-memory), tile and halo.
+    cycle: Option<(CudaFunction, usize, usize)>,
     inputs: Vec<Option<CudaSlice<T>>>,
     current: CudaSlice<T>,
     next: CudaSlice<T>,
@@ -54,7 +58,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         u: &'g mut Grid<T, N>,
         inputs: &[Option<&[T]>],
         params: &S::Params<T>,
-        (device, mode): (usize, Mode),
+        (device, mode, schedule): (usize, Mode, Schedule),
         (send, recv): (&Halo<T>, &Halo<T>),
     ) -> Result<Self> {
         let gpu = Gpu::open(device)?;
@@ -66,7 +70,30 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
                 .load_function(&format!("{}_{kind}", S::META.name))
                 .map_err(driver_error("finding a kernel in the module"))
         };
-        let (pass, measure) = (function("plain")?, function("plain_measure")?);
+        let pass = function(if schedule == Schedule::Tiled { "tiled" } else { "plain" })?;
+        let measure = function("plain_measure")?;
+        let cycle = match schedule {
+            Schedule::Hierarchical { tile, halo, sub } => {
+                let kernel = function("hier")?;
+                // The whole local grid is the largest window: its shared memory bounds every
+                // launch's (which depends on the tile and halo, not on the cycle's length).
+                let largest = CycleGeometry::new::<S, T, N>(
+                    gpu.max_shared_per_block,
+                    dims,
+                    as_3d(S::META.radius, 0),
+                    (tile, halo, sub),
+                    false,
+                )?;
+                kernel
+                    .set_attribute(
+                        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        largest.shared_bytes as i32,
+                    )
+                    .map_err(driver_error("raising the kernel's shared-memory limit"))?;
+                Some((kernel, tile, halo))
+            }
+            _ => None,
+        };
         let block_shape = plain_shape::<N>()?;
         let whole = plain_config::<S, N>(&gpu, dims, as_3d(S::META.radius, 0), block_shape)?;
         let blocks = whole.grid_dim.0 as usize * whole.grid_dim.1 as usize * whole.grid_dim.2 as usize;
@@ -110,6 +137,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             copy,
             pass,
             measure,
+            cycle,
             inputs,
             current,
             next,
@@ -135,6 +163,55 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
     fn elements(&self, planes: &Range<usize>) -> Range<usize> {
         planes.start * self.plane_len..planes.end * self.plane_len
     }
+
+    /// An exact hierarchical cycle of `steps` iterations updating `planes`: the kernel runs
+    /// on the window of the planes `steps · r` around them (clipped to the local grid) and
+    /// writes the window's interior, of which only `planes` hold the next iterate.
+    fn run_cycle(&mut self, planes: Range<usize>, steps: usize) -> Result<()> {
+        let Some((kernel, tile, halo)) = &self.cycle else {
+            return Err(Error::Launch {
+                kernel: format!("{}_hier", S::META.name),
+                reason: "a cycle of several iterations needs a hierarchical schedule".into(),
+            });
+        };
+        let reach = steps * S::META.radius[0];
+        let planes = planes.start.saturating_sub(reach)..(planes.end + reach).min(self.shape[0]);
+        let window = self.elements(&planes);
+        let mut shape = self.shape;
+        shape[0] = planes.len();
+        let dims = as_3d(&shape, 1);
+        let geometry = CycleGeometry::new::<S, T, N>(
+            self.gpu.max_shared_per_block,
+            dims,
+            as_3d(S::META.radius, 0),
+            (*tile, *halo, steps),
+            false,
+        )?;
+        let extents = dims.map(|n| n as i64);
+        let [h0, h1, h2] = geometry.halo;
+        let ints = [geometry.tile, h0, h1, h2, steps as i32, 0];
+        let mut out = self.next.slice_mut(window.clone());
+        let fields: Vec<_> =
+            self.inputs.iter().map(|f| f.as_ref().unwrap_or(&self.current).slice(window.clone())).collect();
+        let mut launch = self.compute.launch_builder(kernel);
+        launch.arg(&mut out);
+        for field in &fields {
+            launch.arg(field);
+        }
+        launch.arg(&extents[0]).arg(&extents[1]).arg(&extents[2]);
+        self.scalars.push(&mut launch);
+        for value in &ints {
+            launch.arg(value);
+        }
+        launch.arg(&mut self.block_max).arg(&mut self.block_sum).arg(&mut self.first_bad);
+        // SAFETY: the arguments match `<name>_hier`'s signature (output, the fields in
+        // declaration order with the current iterate for the unknown, the extents, the
+        // scalars, tile, halos, subiterations, the measure flag — 0: the block arrays and the
+        // flag are not written). Every buffer is a window of the same planes, the extents are
+        // the window's, the kernel indexes only inside them, and its shared memory is within
+        // the limit set in `new` (the whole local grid's geometry, the largest).
+        unsafe { launch.launch(geometry.config) }.map(|_| ()).map_err(driver_error("launching a kernel"))
+    }
 }
 
 impl<S: Stencil<N>, T: Real, const N: usize> Drop for GpuEngine<'_, S, T, N> {
@@ -148,9 +225,12 @@ impl<S: Stencil<N>, T: Real, const N: usize> Drop for GpuEngine<'_, S, T, N> {
 impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for GpuEngine<'_, S, T, N> {
     const QUEUED: bool = true;
 
-    fn update(&mut self, planes: Range<usize>, measure: bool) -> Result<()> {
+    fn update(&mut self, planes: Range<usize>, steps: usize, measure: bool) -> Result<()> {
         if planes.is_empty() {
             return Ok(());
+        }
+        if steps > 1 {
+            return self.run_cycle(planes, steps);
         }
         let r = S::META.radius[0];
         // The kernels run on a window of the buffers: the planes and their neighbours, seen
@@ -202,6 +282,13 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for GpuEngine<'_, S, T, N
             self.measured.push((window.start, entries));
         }
         Ok(())
+    }
+
+    fn restore(&mut self, lower: Range<usize>, upper: Range<usize>, sent: &Halo<T>) -> Result<()> {
+        // The copies wait for the updates that may have left other values in these planes.
+        let updated = self.compute.record_event(None).map_err(driver_error("recording an event"))?;
+        self.copy.wait(&updated).map_err(driver_error("ordering the copies"))?;
+        self.unstage(lower, upper, sent)
     }
 
     fn mark(&mut self) -> Result<()> {

@@ -1,29 +1,36 @@
-//! The iteration loop of a distributed `Plain` run, the same for every backend: phases of
-//! at most `depth` iterations over shrinking regions, an exchange of ghost planes at the end
-//! of each phase overlapped with its last iteration, and residual checks reduced over all
-//! ranks. A backend supplies an [`Engine`] that updates ranges of local planes.
+//! The iteration loop of a distributed run, the same for every backend and schedule: phases
+//! of at most `depth` iterations over shrinking regions, an exchange of ghost planes at the
+//! end of each phase overlapped with its last step, and residual checks reduced over all
+//! ranks. A backend supplies an [`Engine`] that updates ranges of local planes by one plain
+//! (or tiled) iteration, or by an exact hierarchical cycle of several.
 
 use std::ops::Range;
 
 use super::{Halo, Subdomain};
+use crate::cpu::hierarchical::{self, Cycle};
 use crate::cpu::{Difference, Layout};
 use crate::monitor::Monitor;
 use crate::report::StopReason;
 use crate::solver::Job;
-use crate::{Error, Grid, Real, Report, Result, Stencil};
+use crate::{Error, Grid, Real, Report, Result, Schedule, Stencil};
 
-/// Updates ranges of a rank's local planes, one Jacobi iteration at a time, on one backend.
+/// Updates ranges of a rank's local planes on one backend, by one Jacobi iteration or by an
+/// exact hierarchical cycle of several.
 ///
-/// An iteration reads the current iterate and writes the next; [`swap`](Self::swap) ends
-/// it. Planes are local plane indices of axis 0 (interior planes only).
+/// A step reads the current iterate and writes the next; [`swap`](Self::swap) ends it.
+/// Planes are local plane indices of axis 0 (interior planes only).
 pub(crate) trait Engine<T: Real> {
     /// Whether [`update`](Self::update) returns before the work is done (a GPU queue): then
     /// the rest of an iteration is queued before the exchange, else it runs during it.
     const QUEUED: bool;
 
-    /// Updates `planes` into the next iterate; with `measure`, adds S(u) − u over them to
-    /// the iteration's [`difference`](Self::difference).
-    fn update(&mut self, planes: Range<usize>, measure: bool) -> Result<()>;
+    /// Updates `planes` into the next iterate, `steps` iterations later: one plain (or
+    /// tiled) iteration, or for `steps > 1` an exact hierarchical cycle, which reads the
+    /// current iterate `steps · radius` planes beyond `planes` and may leave any value in the
+    /// next iterate's planes within `(steps − 1) · radius` of them. With `measure` (one
+    /// step only), adds S(u) − u over them to the iteration's
+    /// [`difference`](Self::difference).
+    fn update(&mut self, planes: Range<usize>, steps: usize, measure: bool) -> Result<()>;
 
     /// Marks the updates queued so far: [`stage`](Self::stage) waits for them only.
     fn mark(&mut self) -> Result<()>;
@@ -38,6 +45,10 @@ pub(crate) trait Engine<T: Real> {
     /// Copies `recv` into planes `lower` and `upper` of the current iterate, before any later
     /// update.
     fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()>;
+
+    /// As [`unstage`](Self::unstage), after every update so far has finished: puts back the
+    /// planes sent (`sent`, staged before a cycle left other values around it).
+    fn restore(&mut self, lower: Range<usize>, upper: Range<usize>, sent: &Halo<T>) -> Result<()>;
 
     /// Waits for the iteration and returns its measured difference (flat indices local).
     fn difference(&mut self) -> Result<Difference>;
@@ -137,8 +148,8 @@ pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
     let has_neighbour = planes.below.is_some() || planes.above.is_some();
     let (sent_lower, sent_upper) = planes.sent();
     let (ghost_lower, ghost_upper) = planes.received();
-    // The exchange at the end of a phase whose last iteration was not split (a phase cut
-    // short by convergence, or the last one).
+    // The exchange at the end of a phase whose last step was not split (a phase cut short
+    // by convergence, or whose last cycle could not be split).
     let exchange = |engine: &mut E, send: &mut Halo<T>, recv: &mut Halo<T>| -> Result<()> {
         if !has_neighbour {
             return Ok(());
@@ -146,6 +157,11 @@ pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
         engine.stage(sent_lower.clone(), sent_upper.clone(), send, false)?;
         mpi.exchange(neighbours, send, recv, || Ok(()))?;
         engine.unstage(ghost_lower.clone(), ghost_upper.clone(), recv)
+    };
+    // Exact hierarchical cycles of at most `sub` iterations, never across an exchange.
+    let cycle = match job.schedule {
+        Schedule::Hierarchical { sub, .. } => sub.max(1),
+        _ => 1,
     };
     let mut iteration = 0;
     let stop_reason = 'run: loop {
@@ -160,37 +176,63 @@ pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
         if let Some(next) = (first + 1..first + len).find(|&k| stop.checks_at(k)) {
             len = next - first;
         }
-        for j in 1..=len {
-            let measure = check && j == 1;
-            if j == len && has_neighbour {
+        let mut done = 0;
+        while done < len {
+            // A measured iteration is one plain step; the others are cycles when the schedule
+            // has them.
+            let measure = check && done == 0;
+            let steps = if measure { 1 } else { cycle.min(len - done) };
+            let left = len - done - steps;
+            let [lower, middle, upper] = planes.split();
+            // A cycle leaves other values up to (steps − 1)·r planes around what it updates:
+            // the last step is split only when the cycle above the middle cannot reach the
+            // planes sent below (else it runs whole, and the exchange follows it).
+            if left == 0 && has_neighbour && middle.len() >= (steps - 1) * planes.radius {
                 // The planes to send first; the exchange overlaps the middle.
-                let [lower, middle, upper] = planes.split();
-                engine.update(lower, measure)?;
-                engine.update(upper, measure)?;
+                engine.update(lower, steps, measure)?;
+                engine.update(upper, steps, measure)?;
                 engine.mark()?;
-                if E::QUEUED {
-                    engine.update(middle, measure)?;
+                if steps > 1 {
+                    // The middle's cycle may leave other values in the planes sent: they are
+                    // staged before it runs and put back after it.
                     engine.stage(sent_lower.clone(), sent_upper.clone(), send, true)?;
-                    mpi.exchange(neighbours, send, recv, || Ok(()))?;
+                    if E::QUEUED {
+                        engine.update(middle, steps, false)?;
+                        mpi.exchange(neighbours, send, recv, || Ok(()))?;
+                    } else {
+                        mpi.exchange(neighbours, send, recv, || engine.update(middle, steps, false))?;
+                    }
+                    engine.swap();
+                    engine.restore(sent_lower.clone(), sent_upper.clone(), send)?;
                 } else {
-                    engine.stage(sent_lower.clone(), sent_upper.clone(), send, true)?;
-                    mpi.exchange(neighbours, send, recv, || engine.update(middle, measure))?;
+                    if E::QUEUED {
+                        engine.update(middle, steps, measure)?;
+                        engine.stage(sent_lower.clone(), sent_upper.clone(), send, true)?;
+                        mpi.exchange(neighbours, send, recv, || Ok(()))?;
+                    } else {
+                        engine.stage(sent_lower.clone(), sent_upper.clone(), send, true)?;
+                        mpi.exchange(neighbours, send, recv, || engine.update(middle, steps, measure))?;
+                    }
+                    engine.swap();
                 }
-                engine.swap();
                 engine.unstage(ghost_lower.clone(), ghost_upper.clone(), recv)?;
             } else {
-                let region = planes.region(len - j);
+                let region = planes.region(left);
                 if measure {
                     // Only the own planes are measured; the margins are updated for the
                     // iterations left in the phase.
-                    engine.update(region.start..planes.own.start, false)?;
-                    engine.update(planes.own.clone(), true)?;
-                    engine.update(planes.own.end..region.end, false)?;
+                    engine.update(region.start..planes.own.start, 1, false)?;
+                    engine.update(planes.own.clone(), 1, true)?;
+                    engine.update(planes.own.end..region.end, 1, false)?;
                 } else {
-                    engine.update(region, false)?;
+                    engine.update(region, steps, false)?;
                 }
                 engine.swap();
+                if left == 0 {
+                    exchange(&mut engine, send, recv)?;
+                }
             }
+            done += steps;
             if !measure {
                 continue;
             }
@@ -201,8 +243,8 @@ pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
             let (max, sum, bad, value) =
                 mpi.reduce(d.max_abs, d.sum_sq, local_bad.map_or(u64::MAX, to_global), bad_value);
             if bad != u64::MAX {
-                let iteration = iteration + j;
-                if j < len {
+                let iteration = iteration + done;
+                if done < len {
                     exchange(&mut engine, send, recv)?;
                 }
                 engine.finish()?;
@@ -215,7 +257,7 @@ pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
             }
             if monitor.check(first, Some((max, sum.sqrt()))) {
                 // `Plain` stops after this iteration: so does the phase.
-                if j < len {
+                if done < len {
                     exchange(&mut engine, send, recv)?;
                 }
                 iteration = first;
@@ -231,7 +273,8 @@ pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
     Ok(monitor.into_report::<S, T, N>(backend, job.schedule, sub.global_shape(), (iteration, stop_reason), wall, None))
 }
 
-/// The rayon twin of a rank's updates: the CPU plain pass over a range of planes.
+/// The rayon twin of a rank's updates: the CPU plain pass, or a hierarchical cycle, over a
+/// range of planes.
 pub(crate) struct CpuEngine<'g, 'j, S: Stencil<N>, T: Real, const N: usize> {
     u: &'g mut Grid<T, N>,
     next: Vec<T>,
@@ -240,13 +283,24 @@ pub(crate) struct CpuEngine<'g, 'j, S: Stencil<N>, T: Real, const N: usize> {
     shape: [usize; N],
     radius: usize,
     plane_len: usize,
+    /// The hierarchical schedule's tile and halo, when it has cycles.
+    cycle: Option<(usize, usize)>,
     measured: Option<Difference>,
 }
 
 impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> {
-    pub(crate) fn new(u: &'g mut Grid<T, N>, inputs: Vec<Option<&'j [T]>>, params: S::Params<T>) -> Self {
+    pub(crate) fn new(
+        u: &'g mut Grid<T, N>,
+        inputs: Vec<Option<&'j [T]>>,
+        params: S::Params<T>,
+        schedule: Schedule,
+    ) -> Self {
         let shape = u.shape();
         Self {
+            cycle: match schedule {
+                Schedule::Hierarchical { tile, halo, .. } => Some((tile, halo)),
+                _ => None,
+            },
             next: u.as_slice().to_vec(),
             u,
             inputs,
@@ -266,27 +320,36 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
 impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, T, N> {
     const QUEUED: bool = false;
 
-    fn update(&mut self, planes: Range<usize>, measure: bool) -> Result<()> {
+    fn update(&mut self, planes: Range<usize>, steps: usize, measure: bool) -> Result<()> {
         if planes.is_empty() {
             return Ok(());
         }
         let r = self.radius;
-        // The planes and their neighbours, seen as a grid of their own whose interior is
-        // `planes`.
-        let window = self.elements(&(planes.start - r..planes.end + r));
+        // The planes and those their steps read, seen as a grid of their own whose interior
+        // holds `planes` (whose outer `r` planes stay as they are).
+        let reach = steps * r;
+        let window = planes.start.saturating_sub(reach)..(planes.end + reach).min(self.shape[0]);
+        let elements = self.elements(&window);
         let mut shape = self.shape;
-        shape[0] = planes.len() + 2 * r;
+        shape[0] = window.len();
         let layout = Layout::new(S::META, shape)?;
-        let current = &self.u.as_slice()[window.clone()];
+        let current = &self.u.as_slice()[elements.clone()];
         let fields: Vec<&[T]> = self
             .inputs
             .iter()
             .enumerate()
-            .map(|(i, f)| if i == S::META.unknown { current } else { f.map_or(&[][..], |f| &f[window.clone()]) })
+            .map(|(i, f)| if i == S::META.unknown { current } else { f.map_or(&[][..], |f| &f[elements.clone()]) })
             .collect();
-        let out = &mut self.next[window.clone()];
-        if let Some(mut d) = crate::cpu::plain_apply::<S, T, N>(&layout, &fields, out, &self.params, measure) {
-            d.first_non_finite = d.first_non_finite.map(|at| at + window.start);
+        let out = &mut self.next[elements.clone()];
+        let measured = match self.cycle {
+            Some(cycle) if steps > 1 => {
+                let cycle = Cycle::new(&layout, cycle.0, cycle.1, steps);
+                hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, out, &self.params, None)
+            }
+            _ => crate::cpu::plain_apply::<S, T, N>(&layout, &fields, out, &self.params, measure),
+        };
+        if let Some(mut d) = measured {
+            d.first_non_finite = d.first_non_finite.map(|at| at + elements.start);
             self.measured = Some(self.measured.map_or(d, |m| m.merge(d)));
         }
         Ok(())
@@ -313,6 +376,11 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, 
         self.u.as_mut_slice()[lower].copy_from_slice(&recv.lower);
         self.u.as_mut_slice()[upper].copy_from_slice(&recv.upper);
         Ok(())
+    }
+
+    fn restore(&mut self, lower: Range<usize>, upper: Range<usize>, sent: &Halo<T>) -> Result<()> {
+        // Every update has finished when it returns.
+        self.unstage(lower, upper, sent)
     }
 
     fn difference(&mut self) -> Result<Difference> {
@@ -349,7 +417,7 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let halos = (&mut send, &mut recv);
     match device {
         None => {
-            let engine = CpuEngine::<S, T, N>::new(u, job.inputs.clone(), job.params);
+            let engine = CpuEngine::<S, T, N>::new(u, job.inputs.clone(), job.params, job.schedule);
             let backend = format!("{ranks}, {}", crate::Backend::Cpu);
             iterate(&mut job, sub, engine, halos, backend)
         }
@@ -359,7 +427,7 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
                 u,
                 &inputs,
                 &job.params,
-                (device, mode),
+                (device, mode, job.schedule),
                 (halos.0, halos.1),
             );
             let engine = mpi.all_ok(started)?;
