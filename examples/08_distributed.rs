@@ -10,7 +10,9 @@
 //! With the manufactured solution u = sin πx · sin πy · sin πz it prints the error against
 //! it, reduced over the ranks. `--bench K` instead times K and 2K iterations and prints the
 //! steady time per iteration and the throughput, for scaling studies (`--weak`: each rank
-//! gets `--size` interior planes, so the grid grows with the ranks).
+//! gets `--size` interior planes, so the grid grows with the ranks). `--schedule` chooses
+//! what each rank runs: `plain` (the default), `tiled`, or exact `hierarchical` cycles
+//! (`--tile`, `--sub`).
 
 use std::f64::consts::PI;
 use std::process::ExitCode;
@@ -50,6 +52,23 @@ struct Args {
     /// axis 0.
     #[arg(long, requires = "bench")]
     weak: bool,
+    /// The schedule each rank runs its part with.
+    #[arg(long, value_enum, default_value_t = Kind::Plain)]
+    schedule: Kind,
+    /// `--schedule hierarchical`: core tile edge in points.
+    #[arg(long, default_value_t = 8)]
+    tile: usize,
+    /// `--schedule hierarchical`: subiterations per cycle (the halo is as many points, so
+    /// that the cycles are exact; use `--depth` ≥ this).
+    #[arg(long, default_value_t = 2)]
+    sub: usize,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Kind {
+    Plain,
+    Tiled,
+    Hierarchical,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -102,9 +121,14 @@ fn run<T: Real>(args: &Args, mpi: &Mpi) -> stencil::Result<()> {
         Where::Cpu => Backend::Cpu,
         Where::Cuda => Backend::Cuda { device: mpi.node_rank() % stencil::cuda::device_count().max(1) },
     };
+    let schedule = match args.schedule {
+        Kind::Plain => Schedule::Plain,
+        Kind::Tiled => Schedule::Tiled,
+        Kind::Hierarchical => Schedule::Hierarchical { tile: args.tile, halo: args.sub, sub: args.sub },
+    };
     if mpi.rank() == 0 {
         println!(
-            "{} ranks, grid {}×{}×{}, {} (rank 0 owns planes {:?}, holds {:?}); ghost planes exchanged every {} iteration(s)",
+            "{} ranks, grid {}×{}×{}, {} (rank 0 owns planes {:?}, holds {:?}); ghost planes exchanged every {} iteration(s); {schedule} on each rank",
             mpi.size(),
             shape[0],
             shape[1],
@@ -124,6 +148,7 @@ fn run<T: Real>(args: &Args, mpi: &Mpi) -> stencil::Result<()> {
             .backend(backend)
             .mode(Mode::Fast)
             .max_iterations(iterations)
+            .schedule(schedule)
             .distributed(&sub);
         if let Some(eps) = tolerance {
             solver = solver.tolerance(Tolerance::Absolute { norm: Norm::Max, eps });
