@@ -150,8 +150,11 @@ fn run<T: Real>(args: &Args, mpi: &Mpi) -> stencil::Result<()> {
             .max_iterations(iterations)
             .schedule(schedule)
             .distributed(&sub);
-        if let Some(eps) = tolerance {
-            solver = solver.tolerance(Tolerance::Absolute { norm: Norm::Max, eps });
+        match tolerance {
+            Some(eps) => solver = solver.tolerance(Tolerance::Absolute { norm: Norm::Max, eps }),
+            // Timed runs check once, at the end, whatever the schedule (a checked iteration
+            // is a plain one).
+            None => solver = solver.check_every(iterations),
         }
         solver.run(u)
     };
