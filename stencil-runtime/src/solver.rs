@@ -187,7 +187,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// usable. Checkpoints are not written by distributed runs. Every problem the run could
     /// find in its input, on any rank, and any difference between the ranks' problems
     /// (stencil, shapes, parameters, stopping rule, schedule, backend) is an error on every
-    /// rank before the first iteration: no rank waits for another that has stopped.
+    /// rank before the first iteration: no rank waits for another that has stopped. A device
+    /// error on one rank after the start is returned on that rank only, and the others wait
+    /// for it: end the job from there (`docs/guide.md`, "Distributed runs").
     #[cfg(feature = "mpi")]
     pub fn distributed(mut self, subdomain: &'a crate::distributed::Subdomain<'a, N>) -> Self {
         self.distributed = Some(subdomain);
