@@ -148,6 +148,8 @@ pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
     let has_neighbour = planes.below.is_some() || planes.above.is_some();
     let (sent_lower, sent_upper) = planes.sent();
     let (ghost_lower, ghost_upper) = planes.received();
+    // The own planes of a phase's split last step: sent below, middle, sent above.
+    let [lower, middle, upper] = planes.split();
     // The exchange at the end of a phase whose last step was not split (a phase cut short
     // by convergence, or whose last cycle could not be split).
     let exchange = |engine: &mut E, send: &mut Halo<T>, recv: &mut Halo<T>| -> Result<()> {
@@ -183,35 +185,34 @@ pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
             let measure = check && done == 0;
             let steps = if measure { 1 } else { cycle.min(len - done) };
             let left = len - done - steps;
-            let [lower, middle, upper] = planes.split();
             // A cycle leaves other values up to (steps − 1)·r planes around what it updates:
             // the last step is split only when the cycle above the middle cannot reach the
             // planes sent below (else it runs whole, and the exchange follows it).
             if left == 0 && has_neighbour && middle.len() >= (steps - 1) * planes.radius {
                 // The planes to send first; the exchange overlaps the middle.
-                engine.update(lower, steps, measure)?;
-                engine.update(upper, steps, measure)?;
+                engine.update(lower.clone(), steps, measure)?;
+                engine.update(upper.clone(), steps, measure)?;
                 engine.mark()?;
                 if steps > 1 {
                     // The middle's cycle may leave other values in the planes sent: they are
                     // staged before it runs and put back after it.
                     engine.stage(sent_lower.clone(), sent_upper.clone(), send, true)?;
                     if E::QUEUED {
-                        engine.update(middle, steps, false)?;
+                        engine.update(middle.clone(), steps, false)?;
                         mpi.exchange(neighbours, send, recv, || Ok(()))?;
                     } else {
-                        mpi.exchange(neighbours, send, recv, || engine.update(middle, steps, false))?;
+                        mpi.exchange(neighbours, send, recv, || engine.update(middle.clone(), steps, false))?;
                     }
                     engine.swap();
                     engine.restore(sent_lower.clone(), sent_upper.clone(), send)?;
                 } else {
                     if E::QUEUED {
-                        engine.update(middle, steps, measure)?;
+                        engine.update(middle.clone(), steps, measure)?;
                         engine.stage(sent_lower.clone(), sent_upper.clone(), send, true)?;
                         mpi.exchange(neighbours, send, recv, || Ok(()))?;
                     } else {
                         engine.stage(sent_lower.clone(), sent_upper.clone(), send, true)?;
-                        mpi.exchange(neighbours, send, recv, || engine.update(middle, steps, measure))?;
+                        mpi.exchange(neighbours, send, recv, || engine.update(middle.clone(), steps, measure))?;
                     }
                     engine.swap();
                 }
