@@ -1,4 +1,4 @@
-//! Distributed runs (`Plain`, `Tiled` and exact `Hierarchical` on each rank) against the
+//! Distributed runs (`Plain`, `Tiled`, exact `Hierarchical` and `OutOfCore` on each rank) against the
 //! single-process `Plain` run, bit for bit, and the errors every rank gets when the ranks
 //! disagree. One process per rank, so this binary has no
 //! test harness: `.ci/run` starts it with `mpirun -np K` for K = 1 to 4, and it exits with a
@@ -70,10 +70,13 @@ impl<S: Stencil<N>, const N: usize> Case<'_, S, N> {
         let u0 = random::<T, N>(self.shape, 1);
         let f = (!self.input.is_empty()).then(|| random::<T, N>(self.shape, 2));
         let mut reference = u0.clone();
-        // `Plain`, checked when the schedule checks (a hierarchical one: once per cycle).
+        // `Plain`, checked when the schedule checks (a hierarchical one: once per cycle; an
+        // out-of-core one: once per pass, which ends at every exchange).
         let mut plain = self.solver(f.as_ref(), Backend::Cpu).schedule(Schedule::Plain);
-        if let (None, Schedule::Hierarchical { sub, .. }) = (self.check_every, self.schedule) {
-            plain = plain.check_every(sub);
+        match (self.check_every, self.schedule) {
+            (None, Schedule::Hierarchical { sub, .. }) => plain = plain.check_every(sub),
+            (None, Schedule::OutOfCore { height, .. }) => plain = plain.check_every(height.min(depth)),
+            _ => {}
         }
         let expected = plain.run(&mut reference).map_err(|e| e.to_string())?;
 
@@ -169,13 +172,13 @@ fn disagreements(mpi: &Mpi) -> Vec<(String, Result<(), String>)> {
         results.push(("too many ranks".into(), expect_error(outcome, "fewer than the 3 ghost planes")));
     }
 
-    // An inexact hierarchical schedule and the out-of-core one are refused on every rank.
+    // An inexact hierarchical schedule and skewed out-of-core slabs are refused on every rank.
     let refused = [
         ("an inexact hierarchical schedule", Schedule::Hierarchical { tile: 8, halo: 2, sub: 3 }, "take exact ones"),
         (
-            "an out-of-core schedule",
-            Schedule::OutOfCore { slab: None, height: 2, inner: Inner::Plain, device_memory: None },
-            "does not run underneath a rank",
+            "skewed out-of-core slabs",
+            Schedule::OutOfCore { slab: Some(3), height: 2, inner: Inner::Skewed, device_memory: None },
+            "skewed slabs update the planes below their own",
         ),
     ];
     for (name, schedule, needle) in refused {
@@ -194,7 +197,7 @@ fn disagreements(mpi: &Mpi) -> Vec<(String, Result<(), String>)> {
 
 /// A non-finite value found at a check is the same error, at the same point and
 /// iteration, on every rank as in one process.
-fn non_finite(mpi: &Mpi, backend: Backend) -> Result<(), String> {
+fn non_finite(mpi: &Mpi, backend: Backend, schedule: Schedule) -> Result<(), String> {
     let shape = [19, 5, 4];
     let f =
         Grid::<f64, 3>::from_fn(shape, |[i, j, k]| if [i, j, k] == [16, 2, 2] { f64::INFINITY } else { 1.0 }).unwrap();
@@ -204,7 +207,8 @@ fn non_finite(mpi: &Mpi, backend: Backend) -> Result<(), String> {
     let sub = mpi.split(&Jacobi7, shape, 3).map_err(|e| e.to_string())?;
     let local_f = sub.local_part(&f).unwrap();
     let mut u = sub.local_grid(|_| 0.0f64).unwrap();
-    let found = solver(&local_f).distributed(&sub).run(&mut u).map(|_| ()).map_err(|e| e.to_string());
+    let found =
+        solver(&local_f).schedule(schedule).distributed(&sub).run(&mut u).map(|_| ()).map_err(|e| e.to_string());
     match found {
         Err(message) if message == expected => Ok(()),
         other => Err(format!("expected `{expected}`, got {other:?}")),
@@ -237,12 +241,18 @@ fn main() {
             };
             // Exact: halo ≥ sub · radius.
             let hier = |tile, halo, sub| Schedule::Hierarchical { tile, halo, sub };
+            // Out-of-core slabs of the own planes, narrow enough that a rank has several.
+            let slabs =
+                |slab, height, inner| Schedule::OutOfCore { slab: Some(slab), height, inner, device_memory: None };
+            let in_slabs = Inner::Hierarchical { tile: 4, halo: 2, sub: 2 };
             let cases_3d = [
                 jacobi("jacobi7, 7 iterations", 7, None, Some(3), Schedule::Plain),
                 jacobi("jacobi7 to an absolute tolerance", 500, absolute, Some(5), Schedule::Plain),
                 jacobi("jacobi7 tiled, 7 iterations", 7, None, Some(3), Schedule::Tiled),
                 jacobi("jacobi7 hierarchical, 11 iterations", 11, None, Some(20), hier(4, 3, 3)),
                 jacobi("jacobi7 hierarchical to an absolute tolerance", 500, absolute, None, hier(8, 2, 2)),
+                jacobi("jacobi7 out of core, 11 iterations", 11, None, Some(4), slabs(2, 3, Inner::Plain)),
+                jacobi("jacobi7 out of core to an absolute tolerance", 500, absolute, None, slabs(3, 2, in_slabs)),
             ];
             for case in &cases_3d {
                 results
@@ -275,6 +285,7 @@ fn main() {
             let others = [
                 wide("radius 2 in 2-D to a relative tolerance", Schedule::Plain),
                 wide("radius 2 in 2-D hierarchical to a relative tolerance", hier(6, 4, 2)),
+                wide("radius 2 in 2-D out of core to a relative tolerance", slabs(4, 2, Inner::Plain)),
             ];
             for case in &others {
                 results
@@ -283,13 +294,16 @@ fn main() {
             let lines = [
                 line("1-D, checked every 5 iterations", Schedule::Plain),
                 line("1-D hierarchical, checked every 5 iterations", hier(8, 3, 3)),
+                line("1-D out of core, checked every 5 iterations", slabs(3, 4, in_slabs)),
             ];
             for case in &lines {
                 results
                     .push((format!("{kind} f64 {} depth {depth}", case.name), case.check::<f64>(&mpi, depth, backend)));
             }
         }
-        results.push((format!("{kind} a non-finite value"), non_finite(&mpi, backend)));
+        results.push((format!("{kind} a non-finite value"), non_finite(&mpi, backend, Schedule::Plain)));
+        let slabs = Schedule::OutOfCore { slab: Some(3), height: 3, inner: Inner::Plain, device_memory: None };
+        results.push((format!("{kind} a non-finite value out of core"), non_finite(&mpi, backend, slabs)));
     }
     results.extend(disagreements(&mpi));
 

@@ -37,10 +37,24 @@ impl Slabs {
     /// Slabs of `width` planes (at least 1, at most the interior) over a grid of `planes`
     /// planes of `plane_len` elements.
     pub fn new(planes: usize, radius: usize, plane_len: usize, height: usize, width: usize) -> Self {
-        let interior = radius..planes - radius;
-        let width = width.clamp(1, interior.len().max(1));
-        let own = interior.clone().step_by(width).map(|a| a..(a + width).min(interior.end)).collect();
-        Self { planes, radius, plane_len, height, own, skewed: false }
+        Self::over(radius..planes - radius, planes, radius, plane_len, height, width)
+    }
+
+    /// Slabs of `width` planes (at least 1, at most `own`'s) over the planes `own` of a grid
+    /// of `planes` planes only: a rank's own planes in its local grid, whose ghost planes
+    /// (at least `height · radius` a side where `own` does not reach the boundary layer)
+    /// hold the iterate a pass starts from and are read, never written back.
+    pub fn over(
+        own: Range<usize>,
+        planes: usize,
+        radius: usize,
+        plane_len: usize,
+        height: usize,
+        width: usize,
+    ) -> Self {
+        let width = width.clamp(1, own.len().max(1));
+        let slabs = own.clone().step_by(width).map(|a| a..(a + width).min(own.end)).collect();
+        Self { planes, radius, plane_len, height, own: slabs, skewed: false }
     }
 
     /// These slabs, skewed (`true`) or as pyramids.
@@ -215,6 +229,18 @@ mod tests {
         assert_eq!(slabs.chunk(2, 3).start, slabs.carry(1, 3).start);
         assert_eq!(slabs.elements(&(2..4)), 12..24);
         assert_eq!(slabs.max_chunk(), 11);
+    }
+
+    #[test]
+    fn slabs_over_own_planes_read_the_ghost_planes_and_write_back_only_their_own() {
+        // A rank's local grid: 3 ghost planes (depth 3, radius 1) below and above 10 own.
+        let slabs = Slabs::over(3..13, 16, 1, 4, 3, 4);
+        assert_eq!(slabs.own, [3..7, 7..11, 11..13]);
+        assert_eq!(slabs.chunk(0, 3), 0..10);
+        assert_eq!(slabs.chunk(2, 3), 8..16);
+        // A shorter pass reads fewer ghost planes.
+        assert_eq!(slabs.chunk(0, 2), 1..9);
+        assert_eq!(slabs.region(0, 3, 2), 2..8);
     }
 
     #[test]

@@ -278,10 +278,17 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 }
                 schedule
             }
+            Schedule::OutOfCore { inner: crate::Inner::Skewed, .. } => {
+                return Err(invalid(
+                    "skewed slabs update the planes below their own, which under a rank are its ghost planes; \
+                     distributed runs take out-of-core pyramids (inner `Plain` or exact `Hierarchical`)",
+                ));
+            }
+            schedule @ Schedule::OutOfCore { .. } => schedule,
             _ => {
                 return Err(invalid(
-                    "distributed runs take `Plain`, `Tiled` or an exact `Hierarchical` schedule on each rank; the \
-                     out-of-core schedule does not run underneath a rank",
+                    "distributed runs take `Plain`, `Tiled`, an exact `Hierarchical` or an `OutOfCore` schedule on each \
+                     rank",
                 ));
             }
         };
@@ -301,6 +308,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         // As in one process: a hierarchical schedule checks once per cycle by default.
         let check_every = match (self.check_every, schedule) {
             (None, Schedule::Hierarchical { sub, .. }) => Some(sub),
+            // Once per pass, and a pass ends at every exchange.
+            (None, Schedule::OutOfCore { height, .. }) => Some(height.min(subdomain.depth())),
             (m, _) => m,
         };
         let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;

@@ -2,7 +2,7 @@
 
 pub(crate) mod hierarchical;
 mod layout;
-mod out_of_core;
+pub(crate) mod out_of_core;
 mod plain;
 mod sweep;
 
@@ -30,7 +30,9 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     }
     if let Schedule::OutOfCore { slab, height, inner, device_memory } = job.schedule {
         let arrays = 2 + job.inputs.iter().flatten().count();
-        let slabs = slabs_for(&layout, height, slab, device_memory, arrays, T::BYTES, inner == crate::Inner::Skewed)?;
+        let interior = layout.radius[0]..layout.shape[0] - layout.radius[0];
+        let skewed = inner == crate::Inner::Skewed;
+        let slabs = slabs_for(&layout, interior, height, (slab, device_memory), (arrays, T::BYTES), skewed)?;
         return run_slabs(job, u, &layout, &slabs, inner);
     }
     let stop = job.stop;
@@ -158,17 +160,17 @@ fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
     ))
 }
 
-/// The slabs of an out-of-core run: `slab` planes, or the widest that fits `device_memory`
-/// (with `arrays` chunk buffers per slot), or the whole interior. The limit bounds the slab
+/// The slabs of an out-of-core run over the planes `own` (the interior, or a rank's own
+/// planes): `slab` planes, or the widest that fits `device_memory` (with `arrays` chunk
+/// buffers per slot), or all of `own`. The limit bounds the slab
 /// buffers (two slots of `arrays` chunks, and the carry); an explicit `slab` whose buffers
 /// exceed it is an error too, on every backend.
 pub(crate) fn slabs_for<const N: usize>(
     layout: &Layout<N>,
+    own: std::ops::Range<usize>,
     height: usize,
-    slab: Option<usize>,
-    device_memory: Option<usize>,
-    arrays: usize,
-    elem: usize,
+    (slab, device_memory): (Option<usize>, Option<usize>),
+    (arrays, elem): (usize, usize),
     skewed: bool,
 ) -> Result<Slabs> {
     let planes = layout.shape[0];
@@ -186,9 +188,9 @@ pub(crate) fn slabs_for<const N: usize>(
                     height * radius
                 ),
             })?,
-        (None, None) => planes - 2 * radius,
+        (None, None) => own.len(),
     };
-    let slabs = Slabs::new(planes, radius, plane_len, height, width).skew(skewed);
+    let slabs = Slabs::over(own, planes, radius, plane_len, height, width).skew(skewed);
     if let Some(limit) = device_memory {
         let needed = slabs.buffer_bytes(arrays, elem);
         if needed > limit {

@@ -11,12 +11,13 @@ use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, PushKernelA
 
 use super::device::{Gpu, driver_error};
 use super::nvrtc::Mode;
-use super::out_of_core::Pinned;
+use super::out_of_core::{Config, Pinned, Pyramid};
 use super::run::{CycleGeometry, Scalars, as_3d, load_module, plain_config, plain_shape};
 use crate::cpu::Difference;
 use crate::distributed::Halo;
-use crate::distributed::driver::Engine;
-use crate::{Error, Grid, Real, Result, Schedule, Stencil};
+use crate::distributed::driver::{Engine, Passes};
+use crate::slabs::Slabs;
+use crate::{Error, Grid, Inner, Real, Result, Schedule, Stencil};
 
 /// Measured launches in one iteration at most: the planes sent below, those sent above,
 /// and the middle.
@@ -366,5 +367,71 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for GpuEngine<'_, S, T, N
             .first()
             .map(|v| v.to_f64())
             .ok_or_else(|| Error::Cuda { what: "reading a value".into(), message: "the copy returned nothing".into() })
+    }
+}
+
+/// The out-of-core schedule underneath a rank: the pyramid of a single-process run on GPU
+/// `device`, over slabs of the rank's own planes in its host grid (page-locked for the run).
+/// The chunks of the first and last slabs read the ghost planes, which are never written
+/// back; each pass ends when its last slab is back in host memory, ready to be sent.
+pub(crate) struct GpuPasses<'g, 'i, S: Stencil<N>, T: Real, const N: usize> {
+    pyramid: Pyramid<'g, S, T, N>,
+    inputs: Vec<Option<&'i [T]>>,
+    _pinned: Pinned,
+}
+
+impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> {
+    /// Sets up the passes over slabs of the own planes `own` of `u`: of `slab` planes, or
+    /// the widest whose buffers fit `device_memory` (`None`: 90 % of what `gpu` has free),
+    /// with `height` iterations at most, `inner` ones in each slab.
+    pub(crate) fn new(
+        (gpu, mode): (&'g Gpu, Mode),
+        u: &Grid<T, N>,
+        inputs: Vec<Option<&'i [T]>>,
+        params: &S::Params<T>,
+        own: Range<usize>,
+        Config { slab, height, inner, device_memory }: Config,
+    ) -> Result<Self> {
+        let layout = crate::cpu::Layout::new(S::META, u.shape())?;
+        let arrays = 2 + inputs.iter().flatten().count();
+        let limit = match device_memory {
+            Some(limit) => limit,
+            None => gpu.ctx.mem_get_info().map_err(driver_error("reading the free device memory"))?.0 / 10 * 9,
+        };
+        let slabs = crate::cpu::slabs_for(
+            &layout,
+            own,
+            height,
+            (slab, Some(limit)),
+            (arrays, T::BYTES),
+            inner == Inner::Skewed,
+        )?;
+        let mut host: Vec<&[T]> = inputs.iter().flatten().copied().collect();
+        host.push(u.as_slice());
+        let (pinned, refused) = Pinned::register(gpu, &host)?;
+        if let Some(reason) = refused {
+            eprintln!("stencil: the grid could not be page-locked ({reason}); copies will be slower");
+        }
+        let (pyramid, _) = Pyramid::new(gpu, mode, (slabs, inner), u.shape(), &inputs, params, None)?;
+        Ok(Self { pyramid, inputs, _pinned: pinned })
+    }
+
+    /// The slabs the passes run over.
+    pub(crate) fn slabs(&self) -> &Slabs {
+        self.pyramid.slabs()
+    }
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for GpuPasses<'_, '_, S, T, N> {
+    fn pass(
+        &mut self,
+        u: &mut [T],
+        len: usize,
+        measure: bool,
+    ) -> std::result::Result<Option<Difference>, (usize, Error)> {
+        let measured = self.pyramid.pass(u, &self.inputs, (len, measure), None)?;
+        // The planes sent are read from host memory as soon as the pass returns.
+        self.pyramid.synchronize().map_err(|error| (self.pyramid.slabs().own.len(), error))?;
+        Ok(measured)
     }
 }

@@ -8,7 +8,7 @@ mod device;
 #[cfg(feature = "mpi")]
 pub(crate) mod distributed;
 mod nvrtc;
-mod out_of_core;
+pub(crate) mod out_of_core;
 mod probe;
 pub(crate) mod run;
 pub(crate) mod wavefront;

@@ -20,16 +20,17 @@ use cudarc::driver::{
 
 use super::device::{Gpu, driver_error};
 use super::nvrtc::Mode;
-use super::run::{CycleGeometry, Scalars, as_3d, load_module, plain_config, plain_shape};
-use crate::cpu::Layout;
+use super::run::{CycleGeometry, JitTime, Scalars, as_3d, load_module, plain_config, plain_shape};
+use crate::cpu::{Difference, Layout};
 use crate::monitor::Monitor;
 use crate::report::StopReason;
+use crate::slabs::Slabs;
 use crate::solver::Job;
-use crate::{Grid, Inner, Real, Report, Result, SlabProgress, Stencil, model};
+use crate::{Error, Grid, Inner, Real, Report, Result, SlabProgress, Stencil, model};
 use std::time::Duration;
 
 /// The parameters of [`Schedule::OutOfCore`](crate::Schedule::OutOfCore).
-pub(super) struct Config {
+pub(crate) struct Config {
     pub slab: Option<usize>,
     pub height: usize,
     pub inner: Inner,
@@ -119,6 +120,468 @@ enum Kernels {
     Hierarchical { cycle: CudaFunction, measure: CudaFunction, tile: usize, halo: usize, sub: usize },
 }
 
+/// The device side of out-of-core passes over one set of slabs, set up once: the kernels,
+/// the three streams, the two slots, the carry and the check's buffers. A pass runs on a
+/// host grid of the slabs' shape, in place; [`run`] drives passes over a whole grid, and a
+/// distributed rank over its own planes (`cuda::distributed`).
+pub(crate) struct Pyramid<'g, S: Stencil<N>, T: Real, const N: usize> {
+    gpu: &'g Gpu,
+    slabs: Slabs,
+    /// The grid's shape (the slabs' planes along axis 0).
+    shape: [usize; N],
+    kernels: Kernels,
+    launch_shape: ((u32, u32), u32),
+    up: Arc<CudaStream>,
+    compute: Arc<CudaStream>,
+    down: Arc<CudaStream>,
+    slots: Vec<Slot<T>>,
+    carry: CudaSlice<T>,
+    /// Every slab's measuring launch, and its entries in the block arrays.
+    measure_configs: Vec<LaunchConfig>,
+    block_counts: Vec<usize>,
+    block_offsets: Vec<usize>,
+    block_max: CudaSlice<f64>,
+    block_sum: CudaSlice<f64>,
+    first_bad: CudaSlice<u64>,
+    scalars: Scalars<T>,
+    /// Test hook: fail before running slab `n` of a pass.
+    fail_after: Option<usize>,
+    _stencil: std::marker::PhantomData<S>,
+}
+
+impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
+    /// Compiles the kernels for the largest chunk and allocates the buffers of `slabs` with
+    /// `inner` iterations, for a grid of `shape` whose read-only fields are the `Some`s of
+    /// `inputs` (parameter order).
+    pub(crate) fn new(
+        gpu: &'g Gpu,
+        mode: Mode,
+        (slabs, inner): (Slabs, Inner),
+        shape: [usize; N],
+        inputs: &[Option<&[T]>],
+        params: &S::Params<T>,
+        fail_after: Option<usize>,
+    ) -> Result<(Self, JitTime)> {
+        let meta = S::META;
+        let radius = as_3d(meta.radius, 0);
+        let view_dims = |planes: usize| {
+            let mut shape = shape;
+            shape[0] = planes;
+            as_3d(&shape, 1)
+        };
+        // Read once: the launch shape comes from the environment.
+        let launch_shape = plain_shape::<N>()?;
+        // Every slab's measuring launch covers its own planes (skewed: its last level, whose
+        // size depends on the pass's length; the most blocks any length needs): its blocks get
+        // their own entries.
+        let measured_planes = |s: usize| {
+            if slabs.skewed {
+                (1..=slabs.height).map(|t| slabs.level(s, t).len()).max().unwrap_or(0)
+            } else {
+                slabs.own[s].len()
+            }
+        };
+        let measure_configs: Vec<LaunchConfig> = (0..slabs.own.len())
+            .map(|s| plain_config::<S, N>(gpu, view_dims(measured_planes(s) + 2 * slabs.radius), radius, launch_shape))
+            .collect::<Result<_>>()?;
+        let block_counts: Vec<usize> =
+            measure_configs.iter().map(|c| (c.grid_dim.0 * c.grid_dim.1 * c.grid_dim.2) as usize).collect();
+        let block_offsets: Vec<usize> =
+            block_counts.iter().scan(0, |total, &n| Some(std::mem::replace(total, *total + n))).collect();
+        let total_blocks: usize = block_counts.iter().sum();
+
+        let chunk_dims = view_dims(slabs.max_chunk());
+        let (module, jit) = load_module::<S, T, N>(gpu, mode, chunk_dims, &[])?;
+        let function = |kind: &str| {
+            module
+                .load_function(&format!("{}_{kind}", meta.name))
+                .map_err(driver_error("finding a kernel in the module"))
+        };
+        let kernels = match inner {
+            Inner::Hierarchical { tile, halo, sub } => {
+                let cycle = function("hier")?;
+                let largest = CycleGeometry::new::<S, T, N>(
+                    gpu.max_shared_per_block,
+                    chunk_dims,
+                    radius,
+                    (tile, halo, sub),
+                    false,
+                )?;
+                cycle
+                    .set_attribute(
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        largest.shared_bytes as i32,
+                    )
+                    .map_err(driver_error("raising the kernel's shared-memory limit"))?;
+                Kernels::Hierarchical { cycle, measure: function("plain_measure")?, tile, halo, sub }
+            }
+            _ => Kernels::Plain { pass: function("plain")?, measure: function("plain_measure")? },
+        };
+
+        // Streams before buffers: cudarc tracks a buffer's uses across streams only when it is
+        // allocated with more than one stream in the context.
+        let stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
+        let (up, compute, down) = (stream()?, stream()?, stream()?);
+        let alloc =
+            |stream: &Arc<CudaStream>, n: usize| stream.alloc_zeros::<T>(n.max(1)).map_err(driver_error("allocating"));
+        let chunk_len = slabs.max_chunk() * slabs.plane_len;
+        let mut slots = Vec::with_capacity(2);
+        for _ in 0..2 {
+            slots.push(Slot {
+                u: [alloc(&compute, chunk_len)?, alloc(&compute, chunk_len)?],
+                fields: inputs
+                    .iter()
+                    .map(|f| f.map(|_| alloc(&compute, chunk_len)).transpose())
+                    .collect::<Result<_>>()?,
+            });
+        }
+        let carry = alloc(&compute, slabs.ghost(slabs.height) * slabs.plane_len)?;
+        let allocate = |n: usize| compute.alloc_zeros::<f64>(n.max(1)).map_err(driver_error("allocating"));
+        let (block_max, block_sum) = (allocate(total_blocks)?, allocate(total_blocks)?);
+        let first_bad = compute.alloc_zeros::<u64>(slabs.own.len()).map_err(driver_error("allocating"))?;
+        let pyramid = Self {
+            gpu,
+            slabs,
+            shape,
+            kernels,
+            launch_shape,
+            up,
+            compute,
+            down,
+            slots,
+            carry,
+            measure_configs,
+            block_counts,
+            block_offsets,
+            block_max,
+            block_sum,
+            first_bad,
+            scalars: Scalars::new(S::param_values(params)),
+            fail_after,
+            _stencil: std::marker::PhantomData,
+        };
+        Ok((pyramid, jit))
+    }
+
+    /// The slabs the passes run over.
+    pub(crate) fn slabs(&self) -> &Slabs {
+        &self.slabs
+    }
+
+    /// Runs `len` iterations (at most the slabs' height) on `host` in place, slab by slab;
+    /// `inputs` are the read-only fields over the same grid (parameter order, `None` for the
+    /// unknown). With `check`, the last iteration measures S(u) − u over every slab's own
+    /// planes, and the pass waits for the device and returns the measurement (the flat index
+    /// of a non-finite value is `host`'s). `written`, if any, is told how many slabs are
+    /// written back as their copies finish (one slab behind the work enqueued). An error
+    /// comes with the number of slabs whose write-back was enqueued
+    /// ([`Slabs::interrupted`]).
+    pub(crate) fn pass(
+        &mut self,
+        host: &mut [T],
+        inputs: &[Option<&[T]>],
+        (len, check): (usize, bool),
+        written: Option<&mut dyn FnMut(usize)>,
+    ) -> std::result::Result<Option<Difference>, (usize, Error)> {
+        let mut enqueued = 0;
+        let result = self.enqueue(host, inputs, (len, check), &mut enqueued, written);
+        if let Err(error) = result {
+            // What was enqueued is written once the copies finish (they do not run after a
+            // sticky device error; the count is then an upper bound, as the error says).
+            let _ = self.down.synchronize();
+            return Err((enqueued, error));
+        }
+        if !check {
+            return Ok(None);
+        }
+        // Every write-back is enqueued; an error reading the check is the device's own.
+        self.measured(len).map(Some).map_err(|error| (0, error))
+    }
+
+    /// Waits for every copy and kernel.
+    pub(crate) fn synchronize(&self) -> Result<()> {
+        for stream in [&self.up, &self.compute, &self.down] {
+            stream.synchronize().map_err(driver_error("waiting for the device"))?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues a pass (see [`pass`](Self::pass)), counting the write-backs in `enqueued`.
+    fn enqueue(
+        &mut self,
+        host: &mut [T],
+        inputs: &[Option<&[T]>],
+        (len, check): (usize, bool),
+        enqueued: &mut usize,
+        mut written: Option<&mut dyn FnMut(usize)>,
+    ) -> Result<()> {
+        let gpu = self.gpu;
+        let radius = as_3d(S::META.radius, 0);
+        let grid_shape = self.shape;
+        let view_dims = |planes: usize| {
+            let mut shape = grid_shape;
+            shape[0] = planes;
+            as_3d(&shape, 1)
+        };
+        let Self {
+            slabs,
+            kernels,
+            launch_shape,
+            up,
+            compute,
+            down,
+            slots,
+            carry,
+            measure_configs,
+            block_counts,
+            block_offsets,
+            block_max,
+            block_sum,
+            first_bad,
+            scalars,
+            fail_after,
+            ..
+        } = self;
+        let (slabs, shape, scalars) = (&*slabs, *launch_shape, &*scalars);
+        if check {
+            compute
+                .memcpy_htod(&vec![u64::MAX; slabs.own.len()], first_bad)
+                .map_err(driver_error("resetting the check"))?;
+            // A skewed slab's measured level may use fewer blocks than reserved.
+            compute.memset_zeros(block_max).map_err(driver_error("resetting the check"))?;
+            compute.memset_zeros(block_sum).map_err(driver_error("resetting the check"))?;
+        }
+        // The chunks read planes that the previous pass wrote back.
+        up.join(down).map_err(driver_error("ordering the copies"))?;
+        // Write-backs whose end has not been told yet.
+        let mut in_flight = std::collections::VecDeque::new();
+        for s in 0..slabs.own.len() {
+            if *fail_after == Some(s) {
+                return Err(Error::injected());
+            }
+            if slabs.skewed {
+                let (even, odd) = slots.split_at_mut(1);
+                let (slot, previous) = if s % 2 == 0 { (&mut even[0], &odd[0]) } else { (&mut odd[0], &even[0]) };
+                let window = slabs.window(s, len);
+                let local =
+                    |planes: &Range<usize>| slabs.elements(&(planes.start - window.start..planes.end - window.start));
+                let fresh = slabs.fresh(s);
+                // Up: the fresh planes of the unknown and of every field.
+                up.memcpy_htod(&host[slabs.elements(&fresh)], &mut slot.u[0].slice_mut(local(&fresh)))
+                    .map_err(driver_error("copying a slab to the device"))?;
+                for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
+                    if let (Some(data), Some(buffer)) = (field, buffer) {
+                        up.memcpy_htod(&data[slabs.elements(&fresh)], &mut buffer.slice_mut(local(&fresh)))
+                            .map_err(driver_error("copying a field to the device"))?;
+                    }
+                }
+                // Compute: the planes below the fresh ones from the previous window (both
+                // iterates and the fields), the fresh planes into the odd buffer too (their
+                // boundary values), then the levels.
+                if s > 0 {
+                    let before = slabs.window(s - 1, len);
+                    let kept = slabs.elements(&(window.start - before.start..fresh.start - before.start));
+                    let into = 0..kept.len();
+                    for (from, to) in previous.u.iter().zip(slot.u.iter_mut()) {
+                        compute
+                            .memcpy_dtod(&from.slice(kept.clone()), &mut to.slice_mut(into.clone()))
+                            .map_err(driver_error("copying the carry"))?;
+                    }
+                    for (from, to) in previous.fields.iter().zip(slot.fields.iter_mut()) {
+                        if let (Some(from), Some(to)) = (from, to) {
+                            compute
+                                .memcpy_dtod(&from.slice(kept.clone()), &mut to.slice_mut(into.clone()))
+                                .map_err(driver_error("copying the carry"))?;
+                        }
+                    }
+                }
+                let [first, second] = &mut slot.u;
+                compute
+                    .memcpy_dtod(&first.slice(local(&fresh)), &mut second.slice_mut(local(&fresh)))
+                    .map_err(driver_error("copying a slab"))?;
+                let Kernels::Plain { pass, measure } = kernels else { unreachable!("skewed slabs run plain") };
+                for t in 1..=len {
+                    let level = slabs.level(s, t);
+                    if level.is_empty() {
+                        continue;
+                    }
+                    let view = level.start - slabs.radius..level.end + slabs.radius;
+                    let range = local(&view);
+                    let (source, mut target, fields) = slot.views(range, (t - 1) % 2);
+                    let measured = check && t == len;
+                    let config = plain_config::<S, N>(gpu, view_dims(view.len()), radius, shape)?;
+                    let entries = block_offsets[s]..block_offsets[s] + block_counts[s].max(1);
+                    let mut maxes = block_max.slice_mut(entries.clone());
+                    let mut sums = block_sum.slice_mut(entries);
+                    let mut bad = first_bad.slice_mut(s..s + 1);
+                    let extents = view_dims(view.len()).map(|n| n as i64);
+                    let mut launch = compute.launch_builder(if measured { measure } else { pass });
+                    push_view(&mut launch, &mut target, (&source, &fields), &extents, scalars);
+                    if measured {
+                        launch.arg(&mut maxes).arg(&mut sums).arg(&mut bad);
+                    }
+                    // SAFETY: the plain (or measuring) kernel's signature: output, fields in
+                    // order with the previous iterate for the unknown, the view's extents,
+                    // the scalars, and for the measuring kernel the slab's block entries
+                    // (at least as many as this launch's blocks) and its flag. Every view
+                    // covers the same planes inside its window buffer.
+                    unsafe { launch.launch(config) }.map_err(driver_error("launching a kernel"))?;
+                }
+                // Down: the last level, in place.
+                let last = slabs.level(s, len);
+                down.memcpy_dtoh(&slot.u[len % 2].slice(local(&last)), &mut host[slabs.elements(&last)])
+                    .map_err(driver_error("copying a slab to the host"))?;
+            } else {
+                let slot = &mut slots[s % 2];
+                let chunk = slabs.chunk(s, len);
+                let own = slabs.own[s].clone();
+                let local =
+                    |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
+
+                // Up: the chunk from its own first plane on, and every field's chunk. The lower
+                // ghost planes are written back already; they come from the carry (slab 0's are
+                // boundary planes, never written, so they come from the grid).
+                let lower = chunk.start..own.start;
+                let upper = own.start..chunk.end;
+                if s == 0 {
+                    up.memcpy_htod(&host[slabs.elements(&lower)], &mut slot.u[0].slice_mut(local(&lower)))
+                        .map_err(driver_error("copying a slab to the device"))?;
+                }
+                up.memcpy_htod(&host[slabs.elements(&upper)], &mut slot.u[0].slice_mut(local(&upper)))
+                    .map_err(driver_error("copying a slab to the device"))?;
+                for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
+                    if let (Some(data), Some(buffer)) = (field, buffer) {
+                        up.memcpy_htod(&data[slabs.elements(&chunk)], &mut buffer.slice_mut(local(&chunk)))
+                            .map_err(driver_error("copying a field to the device"))?;
+                    }
+                }
+
+                // Compute: the carry in, the next slab's carry out, the second buffer, iterations.
+                let [first, second] = &mut slot.u;
+                if s > 0 {
+                    compute
+                        .memcpy_dtod(
+                            &carry.slice(0..lower.len() * slabs.plane_len),
+                            &mut first.slice_mut(local(&lower)),
+                        )
+                        .map_err(driver_error("copying the carry"))?;
+                }
+                let kept = slabs.carry(s, len);
+                compute
+                    .memcpy_dtod(&first.slice(local(&kept)), &mut carry.slice_mut(0..kept.len() * slabs.plane_len))
+                    .map_err(driver_error("copying the carry"))?;
+                compute
+                    .memcpy_dtod(&first.slice(local(&chunk)), &mut second.slice_mut(local(&chunk)))
+                    .map_err(driver_error("copying a chunk"))?;
+                let mut current = 0;
+                let mut done = 0;
+                while done < len {
+                    // A measured pass ends with one plain iteration over the slab itself, so that
+                    // the residual covers every interior point once (as in the CPU twin).
+                    let last_measured = check && done + 1 == len;
+                    let steps = match *kernels {
+                        Kernels::Hierarchical { sub, .. } if !last_measured => sub.min(len - done - usize::from(check)),
+                        _ => 1,
+                    };
+                    let view = slabs.region(s, len, done);
+                    let range = local(&view);
+                    let (source, mut target, fields) = slot.views(range, current);
+                    let extents = view_dims(view.len()).map(|n| n as i64);
+                    let (function, launch_config, ints) = match kernels {
+                        Kernels::Plain { measure, .. } | Kernels::Hierarchical { measure, .. } if last_measured => {
+                            (measure, measure_configs[s], None)
+                        }
+                        Kernels::Plain { pass, .. } => {
+                            (pass, plain_config::<S, N>(gpu, view_dims(view.len()), radius, shape)?, None)
+                        }
+                        Kernels::Hierarchical { cycle, tile, halo, .. } => {
+                            let geometry = CycleGeometry::new::<S, T, N>(
+                                gpu.max_shared_per_block,
+                                view_dims(view.len()),
+                                radius,
+                                (*tile, *halo, steps),
+                                false,
+                            )?;
+                            let [h0, h1, h2] = geometry.halo;
+                            (cycle, geometry.config, Some([geometry.tile, h0, h1, h2, steps as i32, 0]))
+                        }
+                    };
+                    let entries = block_offsets[s]..block_offsets[s] + block_counts[s].max(1);
+                    let mut maxes = block_max.slice_mut(entries.clone());
+                    let mut sums = block_sum.slice_mut(entries);
+                    let mut bad = first_bad.slice_mut(s..s + 1);
+                    let mut launch = compute.launch_builder(function);
+                    push_view(&mut launch, &mut target, (&source, &fields), &extents, scalars);
+                    // The hierarchical kernel's ints, and the block arrays that both the measuring
+                    // and the hierarchical kernels take.
+                    if let Some(ints) = &ints {
+                        for value in ints {
+                            launch.arg(value);
+                        }
+                    }
+                    if last_measured || ints.is_some() {
+                        launch.arg(&mut maxes).arg(&mut sums).arg(&mut bad);
+                    }
+                    // SAFETY: the arguments match the kernel's signature, generated from the same
+                    // stencil (output, fields in order with the current iterate for the unknown,
+                    // the view's extents, the scalars, the hierarchical kernel's ints, the block
+                    // arrays). Every view covers the planes of `view` inside its chunk buffer,
+                    // the kernel indexes only inside those extents, and the measuring launch has
+                    // the block entries reserved for this slab (the hierarchical kernel runs with
+                    // measure = 0 and writes none).
+                    unsafe { launch.launch(launch_config) }.map_err(driver_error("launching a kernel"))?;
+                    current ^= 1;
+                    done += steps;
+                }
+
+                // Down: the slab's own planes, in place.
+                down.memcpy_dtoh(&slot.u[current].slice(local(&own)), &mut host[slabs.elements(&own)])
+                    .map_err(driver_error("copying a slab to the host"))?;
+            }
+            *enqueued = s + 1;
+            if let Some(callback) = written.as_deref_mut() {
+                // Told when the copy has finished, one slab behind the work enqueued so
+                // that the device always has the next slab to run.
+                in_flight.push_back(down.record_event(None).map_err(driver_error("recording an event"))?);
+                while in_flight.len() > usize::from(s + 1 < slabs.own.len()) {
+                    let done = in_flight.pop_front().expect("not empty");
+                    done.synchronize().map_err(driver_error("waiting for a copy"))?;
+                    callback(*enqueued - in_flight.len());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for a checked pass of `len` iterations and reads its measurement.
+    fn measured(&mut self, len: usize) -> Result<Difference> {
+        self.compute.synchronize().map_err(driver_error("waiting for the device"))?;
+        self.down.synchronize().map_err(driver_error("waiting for the device"))?;
+        let slabs = &self.slabs;
+        let bad = self.compute.clone_dtoh(&self.first_bad).map_err(driver_error("reading the check"))?;
+        let first_non_finite = bad
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b != u64::MAX)
+            .map(|(s, &b)| {
+                let view_start = if slabs.skewed {
+                    slabs.level(s, len).start - slabs.radius
+                } else {
+                    slabs.region(s, len, len - 1).start
+                };
+                b as usize + view_start * slabs.plane_len
+            })
+            .min();
+        let maxes = self.compute.clone_dtoh(&self.block_max).map_err(driver_error("reading the residual"))?;
+        let sums = self.compute.clone_dtoh(&self.block_sum).map_err(driver_error("reading the residual"))?;
+        Ok(Difference {
+            max_abs: maxes.iter().copied().fold(0.0, f64::max),
+            sum_sq: sums.iter().sum::<f64>(),
+            first_non_finite,
+        })
+    }
+}
+
 /// Runs a Jacobi stencil by passes of the out-of-core pyramid on GPU `device`, with the
 /// stopping rules of the CPU twin (`cpu::run_slabs`).
 pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
@@ -143,20 +606,17 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
         elem: T::BYTES,
     };
     let mut skewed = config.inner == Inner::Skewed;
-    // A configuration given in full is checked before anything runs.
-    let given = if job.model_chooses {
-        None
-    } else {
-        Some(crate::cpu::slabs_for(layout, config.height, config.slab, Some(limit), arrays, T::BYTES, skewed)?)
+    let interior = meta.radius[0]..layout.shape[0] - meta.radius[0];
+    let slabs_of = |height, slab, skewed| {
+        crate::cpu::slabs_for(layout, interior.clone(), height, (slab, Some(limit)), (arrays, T::BYTES), skewed)
     };
-    let radius = as_3d(meta.radius, 0);
+    // A configuration given in full is checked before anything runs.
+    let given = if job.model_chooses { None } else { Some(slabs_of(config.height, config.slab, skewed)?) };
     let view_dims = |planes: usize| {
         let mut shape = layout.shape;
         shape[0] = planes;
         as_3d(&shape, 1)
     };
-    // Read once: the launch shape comes from the environment.
-    let shape = plain_shape::<N>()?;
 
     let mut host_slices: Vec<&[T]> = job.inputs.iter().flatten().copied().collect();
     host_slices.push(u.as_slice());
@@ -180,97 +640,38 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
             };
             let (height, width, _) =
                 model::best(&model_shape, limit, arrays, &costs, skewed).ok_or_else(|| crate::Error::DeviceMemory {
-                    needed: crate::slabs::Slabs::new(
-                        model_shape.planes,
-                        model_shape.radius,
-                        model_shape.plane_len,
-                        1,
-                        1,
-                    )
-                    .buffer_bytes(arrays, T::BYTES),
+                    needed: Slabs::new(model_shape.planes, model_shape.radius, model_shape.plane_len, 1, 1)
+                        .buffer_bytes(arrays, T::BYTES),
                     limit,
                     reason: format!("a slab of one plane with {} ghost planes per side", model_shape.radius),
                 })?;
-            crate::cpu::slabs_for(layout, height, Some(width), Some(limit), arrays, T::BYTES, skewed)?
+            slabs_of(height, Some(width), skewed)?
         }
     };
-    // Every slab's measuring launch covers its own planes (skewed: its last level, whose
-    // size depends on the pass's length; the most blocks any length needs): its blocks get
-    // their own entries.
-    let measured_planes = |s: usize| {
-        if slabs.skewed {
-            (1..=slabs.height).map(|t| slabs.level(s, t).len()).max().unwrap_or(0)
-        } else {
-            slabs.own[s].len()
-        }
-    };
-    let measure_configs: Vec<LaunchConfig> = (0..slabs.own.len())
-        .map(|s| plain_config::<S, N>(gpu, view_dims(measured_planes(s) + 2 * slabs.radius), radius, shape))
-        .collect::<Result<_>>()?;
-    let block_counts: Vec<usize> =
-        measure_configs.iter().map(|c| (c.grid_dim.0 * c.grid_dim.1 * c.grid_dim.2) as usize).collect();
-    let block_offsets: Vec<usize> =
-        block_counts.iter().scan(0, |total, &n| Some(std::mem::replace(total, *total + n))).collect();
-    let total_blocks: usize = block_counts.iter().sum();
-
-    let chunk_dims = view_dims(slabs.max_chunk());
-    let (module, mut jit) = load_module::<S, T, N>(gpu, mode, chunk_dims, &[])?;
+    let inner = if skewed { Inner::Skewed } else { config.inner };
+    let (mut pyramid, mut jit) = Pyramid::<S, T, N>::new(
+        gpu,
+        mode,
+        (slabs, inner),
+        layout.shape,
+        &job.inputs,
+        &job.params,
+        job.fail_after_slabs,
+    )?;
     // The probe's module (compiled for its few planes) is part of the start-up too.
     jit.time += probe_jit.time;
     if probe_jit.origin == super::cache::Origin::Compiled {
         jit.origin = probe_jit.origin;
     }
-    let function = |kind: &str| {
-        module.load_function(&format!("{}_{kind}", meta.name)).map_err(driver_error("finding a kernel in the module"))
-    };
-    let kernels = match config.inner {
-        Inner::Hierarchical { tile, halo, sub } => {
-            let cycle = function("hier")?;
-            let largest =
-                CycleGeometry::new::<S, T, N>(gpu.max_shared_per_block, chunk_dims, radius, (tile, halo, sub), false)?;
-            cycle
-                .set_attribute(
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    largest.shared_bytes as i32,
-                )
-                .map_err(driver_error("raising the kernel's shared-memory limit"))?;
-            Kernels::Hierarchical { cycle, measure: function("plain_measure")?, tile, halo, sub }
-        }
-        _ => Kernels::Plain { pass: function("plain")?, measure: function("plain_measure")? },
-    };
-
-    // Streams before buffers: cudarc tracks a buffer's uses across streams only when it is
-    // allocated with more than one stream in the context.
-    let stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
-    let (up, compute, down) = (stream()?, stream()?, stream()?);
-    let alloc =
-        |stream: &Arc<CudaStream>, n: usize| stream.alloc_zeros::<T>(n.max(1)).map_err(driver_error("allocating"));
-    let chunk_len = slabs.max_chunk() * slabs.plane_len;
-    let mut slots = Vec::with_capacity(2);
-    for _ in 0..2 {
-        slots.push(Slot {
-            u: [alloc(&compute, chunk_len)?, alloc(&compute, chunk_len)?],
-            fields: job
-                .inputs
-                .iter()
-                .map(|f| f.map(|_| alloc(&compute, chunk_len)).transpose())
-                .collect::<Result<_>>()?,
-        });
-    }
-    let mut carry = alloc(&compute, slabs.ghost(slabs.height) * slabs.plane_len)?;
-    let allocate = |n: usize| compute.alloc_zeros::<f64>(n.max(1)).map_err(driver_error("allocating"));
-    let (mut block_max, mut block_sum) = (allocate(total_blocks)?, allocate(total_blocks)?);
-    let mut first_bad = compute.alloc_zeros::<u64>(slabs.own.len()).map_err(driver_error("allocating"))?;
-    let inputs: Vec<Option<&[T]>> = job.inputs.clone();
-
+    let slabs = pyramid.slabs().clone();
     if job.model_chooses && !job.check_every_given {
         // Checked once per pass of the height the model chose, not of the one `Auto` named.
         job.stop.check_every = slabs.height;
     }
     let stop = job.stop;
-    let fail_after = job.fail_after_slabs;
+    let inputs: Vec<Option<&[T]>> = job.inputs.clone();
     let mut on_slab = job.on_slab.take();
-    let mut in_flight = std::collections::VecDeque::new();
+    let tell_slabs = on_slab.is_some();
     let mut monitor = Monitor::for_job(&mut job, layout.interior_points());
     let mut iteration = monitor.first_iteration();
     let mut passes = Vec::new();
@@ -279,272 +680,34 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
         let len = plan.len;
         iteration += len;
         passes.push(len);
-        let check = plan.measure_step.is_some();
-        if check {
-            compute
-                .memcpy_htod(&vec![u64::MAX; slabs.own.len()], &mut first_bad)
-                .map_err(driver_error("resetting the check"))?;
-            // A skewed slab's measured level may use fewer blocks than reserved.
-            compute.memset_zeros(&mut block_max).map_err(driver_error("resetting the check"))?;
-            compute.memset_zeros(&mut block_sum).map_err(driver_error("resetting the check"))?;
-        }
-        // The chunks read planes that the previous pass wrote back.
-        up.join(&down).map_err(driver_error("ordering the copies"))?;
-        // Slabs whose write-back is enqueued: an error after the first leaves the grid
-        // between two iterates, and says so.
-        let mut enqueued = 0;
-        let mut pass = || -> Result<()> {
-            for s in 0..slabs.own.len() {
-                if fail_after == Some(s) {
-                    return Err(crate::Error::injected());
-                }
-                if slabs.skewed {
-                    let (even, odd) = slots.split_at_mut(1);
-                    let (slot, previous) = if s % 2 == 0 { (&mut even[0], &odd[0]) } else { (&mut odd[0], &even[0]) };
-                    let host = u.as_mut_slice();
-                    let window = slabs.window(s, len);
-                    let local = |planes: &Range<usize>| {
-                        slabs.elements(&(planes.start - window.start..planes.end - window.start))
-                    };
-                    let fresh = slabs.fresh(s);
-                    // Up: the fresh planes of the unknown and of every field.
-                    up.memcpy_htod(&host[slabs.elements(&fresh)], &mut slot.u[0].slice_mut(local(&fresh)))
-                        .map_err(driver_error("copying a slab to the device"))?;
-                    for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
-                        if let (Some(data), Some(buffer)) = (field, buffer) {
-                            up.memcpy_htod(&data[slabs.elements(&fresh)], &mut buffer.slice_mut(local(&fresh)))
-                                .map_err(driver_error("copying a field to the device"))?;
-                        }
-                    }
-                    // Compute: the planes below the fresh ones from the previous window (both
-                    // iterates and the fields), the fresh planes into the odd buffer too (their
-                    // boundary values), then the levels.
-                    if s > 0 {
-                        let before = slabs.window(s - 1, len);
-                        let kept = slabs.elements(&(window.start - before.start..fresh.start - before.start));
-                        let into = 0..kept.len();
-                        for (from, to) in previous.u.iter().zip(slot.u.iter_mut()) {
-                            compute
-                                .memcpy_dtod(&from.slice(kept.clone()), &mut to.slice_mut(into.clone()))
-                                .map_err(driver_error("copying the carry"))?;
-                        }
-                        for (from, to) in previous.fields.iter().zip(slot.fields.iter_mut()) {
-                            if let (Some(from), Some(to)) = (from, to) {
-                                compute
-                                    .memcpy_dtod(&from.slice(kept.clone()), &mut to.slice_mut(into.clone()))
-                                    .map_err(driver_error("copying the carry"))?;
-                            }
-                        }
-                    }
-                    let [first, second] = &mut slot.u;
-                    compute
-                        .memcpy_dtod(&first.slice(local(&fresh)), &mut second.slice_mut(local(&fresh)))
-                        .map_err(driver_error("copying a slab"))?;
-                    let Kernels::Plain { pass, measure } = &kernels else { unreachable!("skewed slabs run plain") };
-                    for t in 1..=len {
-                        let level = slabs.level(s, t);
-                        if level.is_empty() {
-                            continue;
-                        }
-                        let view = level.start - slabs.radius..level.end + slabs.radius;
-                        let range = local(&view);
-                        let (source, mut target, fields) = slot.views(range, (t - 1) % 2);
-                        let measured = check && t == len;
-                        let config = plain_config::<S, N>(gpu, view_dims(view.len()), radius, shape)?;
-                        let entries = block_offsets[s]..block_offsets[s] + block_counts[s].max(1);
-                        let mut maxes = block_max.slice_mut(entries.clone());
-                        let mut sums = block_sum.slice_mut(entries);
-                        let mut bad = first_bad.slice_mut(s..s + 1);
-                        let extents = view_dims(view.len()).map(|n| n as i64);
-                        let mut launch = compute.launch_builder(if measured { measure } else { pass });
-                        push_view(&mut launch, &mut target, (&source, &fields), &extents, &scalars);
-                        if measured {
-                            launch.arg(&mut maxes).arg(&mut sums).arg(&mut bad);
-                        }
-                        // SAFETY: the plain (or measuring) kernel's signature: output, fields in
-                        // order with the previous iterate for the unknown, the view's extents,
-                        // the scalars, and for the measuring kernel the slab's block entries
-                        // (at least as many as this launch's blocks) and its flag. Every view
-                        // covers the same planes inside its window buffer.
-                        unsafe { launch.launch(config) }.map_err(driver_error("launching a kernel"))?;
-                    }
-                    // Down: the last level, in place.
-                    let last = slabs.level(s, len);
-                    down.memcpy_dtoh(&slot.u[len % 2].slice(local(&last)), &mut host[slabs.elements(&last)])
-                        .map_err(driver_error("copying a slab to the host"))?;
-                } else {
-                    let slot = &mut slots[s % 2];
-                    let chunk = slabs.chunk(s, len);
-                    let own = slabs.own[s].clone();
-                    let local =
-                        |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
-                    let host = u.as_mut_slice();
-
-                    // Up: the chunk from its own first plane on, and every field's chunk. The lower
-                    // ghost planes are written back already; they come from the carry (slab 0's are
-                    // boundary planes, never written, so they come from the grid).
-                    let lower = chunk.start..own.start;
-                    let upper = own.start..chunk.end;
-                    if s == 0 {
-                        up.memcpy_htod(&host[slabs.elements(&lower)], &mut slot.u[0].slice_mut(local(&lower)))
-                            .map_err(driver_error("copying a slab to the device"))?;
-                    }
-                    up.memcpy_htod(&host[slabs.elements(&upper)], &mut slot.u[0].slice_mut(local(&upper)))
-                        .map_err(driver_error("copying a slab to the device"))?;
-                    for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
-                        if let (Some(data), Some(buffer)) = (field, buffer) {
-                            up.memcpy_htod(&data[slabs.elements(&chunk)], &mut buffer.slice_mut(local(&chunk)))
-                                .map_err(driver_error("copying a field to the device"))?;
-                        }
-                    }
-
-                    // Compute: the carry in, the next slab's carry out, the second buffer, iterations.
-                    let [first, second] = &mut slot.u;
-                    if s > 0 {
-                        compute
-                            .memcpy_dtod(
-                                &carry.slice(0..lower.len() * slabs.plane_len),
-                                &mut first.slice_mut(local(&lower)),
-                            )
-                            .map_err(driver_error("copying the carry"))?;
-                    }
-                    let kept = slabs.carry(s, len);
-                    compute
-                        .memcpy_dtod(&first.slice(local(&kept)), &mut carry.slice_mut(0..kept.len() * slabs.plane_len))
-                        .map_err(driver_error("copying the carry"))?;
-                    compute
-                        .memcpy_dtod(&first.slice(local(&chunk)), &mut second.slice_mut(local(&chunk)))
-                        .map_err(driver_error("copying a chunk"))?;
-                    let mut current = 0;
-                    let mut done = 0;
-                    while done < len {
-                        // A measured pass ends with one plain iteration over the slab itself, so that
-                        // the residual covers every interior point once (as in the CPU twin).
-                        let last_measured = check && done + 1 == len;
-                        let steps = match kernels {
-                            Kernels::Hierarchical { sub, .. } if !last_measured => {
-                                sub.min(len - done - usize::from(check))
-                            }
-                            _ => 1,
-                        };
-                        let view = slabs.region(s, len, done);
-                        let range = local(&view);
-                        let (source, mut target, fields) = slot.views(range, current);
-                        let extents = view_dims(view.len()).map(|n| n as i64);
-                        let (function, launch_config, ints) = match &kernels {
-                            Kernels::Plain { measure, .. } | Kernels::Hierarchical { measure, .. } if last_measured => {
-                                (measure, measure_configs[s], None)
-                            }
-                            Kernels::Plain { pass, .. } => {
-                                (pass, plain_config::<S, N>(gpu, view_dims(view.len()), radius, shape)?, None)
-                            }
-                            Kernels::Hierarchical { cycle, tile, halo, .. } => {
-                                let geometry = CycleGeometry::new::<S, T, N>(
-                                    gpu.max_shared_per_block,
-                                    view_dims(view.len()),
-                                    radius,
-                                    (*tile, *halo, steps),
-                                    false,
-                                )?;
-                                let [h0, h1, h2] = geometry.halo;
-                                (cycle, geometry.config, Some([geometry.tile, h0, h1, h2, steps as i32, 0]))
-                            }
-                        };
-                        let entries = block_offsets[s]..block_offsets[s] + block_counts[s].max(1);
-                        let mut maxes = block_max.slice_mut(entries.clone());
-                        let mut sums = block_sum.slice_mut(entries);
-                        let mut bad = first_bad.slice_mut(s..s + 1);
-                        let mut launch = compute.launch_builder(function);
-                        push_view(&mut launch, &mut target, (&source, &fields), &extents, &scalars);
-                        // The hierarchical kernel's ints, and the block arrays that both the measuring
-                        // and the hierarchical kernels take.
-                        if let Some(ints) = &ints {
-                            for value in ints {
-                                launch.arg(value);
-                            }
-                        }
-                        if last_measured || ints.is_some() {
-                            launch.arg(&mut maxes).arg(&mut sums).arg(&mut bad);
-                        }
-                        // SAFETY: the arguments match the kernel's signature, generated from the same
-                        // stencil (output, fields in order with the current iterate for the unknown,
-                        // the view's extents, the scalars, the hierarchical kernel's ints, the block
-                        // arrays). Every view covers the planes of `view` inside its chunk buffer,
-                        // the kernel indexes only inside those extents, and the measuring launch has
-                        // the block entries reserved for this slab (the hierarchical kernel runs with
-                        // measure = 0 and writes none).
-                        unsafe { launch.launch(launch_config) }.map_err(driver_error("launching a kernel"))?;
-                        current ^= 1;
-                        done += steps;
-                    }
-
-                    // Down: the slab's own planes, in place.
-                    down.memcpy_dtoh(&slot.u[current].slice(local(&own)), &mut host[slabs.elements(&own)])
-                        .map_err(driver_error("copying a slab to the host"))?;
-                }
-                enqueued = s + 1;
-                if let Some(callback) = on_slab.as_mut() {
-                    // Told when the copy has finished, one slab behind the work enqueued so
-                    // that the device always has the next slab to run.
-                    in_flight.push_back(down.record_event(None).map_err(driver_error("recording an event"))?);
-                    while in_flight.len() > usize::from(s + 1 < slabs.own.len()) {
-                        let done = in_flight.pop_front().expect("not empty");
-                        done.synchronize().map_err(driver_error("waiting for a copy"))?;
-                        let slab = enqueued - in_flight.len();
-                        let elapsed = monitor.elapsed();
-                        let slabs = slabs.own.len();
-                        callback(&SlabProgress {
-                            pass_start: iteration - len,
-                            pass_end: iteration,
-                            slab,
-                            slabs,
-                            elapsed,
-                        });
-                    }
-                }
+        let pass_start = iteration - len;
+        let mut told = |slab| {
+            if let Some(callback) = on_slab.as_mut() {
+                let elapsed = monitor.elapsed();
+                callback(&SlabProgress { pass_start, pass_end: iteration, slab, slabs: slabs.own.len(), elapsed });
             }
-            Ok(())
         };
-        if let Err(error) = pass() {
-            // What was enqueued is written once the copies finish (they do not run after a
-            // sticky device error; the count is then an upper bound, as the error says).
-            let _ = down.synchronize();
-            return Err(slabs.interrupted(iteration - len..iteration, enqueued, monitor.last_checkpoint(), error));
-        }
-        if !check {
-            continue;
-        }
-        compute.synchronize().map_err(driver_error("waiting for the device"))?;
-        down.synchronize().map_err(driver_error("waiting for the device"))?;
-        let bad = compute.clone_dtoh(&first_bad).map_err(driver_error("reading the check"))?;
-        let at = bad
-            .iter()
-            .enumerate()
-            .filter(|&(_, &b)| b != u64::MAX)
-            .map(|(s, &b)| {
-                let view_start = if slabs.skewed {
-                    slabs.level(s, len).start - slabs.radius
-                } else {
-                    slabs.region(s, len, len - 1).start
-                };
-                b as usize + view_start * slabs.plane_len
-            })
-            .min();
-        if let Some(at) = at {
+        let written = tell_slabs.then_some(&mut told as &mut dyn FnMut(usize));
+        let measured = pyramid
+            .pass(u.as_mut_slice(), &inputs, (len, plan.measure_step.is_some()), written)
+            .map_err(|(written, e)| slabs.interrupted(pass_start..iteration, written, monitor.last_checkpoint(), e))?;
+        let Some(d) = measured else { continue };
+        if let Some(at) = d.first_non_finite {
             return Err(stop.non_finite(u, at, iteration));
         }
-        let maxes = compute.clone_dtoh(&block_max).map_err(driver_error("reading the residual"))?;
-        let sums = compute.clone_dtoh(&block_sum).map_err(driver_error("reading the residual"))?;
-        let measured = (maxes.iter().copied().fold(0.0, f64::max), sums.iter().sum::<f64>().sqrt());
         // A checkpoint needs nothing copied: the write-backs are done (waited for above).
-        if monitor.check_and_save::<S, T, N>(plan.record_at, Some(measured), (u, iteration), |_| Ok(()))? {
+        if monitor.check_and_save::<S, T, N>(
+            plan.record_at,
+            Some((d.max_abs, d.sum_sq.sqrt())),
+            (u, iteration),
+            |_| Ok(()),
+        )? {
             break StopReason::Converged;
         }
     };
-    for stream in [&up, &compute, &down] {
-        stream.synchronize().map_err(driver_error("waiting for the device"))?;
-    }
+    pyramid.synchronize()?;
     let wall = monitor.elapsed();
+    drop(pyramid);
     drop(pinned);
     let mut report = monitor.into_report::<S, T, N>(
         format!("cuda device {device} ({})", gpu.name),

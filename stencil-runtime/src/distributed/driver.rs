@@ -8,9 +8,10 @@ use std::ops::Range;
 
 use super::{Halo, Subdomain};
 use crate::cpu::hierarchical::{self, Cycle};
-use crate::cpu::{Difference, Layout};
+use crate::cpu::{Difference, Layout, out_of_core};
 use crate::monitor::Monitor;
 use crate::report::StopReason;
+use crate::slabs::Slabs;
 use crate::solver::Job;
 use crate::{Error, Grid, Real, Report, Result, Schedule, Stencil};
 
@@ -129,6 +130,98 @@ pub(crate) fn halos<T: Real>(planes: &Planes, plane_len: usize) -> (Halo<T>, Hal
     let buffers =
         || Halo { lower: vec![T::ZERO; lower.len() * plane_len], upper: vec![T::ZERO; upper.len() * plane_len] };
     (buffers(), buffers())
+}
+
+/// The out-of-core schedule underneath a rank, on one backend: passes of the pyramid over
+/// slabs of the own planes, in place on the rank's host grid.
+pub(crate) trait Passes<T: Real> {
+    /// Runs `len` iterations (at most the slabs' height) on `u` in place, and returns when
+    /// every own plane is written back. With `measure`, the last iteration measures
+    /// S(u) − u over the own planes (flat indices local). An error comes with the number of
+    /// slabs written back ([`Slabs::interrupted`]).
+    fn pass(
+        &mut self,
+        u: &mut [T],
+        len: usize,
+        measure: bool,
+    ) -> std::result::Result<Option<Difference>, (usize, Error)>;
+}
+
+/// Runs `job` by out-of-core passes over this rank's own planes: each pass of at most
+/// `depth` iterations is a pyramid of its own (the ghost planes hold the iterate it starts
+/// from), ends at the first check it reaches and measures in its last iteration, as in one
+/// process, and is followed by the exchange of ghost planes (not overlapped: the planes sent
+/// are the last ones written back).
+pub(crate) fn iterate_passes<S: Stencil<N>, T: Real, const N: usize>(
+    job: &mut Job<'_, '_, S, T, N>,
+    sub: &Subdomain<'_, N>,
+    u: &mut Grid<T, N>,
+    (slabs, passes): (&Slabs, &mut dyn Passes<T>),
+    backend: String,
+) -> Result<Report> {
+    let planes = Planes::of(sub);
+    let (mut send, mut recv) = halos::<T>(&planes, sub.plane_len());
+    let mpi = sub.mpi();
+    let stop = job.stop;
+    let global = Layout::new(S::META, sub.global_shape())?;
+    let mut monitor = Monitor::for_job(job, global.interior_points());
+    let neighbours = (planes.below, planes.above);
+    let (sent_lower, sent_upper) = planes.sent();
+    let (ghost_lower, ghost_upper) = planes.received();
+    let elements = |planes: &Range<usize>| slabs.elements(planes);
+    let mut iteration = 0;
+    let stop_reason = loop {
+        let Some(plan) = stop.next_cycle(iteration, slabs.height, true) else { break StopReason::IterationLimit };
+        let start = iteration;
+        iteration += plan.len;
+        let measured = passes
+            .pass(u.as_mut_slice(), plan.len, plan.measure_step.is_some())
+            .map_err(|(written, error)| slabs.interrupted(start..iteration, written, None, error))?;
+        if neighbours != (None, None) {
+            send.lower.copy_from_slice(&u.as_slice()[elements(&sent_lower)]);
+            send.upper.copy_from_slice(&u.as_slice()[elements(&sent_upper)]);
+            mpi.exchange(neighbours, &send, &mut recv, || Ok(()))?;
+            u.as_mut_slice()[elements(&ghost_lower)].copy_from_slice(&recv.lower);
+            u.as_mut_slice()[elements(&ghost_upper)].copy_from_slice(&recv.upper);
+        }
+        let Some(d) = measured else { continue };
+        let local_bad = d.first_non_finite;
+        let bad_value = local_bad.map_or(0.0, |at| u.as_slice()[at].to_f64());
+        let to_global = |at: usize| (at + sub.local().start * sub.plane_len()) as u64;
+        let (max, sum, bad, value) = mpi.reduce(d.max_abs, d.sum_sq, local_bad.map_or(u64::MAX, to_global), bad_value);
+        if bad != u64::MAX {
+            return Err(Error::NonFinite {
+                iteration,
+                index: crate::grid::unflatten(sub.global_shape(), bad as usize).to_vec(),
+                value,
+                check_every: stop.check_every,
+            });
+        }
+        if monitor.check(plan.record_at, Some((max, sum.sqrt()))) {
+            break StopReason::Converged;
+        }
+    };
+    let wall = monitor.elapsed();
+    let schedule = slabs.resolved(job.schedule);
+    Ok(monitor.into_report::<S, T, N>(backend, schedule, sub.global_shape(), (iteration, stop_reason), wall, None))
+}
+
+/// The rayon twin of a rank's out-of-core passes: the CPU schedule's slabs, over the own
+/// planes.
+struct CpuPasses<'p, S: Stencil<N>, T: Real, const N: usize> {
+    pass: out_of_core::Pass<'p, S, T, N>,
+    work: out_of_core::Workspace<T>,
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for CpuPasses<'_, S, T, N> {
+    fn pass(
+        &mut self,
+        u: &mut [T],
+        len: usize,
+        measure: bool,
+    ) -> std::result::Result<Option<Difference>, (usize, Error)> {
+        self.pass.run(u, &mut self.work, len, measure, &mut |_| {})
+    }
 }
 
 /// Runs `job` on `engine` over this rank's planes: the loop shared by every backend.
@@ -412,9 +505,14 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     mode: crate::cuda::Mode,
 ) -> Result<Report> {
     let planes = Planes::of(sub);
-    let (mut send, mut recv) = halos::<T>(&planes, sub.plane_len());
     let mpi = sub.mpi();
     let ranks = format!("mpi rank {} of {}", sub.rank(), sub.ranks());
+    if let Schedule::OutOfCore { slab, height, inner, device_memory } = job.schedule {
+        // A pass ends at every exchange.
+        let config = crate::cuda::out_of_core::Config { slab, height: height.min(planes.depth), inner, device_memory };
+        return run_passes(job, u, sub, (device, mode), config, ranks);
+    }
+    let (mut send, mut recv) = halos::<T>(&planes, sub.plane_len());
     let halos = (&mut send, &mut recv);
     match device {
         None => {
@@ -434,6 +532,52 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
             let engine = mpi.all_ok(started)?;
             let backend = format!("{ranks}, cuda device {device} ({})", engine.device_name());
             iterate(&mut job, sub, engine, halos, backend)
+        }
+    }
+}
+
+/// [`run`] with the out-of-core schedule underneath the rank (`config`, its pass height at
+/// most the depth): slabs of the own planes, on the CPU or on a GPU.
+fn run_passes<S: Stencil<N>, T: Real, const N: usize>(
+    mut job: Job<'_, '_, S, T, N>,
+    u: &mut Grid<T, N>,
+    sub: &Subdomain<'_, N>,
+    (device, mode): (Option<usize>, crate::cuda::Mode),
+    config: crate::cuda::out_of_core::Config,
+    ranks: String,
+) -> Result<Report> {
+    let mpi = sub.mpi();
+    let own = sub.own_local();
+    let inputs = job.inputs.clone();
+    let params = job.params;
+    match device {
+        None => {
+            let layout = Layout::new(S::META, u.shape())?;
+            let arrays = 2 + inputs.iter().flatten().count();
+            let skewed = config.inner == crate::Inner::Skewed;
+            let limits = (config.slab, config.device_memory);
+            let slabs = crate::cpu::slabs_for(&layout, own, config.height, limits, (arrays, T::BYTES), skewed);
+            let slabs = mpi.all_ok(slabs)?;
+            let pass = out_of_core::Pass::<S, T, N> {
+                slabs: &slabs,
+                shape: u.shape(),
+                inputs: &inputs,
+                params: &params,
+                inner: config.inner,
+                fail_after: None,
+            };
+            let mut passes = CpuPasses { pass, work: out_of_core::Workspace::new(&slabs) };
+            let backend = format!("{ranks}, {}", crate::Backend::Cpu);
+            iterate_passes(&mut job, sub, u, (&slabs, &mut passes), backend)
+        }
+        Some(device) => {
+            let gpu = mpi.all_ok(crate::cuda::Gpu::open(device))?;
+            let started =
+                crate::cuda::distributed::GpuPasses::<S, T, N>::new((&gpu, mode), u, inputs, &params, own, config);
+            let mut passes = mpi.all_ok(started)?;
+            let slabs = passes.slabs().clone();
+            let backend = format!("{ranks}, cuda device {device} ({})", gpu.name);
+            iterate_passes(&mut job, sub, u, (&slabs, &mut passes), backend)
         }
     }
 }
