@@ -11,8 +11,9 @@
 //! it, reduced over the ranks. `--bench K` instead times K and 2K iterations and prints the
 //! steady time per iteration and the throughput, for scaling studies (`--weak`: each rank
 //! gets `--size` interior planes, so the grid grows with the ranks). `--schedule` chooses
-//! what each rank runs: `plain` (the default), `tiled`, or exact `hierarchical` cycles
-//! (`--tile`, `--sub`).
+//! what each rank runs: `plain` (the default), `tiled`, exact `hierarchical` cycles
+//! (`--tile`, `--sub`), or `out-of-core` slabs of `--slab` planes (its part stays in host
+//! memory and streams through the GPU, one pass of `--depth` iterations between exchanges).
 
 use std::f64::consts::PI;
 use std::process::ExitCode;
@@ -62,6 +63,9 @@ struct Args {
     /// that the cycles are exact; use `--depth` ≥ this).
     #[arg(long, default_value_t = 2)]
     sub: usize,
+    /// `--schedule out-of-core`: planes per slab (default: the widest that fits the GPU).
+    #[arg(long)]
+    slab: Option<usize>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -69,6 +73,7 @@ enum Kind {
     Plain,
     Tiled,
     Hierarchical,
+    OutOfCore,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -125,6 +130,9 @@ fn run<T: Real>(args: &Args, mpi: &Mpi) -> stencil::Result<()> {
         Kind::Plain => Schedule::Plain,
         Kind::Tiled => Schedule::Tiled,
         Kind::Hierarchical => Schedule::Hierarchical { tile: args.tile, halo: args.sub, sub: args.sub },
+        Kind::OutOfCore => {
+            Schedule::OutOfCore { slab: args.slab, height: args.depth, inner: Inner::Plain, device_memory: None }
+        }
     };
     if mpi.rank() == 0 {
         println!(

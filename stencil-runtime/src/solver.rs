@@ -181,9 +181,12 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// Each rank runs `Plain` (also for `Auto`: the deep halos are the pyramid between
     /// ranks), `Tiled`, or an exact `Hierarchical` schedule (halo ≥ sub · radius). Its cycles
     /// end at every exchange and the iteration of a check is a plain one, so a cycle is at
-    /// most `depth` iterations long: choose a depth of at least `sub`. An inexact
-    /// hierarchical schedule, whose result would depend on the cut, and the out-of-core
-    /// schedule are refused. `Backend::Auto` uses GPU `node_rank mod count` when GPUs are
+    /// most `depth` iterations long: choose a depth of at least `sub`. With `OutOfCore` the
+    /// rank's grid stays in host memory and each pass of `min(height, depth)` iterations at
+    /// most runs over slabs of its own planes, followed by the exchange (checked once per
+    /// pass by default). An inexact hierarchical schedule, whose result would depend on the
+    /// cut, and skewed slabs, which would update the ghost planes, are refused.
+    /// `Backend::Auto` uses GPU `node_rank mod count` when GPUs are
     /// usable. Checkpoints are not written by distributed runs. Every problem the run could
     /// find in its input, on any rank, and any difference between the ranks' problems
     /// (stencil, shapes, parameters, stopping rule, schedule, backend) is an error on every
