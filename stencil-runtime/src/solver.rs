@@ -157,7 +157,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     }
 
     /// Calls `callback` after every slab of an out-of-core pass is written back (on the
-    /// GPU, when its copy to the host has finished). Other schedules never call it.
+    /// GPU, when its copy to the host has finished). Other schedules, and distributed runs,
+    /// never call it.
     pub fn on_slab(mut self, callback: impl FnMut(&SlabProgress) + 'a) -> Self {
         self.on_slab = Some(Box::new(callback));
         self

@@ -1,8 +1,9 @@
 //! The GPU side of a distributed run: a rank's grid kept on the device, ranges of planes
 //! updated by the plain (or tiled), measuring and hierarchical kernels launched on windows
-//! of the buffers, and the
-//! planes exchanged with the neighbours copied on a second stream, so that the copies and
-//! the messages overlap the update of the middle planes.
+//! of the buffers, and the planes exchanged with the neighbours copied on a second stream,
+//! so that the copies and the messages overlap the update of the middle planes
+//! ([`GpuEngine`]). With the out-of-core schedule the grid stays in host memory and the
+//! single-process pyramid runs over slabs of the own planes ([`GpuPasses`]).
 
 use std::ops::Range;
 use std::sync::Arc;

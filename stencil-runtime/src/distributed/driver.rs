@@ -2,7 +2,10 @@
 //! of at most `depth` iterations over shrinking regions, an exchange of ghost planes at the
 //! end of each phase overlapped with its last step, and residual checks reduced over all
 //! ranks. A backend supplies an [`Engine`] that updates ranges of local planes by one plain
-//! (or tiled) iteration, or by an exact hierarchical cycle of several.
+//! (or tiled) iteration, or by an exact hierarchical cycle of several. With the out-of-core
+//! schedule underneath, the rank's grid stays in host memory and a backend supplies
+//! [`Passes`] instead: one pyramid pass over slabs of the own planes per phase, followed by
+//! the exchange ([`iterate_passes`]).
 
 use std::ops::Range;
 
@@ -494,7 +497,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, 
     }
 }
 
-/// Runs a checked `Plain` job on this rank's part of the grid, on the CPU (`device` is
+/// Runs a checked job on this rank's part of the grid, on the CPU (`device` is
 /// `None`) or on a GPU. Every rank calls it; a rank whose device cannot start makes every
 /// rank return an error.
 pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
