@@ -114,6 +114,13 @@ impl Drop for Pinned {
     }
 }
 
+/// The kernels' three extents for a view of `planes` planes (along axis 0) of a grid of
+/// `shape`.
+fn view_dims<const N: usize>(mut shape: [usize; N], planes: usize) -> [usize; 3] {
+    shape[0] = planes;
+    as_3d(&shape, 1)
+}
+
 /// What runs a slab's iterations: the plain kernel, or the exact hierarchical one.
 enum Kernels {
     Plain { pass: CudaFunction, measure: CudaFunction },
@@ -164,11 +171,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
     ) -> Result<(Self, JitTime)> {
         let meta = S::META;
         let radius = as_3d(meta.radius, 0);
-        let view_dims = |planes: usize| {
-            let mut shape = shape;
-            shape[0] = planes;
-            as_3d(&shape, 1)
-        };
+        let view_dims = |planes| view_dims(shape, planes);
         // Read once: the launch shape comes from the environment.
         let launch_shape = plain_shape::<N>()?;
         // Every slab's measuring launch covers its own planes (skewed: its last level, whose
@@ -318,11 +321,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         let gpu = self.gpu;
         let radius = as_3d(S::META.radius, 0);
         let grid_shape = self.shape;
-        let view_dims = |planes: usize| {
-            let mut shape = grid_shape;
-            shape[0] = planes;
-            as_3d(&shape, 1)
-        };
+        let view_dims = |planes| view_dims(grid_shape, planes);
         let Self {
             slabs,
             kernels,
@@ -612,11 +611,7 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
     };
     // A configuration given in full is checked before anything runs.
     let given = if job.model_chooses { None } else { Some(slabs_of(config.height, config.slab, skewed)?) };
-    let view_dims = |planes: usize| {
-        let mut shape = layout.shape;
-        shape[0] = planes;
-        as_3d(&shape, 1)
-    };
+    let view_dims = |planes| view_dims(layout.shape, planes);
 
     let mut host_slices: Vec<&[T]> = job.inputs.iter().flatten().copied().collect();
     host_slices.push(u.as_slice());
