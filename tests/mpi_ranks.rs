@@ -1,8 +1,8 @@
-//! Distributed runs (`Plain`, `Tiled`, exact `Hierarchical` and `OutOfCore` on each rank) against the
-//! single-process `Plain` run, bit for bit, and the errors every rank gets when the ranks
-//! disagree. One process per rank, so this binary has no
-//! test harness: `.ci/run` starts it with `mpirun -np K` for K = 1 to 4, and it exits with a
-//! failure on any rank whose checks fail. Started alone, it is one rank.
+//! Distributed runs (`Plain`, `Tiled`, exact `Hierarchical` and `OutOfCore` on each rank,
+//! and sweep stencils' `Plain` and `Wavefront`) against the single-process `Plain` run, bit
+//! for bit, and the errors every rank gets when the ranks disagree. One process per rank, so
+//! this binary has no test harness: `.ci/run` starts it with `mpirun -np K` for K = 1 to 4,
+//! and it exits with a failure on any rank whose checks fail. Started alone, it is one rank.
 //!
 //! Every rank also runs the whole problem in one process (the grids are small) and compares
 //! its own part, every plane it holds, the gathered grid, the stopping iteration and the
@@ -27,6 +27,28 @@ stencil! {
     /// 1-D, no read-only field.
     fn line(mut u: Field1, s: Real) -> Real {
         0.5 * (u[-1] + u[1]) + s
+    }
+
+    /// Gauss–Seidel with 9 points, ascending along the cut axis: skewed wavefront tiles.
+    sweep(+, +) fn gs9(mut u: Field2, f: Field2, h2: Real) -> Real {
+        (4.0 * (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1]) + u[-1, -1] + u[-1, 1] + u[1, -1] + u[1, 1]
+            + 6.0 * h2 * f[0, 0]) / 20.0
+    }
+
+    /// Radius 2 along the cut axis, ascending.
+    sweep(+, -) fn far2(mut u: Field2, f: Field2) -> Real {
+        (u[-2, 0] + u[2, 0] + u[-1, 1] + u[1, -1] + u[0, 1] + u[0, -1] + f[0, 0]) / 6.5
+    }
+
+    /// 3-D, descending along the cut axis, diagonal and radius-2 reads.
+    sweep(-, +, -) fn diag3(mut u: Field3, f: Field3) -> Real {
+        (u[1, -1, 0] + u[-1, 1, 0] + u[0, 0, 2] + u[0, 0, -2] + u[0, 1, -1] + u[0, -1, 1]
+            + u[-1, 0, 0] + u[1, 0, 0] + u[1, 1, 0] + u[-1, -1, 0] + f[0, 0, 0]) / 10.25
+    }
+
+    /// 1-D, descending, radius 2.
+    sweep(-) fn back_line(mut u: Field1, f: Field1) -> Real {
+        (u[1] + u[-1] + 0.5 * u[2] + 0.25 * u[-2] + f[0]) / 2.8
     }
 }
 
@@ -215,6 +237,105 @@ fn non_finite(mpi: &Mpi, backend: Backend, schedule: Schedule) -> Result<(), Str
     }
 }
 
+/// Sweep stencils, ascending and descending along the cut axis, of radius 1 and 2: the
+/// sequential sweep (`Plain`) and wavefronts on each rank, against one process's `Plain`.
+fn sweep_cases(mpi: &Mpi, backend: Backend, depth: usize, results: &mut Vec<(String, Result<(), String>)>) {
+    let kind = if backend == Backend::Cpu { "cpu" } else { "cuda" };
+    let absolute = Some(Tolerance::Absolute { norm: Norm::Max, eps: 1e-3 });
+    let relative = Some(Tolerance::Relative { norm: Norm::L2, factor: 0.01 });
+    let wavefront = |tile| Schedule::Wavefront { tile };
+    let mut record = |name: String, outcome| results.push((format!("{kind} {name} depth {depth}"), outcome));
+    let gs9 = |max_iterations, tolerance, check_every, schedule| Case {
+        name: "gs9",
+        stencil: Gs9,
+        shape: [41, 13],
+        input: "f",
+        params: &[("h2", 0.01)],
+        max_iterations,
+        tolerance,
+        check_every,
+        schedule,
+    };
+    for (name, case) in [
+        ("gs9 sweeps to a relative tolerance", gs9(400, relative, Some(3), Schedule::Plain)),
+        ("gs9 wavefront (tile 4), 10 sweeps", gs9(10, None, Some(4), wavefront(4))),
+        ("gs9 wavefront, default period, 150 sweeps", gs9(150, None, None, Schedule::Auto)),
+    ] {
+        record(format!("f64 {name}"), case.check::<f64>(mpi, depth, backend));
+        record(format!("f32 {name}"), case.check::<f32>(mpi, depth, backend));
+    }
+    let far2 = |tolerance, schedule| Case {
+        name: "far2",
+        stencil: Far2,
+        shape: [41, 13],
+        input: "f",
+        params: &[],
+        max_iterations: 300,
+        tolerance,
+        check_every: Some(2),
+        schedule,
+    };
+    record("f64 radius-2 sweeps, 300".into(), far2(None, Schedule::Plain).check::<f64>(mpi, depth, backend));
+    record(
+        "f64 radius-2 wavefront to an absolute tolerance".into(),
+        far2(absolute, wavefront(3)).check::<f64>(mpi, depth, backend),
+    );
+    let diag3 = |max_iterations, tolerance, schedule| Case {
+        name: "diag3",
+        stencil: Diag3,
+        shape: [23, 9, 11],
+        input: "f",
+        params: &[],
+        max_iterations,
+        tolerance,
+        check_every: Some(3),
+        schedule,
+    };
+    record("f64 3-D descending sweeps, 7".into(), diag3(7, None, Schedule::Plain).check::<f64>(mpi, depth, backend));
+    record(
+        "f32 3-D descending wavefront to an absolute tolerance".into(),
+        diag3(500, absolute, wavefront(4)).check::<f32>(mpi, depth, backend),
+    );
+    let line = |schedule| Case {
+        name: "back_line",
+        stencil: BackLine,
+        shape: [50],
+        input: "f",
+        params: &[],
+        max_iterations: 20,
+        tolerance: relative,
+        check_every: Some(5),
+        schedule,
+    };
+    record("f64 1-D descending sweeps".into(), line(Schedule::Plain).check::<f64>(mpi, depth, backend));
+    record("f64 1-D descending wavefront".into(), line(wavefront(8)).check::<f64>(mpi, depth, backend));
+}
+
+/// A non-finite value found at a sweep's check is the same error on every rank as in one
+/// process on the same backend (the CPU looks at the iterate, the GPU at S(u)).
+fn sweep_non_finite(mpi: &Mpi, backend: Backend) -> Result<(), String> {
+    let shape = [26, 7];
+    let f = Grid::<f64, 2>::from_fn(shape, |[i, j]| if [i, j] == [17, 3] { f64::INFINITY } else { 1.0 }).unwrap();
+    let solver = |f| {
+        Solver::new(Gs9)
+            .input("f", f)
+            .param("h2", 1.0)
+            .max_iterations(9)
+            .check_every(4)
+            .backend(backend)
+            .mode(Mode::Exact)
+    };
+    let expected = solver(&f).run(&mut Grid::zeros(shape).unwrap()).unwrap_err().to_string();
+    let sub = mpi.split(&Gs9, shape, 2).map_err(|e| e.to_string())?;
+    let local_f = sub.local_part(&f).unwrap();
+    let mut u = sub.local_grid(|_| 0.0f64).unwrap();
+    let found = solver(&local_f).distributed(&sub).run(&mut u).map(|_| ()).map_err(|e| e.to_string());
+    match found {
+        Err(message) if message == expected => Ok(()),
+        other => Err(format!("expected `{expected}`, got {other:?}")),
+    }
+}
+
 fn main() {
     let mpi = Mpi::init().expect("MPI starts");
     let (rank, ranks) = (mpi.rank(), mpi.size());
@@ -301,6 +422,10 @@ fn main() {
                     .push((format!("{kind} f64 {} depth {depth}", case.name), case.check::<f64>(&mpi, depth, backend)));
             }
         }
+        for depth in 1..=3 {
+            sweep_cases(&mpi, backend, depth, &mut results);
+        }
+        results.push((format!("{kind} a non-finite value in a sweep"), sweep_non_finite(&mpi, backend)));
         results.push((format!("{kind} a non-finite value"), non_finite(&mpi, backend, Schedule::Plain)));
         let slabs = Schedule::OutOfCore { slab: Some(3), height: 3, inner: Inner::Plain, device_memory: None };
         results.push((format!("{kind} a non-finite value out of core"), non_finite(&mpi, backend, slabs)));

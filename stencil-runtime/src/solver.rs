@@ -263,15 +263,10 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             stencil: meta.name,
             reason: reason.to_owned(),
         };
-        if meta.is_sweep() {
-            return Err(invalid(
-                "a sweep's order runs through the whole grid, so a sweep stencil does not run distributed; \
-                 distributed runs take Jacobi stencils",
-            ));
-        }
-        // `Auto` runs `Plain`: the deep halos are the pyramid between ranks.
+        // `Auto` runs `Plain` (the deep halos are the pyramid between ranks), or for a sweep
+        // stencil a wavefront with the default tile on each rank.
         let schedule = match self.schedule.resolve(meta)? {
-            schedule @ (Schedule::Plain | Schedule::Tiled) => schedule,
+            schedule @ (Schedule::Plain | Schedule::Tiled | Schedule::Wavefront { .. }) => schedule,
             schedule @ Schedule::Hierarchical { halo, sub, .. } => {
                 if !schedule.is_exact_blocking(meta) {
                     return Err(invalid(&format!(
@@ -292,7 +287,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             _ => {
                 return Err(invalid(
                     "distributed runs take `Plain`, `Tiled`, an exact `Hierarchical` or an `OutOfCore` schedule on each \
-                     rank",
+                     rank, and `Plain` or `Wavefront` for a sweep stencil",
                 ));
             }
         };

@@ -8,15 +8,17 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, PushKernelArg};
 
 use super::device::{Gpu, driver_error};
 use super::nvrtc::Mode;
 use super::out_of_core::{Config, Pinned, Pyramid};
 use super::run::{CycleGeometry, Scalars, as_3d, load_module, plain_config, plain_shape};
+use super::wavefront::{Flags, Pencils, launch_sweep, sweep_kernel, tile_of};
 use crate::cpu::Difference;
 use crate::distributed::Halo;
 use crate::distributed::driver::{Engine, Passes};
+use crate::distributed::sweep::SweepEngine;
 use crate::slabs::Slabs;
 use crate::{Error, Grid, Inner, Real, Result, Schedule, Stencil};
 
@@ -35,6 +37,8 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     measure: CudaFunction,
     /// For `Schedule::Hierarchical`: its kernel (shared-memory), tile and halo.
     cycle: Option<(CudaFunction, usize, usize)>,
+    /// For a sweep stencil: its wavefront kernel.
+    sweeper: Option<Sweeper>,
     inputs: Vec<Option<CudaSlice<T>>>,
     current: CudaSlice<T>,
     next: CudaSlice<T>,
@@ -96,6 +100,15 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             }
             _ => None,
         };
+        let sweeper = match S::META.is_sweep() {
+            true => {
+                let (pencils, module, kernel, _) =
+                    sweep_kernel::<S, T, N>(&gpu, mode, shape, tile_of(S::META, schedule)?)?;
+                let (tile, chunk, window) = (pencils.lanes[0], pencils.chunk, pencils.window);
+                Some(Sweeper { kernel, _module: module, tile, chunk, window, windows: Vec::new() })
+            }
+            false => None,
+        };
         let block_shape = plain_shape::<N>()?;
         let whole = plain_config::<S, N>(&gpu, dims, as_3d(S::META.radius, 0), block_shape)?;
         let blocks = whole.grid_dim.0 as usize * whole.grid_dim.1 as usize * whole.grid_dim.2 as usize;
@@ -140,6 +153,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             pass,
             measure,
             cycle,
+            sweeper,
             inputs,
             current,
             next,
@@ -213,6 +227,86 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         // the window's, the kernel indexes only inside them, and its shared memory is within
         // the limit set in `new` (the whole local grid's geometry, the largest).
         unsafe { launch.launch(geometry.config) }.map(|_| ()).map_err(driver_error("launching a kernel"))
+    }
+}
+
+/// A sweep stencil's wavefront kernel, compiled for the rank's grid, and the pencils and
+/// ready flags of each window it has swept (by its number of planes).
+struct Sweeper {
+    kernel: CudaFunction,
+    _module: Arc<CudaModule>,
+    /// The lanes per tile axis, the planes between ready flags and the planes of the
+    /// shared-memory window the kernel was compiled for.
+    tile: usize,
+    chunk: usize,
+    window: usize,
+    windows: Vec<(usize, Pencils, Flags)>,
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> SweepEngine<T> for GpuEngine<'_, S, T, N> {
+    fn sweep(&mut self, planes: Range<usize>) -> Result<()> {
+        if planes.is_empty() {
+            return Ok(());
+        }
+        let kernel = || format!("{}_wavefront", S::META.name);
+        let Some(sweeper) = self.sweeper.as_mut() else {
+            return Err(Error::Launch { kernel: kernel(), reason: "only a sweep stencil sweeps".into() });
+        };
+        // The kernel runs on a window of the buffers: the planes and the `r` around them,
+        // seen as a grid whose interior is `planes`.
+        let r = S::META.radius[0];
+        let window = planes.start - r..planes.end + r;
+        let elements = window.start * self.plane_len..window.end * self.plane_len;
+        let found = sweeper.windows.iter().position(|(len, ..)| *len == window.len());
+        let at = match found {
+            Some(at) => at,
+            None => {
+                let mut shape = self.shape;
+                shape[0] = window.len();
+                let limits = (self.gpu.max_threads_per_block as usize, self.gpu.max_shared_per_block);
+                let pencils = Pencils::new::<S, T, N>(shape, sweeper.tile, Some(sweeper.chunk), limits)?;
+                if pencils.window != sweeper.window {
+                    return Err(Error::Launch {
+                        kernel: kernel(),
+                        reason: format!(
+                            "a window of {} planes needs {} planes of shared memory, the kernel has {}",
+                            window.len(),
+                            pencils.window,
+                            sweeper.window
+                        ),
+                    });
+                }
+                let flags = Flags::new(&self.compute, &pencils)?;
+                sweeper.windows.push((window.len(), pencils, flags));
+                sweeper.windows.len() - 1
+            }
+        };
+        let (_, pencils, flags) = &mut sweeper.windows[at];
+        let mut u = self.current.slice_mut(elements.clone());
+        let inputs: Vec<_> = self.inputs.iter().flatten().map(|f| f.slice(elements.clone())).collect();
+        launch_sweep(&self.compute, (&mut u, &inputs, &self.scalars), flags, pencils, &sweeper.kernel)
+    }
+
+    fn read(&mut self, planes: Range<usize>, into: &mut [T]) -> Result<()> {
+        let elements = self.elements(&planes);
+        self.compute.memcpy_dtoh(&self.current.slice(elements), into).map_err(driver_error("copying to the host"))?;
+        self.compute.synchronize().map_err(driver_error("waiting for the device"))
+    }
+
+    fn write(&mut self, planes: Range<usize>, from: &[T]) -> Result<()> {
+        let elements = self.elements(&planes);
+        let compute = &self.compute;
+        compute
+            .memcpy_htod(from, &mut self.current.slice_mut(elements))
+            .map_err(driver_error("copying to the device"))?;
+        // `from` may be reused as soon as this returns.
+        compute.synchronize().map_err(driver_error("waiting for the device"))
+    }
+
+    fn find_non_finite(&mut self, own: Range<usize>, _part: Range<usize>) -> Result<Option<usize>> {
+        // As one process on the GPU: the measuring kernel's first non-finite S(u).
+        self.update(own, 1, true)?;
+        Ok(self.difference()?.first_non_finite)
     }
 }
 

@@ -11,10 +11,11 @@
 //! for belongs to a block that is already running: the launch cannot deadlock however many
 //! blocks fit on the device at once.
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
 
 use super::device::{Gpu, driver_error};
 use super::nvrtc::Mode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::run::{DeviceState, JitTime, Scalars, as_3d, load_module, plain_config, plain_shape};
@@ -172,7 +173,7 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let measure_cfg = plain_config::<S, N>(gpu, dims, radius, plain_shape::<N>()?)?;
     let (x, y, z) = measure_cfg.grid_dim;
     let mut state = DeviceState::upload(gpu, &job, u, dims, x as usize * y as usize * z as usize)?;
-    let mut flags = Flags::new(gpu, &pencils)?;
+    let mut flags = Flags::new(&gpu.stream, &pencils)?;
     let stop = job.stop;
     let mut monitor = Monitor::for_job(&mut job, layout.interior_points());
     let mut iteration = monitor.first_iteration();
@@ -186,7 +187,9 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
             let (max, l2) = measure_residual(gpu, &mut state, (&measure, measure_cfg), u, (0, stop))?;
             monitor.set_reference(max, l2);
         }
-        launch_sweep(gpu, (&mut state.current, &state.inputs, &state.scalars), &mut flags, &pencils, &sweep)?;
+        let inputs = read_only(&state.inputs);
+        let args = (&mut state.current.as_view_mut(), &inputs[..], &state.scalars);
+        launch_sweep(&gpu.stream, args, &mut flags, &pencils, &sweep)?;
         if !stop.checks_at(iteration) {
             continue;
         }
@@ -200,15 +203,15 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
 }
 
 /// The ready flags and the ticket counter, zeroed before every sweep.
-struct Flags {
+pub(super) struct Flags {
     order: CudaSlice<i32>,
     progress: CudaSlice<i32>,
     ticket: CudaSlice<u32>,
 }
 
 impl Flags {
-    fn new(gpu: &Gpu, pencils: &Pencils) -> Result<Self> {
-        let stream = &gpu.stream;
+    /// The flags of `pencils`, allocated on `stream`.
+    pub(super) fn new(stream: &Arc<CudaStream>, pencils: &Pencils) -> Result<Self> {
         Ok(Self {
             order: stream.clone_htod(&pencils.order).map_err(driver_error("copying to the device"))?,
             progress: stream.alloc_zeros(pencils.count[0] * pencils.count[1]).map_err(driver_error("allocating"))?,
@@ -217,29 +220,29 @@ impl Flags {
     }
 }
 
-/// A sweep's unknown, its fields in declaration order (`None` at the unknown) and scalars.
-type SweepArgs<'a, T> = (&'a mut CudaSlice<T>, &'a [Option<CudaSlice<T>>], &'a Scalars<T>);
+/// A sweep's unknown, its read-only fields in declaration order and scalars: windows of
+/// the same planes.
+pub(super) type SweepArgs<'a, 'b, T> = (&'a mut CudaViewMut<'b, T>, &'a [CudaView<'b, T>], &'a Scalars<T>);
 
 /// The host fields of two stencils, each in declaration order (`None` at the unknown).
 type FieldPair<'a, T> = (&'a [Option<&'a [T]>], &'a [Option<&'a [T]>]);
 
-/// One sweep in place on `u`; `inputs` holds the fields in declaration order (`None` at
-/// the unknown).
-fn launch_sweep<T: Real>(
-    gpu: &Gpu,
-    (u, inputs, scalars): SweepArgs<'_, T>,
+/// One sweep in place on `u` (a grid, or a window of planes of one seen as a grid of its
+/// own), queued on `stream`; `inputs` holds the read-only fields in declaration order.
+pub(super) fn launch_sweep<T: Real>(
+    stream: &Arc<CudaStream>,
+    (u, inputs, scalars): SweepArgs<'_, '_, T>,
     flags: &mut Flags,
     pencils: &Pencils,
     kernel: &CudaFunction,
 ) -> Result<()> {
-    let stream = &gpu.stream;
     stream.memset_zeros(&mut flags.progress).map_err(driver_error("clearing the ready flags"))?;
     stream.memset_zeros(&mut flags.ticket).map_err(driver_error("clearing the ready flags"))?;
     let [n0, n1, n2] = pencils.extents.map(|n| n as i64);
     let pencils2 = pencils.count[1] as i32;
     let mut launch = stream.launch_builder(kernel);
     launch.arg(u);
-    for input in inputs.iter().flatten() {
+    for input in inputs {
         launch.arg(input);
     }
     launch.arg(&n0).arg(&n1).arg(&n2);
@@ -258,7 +261,7 @@ fn launch_sweep<T: Real>(
 
 /// A sweep stencil's wavefront kernel for one grid: compiled, loaded, and allowed the
 /// shared memory of its windows.
-fn sweep_kernel<S: Stencil<N>, T: Real, const N: usize>(
+pub(super) fn sweep_kernel<S: Stencil<N>, T: Real, const N: usize>(
     gpu: &Gpu,
     mode: Mode,
     shape: [usize; N],
@@ -299,7 +302,7 @@ fn sweep_kernel<S: Stencil<N>, T: Real, const N: usize>(
 /// The tile of a sweep's schedule on the GPU and whether it was asked for: `Wavefront {
 /// tile }`'s, or the default one for `Plain` (the sequential sweep, whose values a wavefront
 /// computes).
-fn tile_of(meta: &'static StencilMeta, schedule: Schedule) -> Result<(usize, bool)> {
+pub(super) fn tile_of(meta: &'static StencilMeta, schedule: Schedule) -> Result<(usize, bool)> {
     match schedule {
         Schedule::Wavefront { tile } => Ok((tile, true)),
         Schedule::Plain | Schedule::Auto => match Schedule::Auto.resolve(meta)? {
@@ -338,13 +341,16 @@ pub(crate) fn alternate<A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize>(
     let inputs_b: Vec<Option<CudaSlice<T>>> =
         fields.1.iter().map(|f| f.map(upload).transpose()).collect::<Result<_>>()?;
     let scalars = (Scalars::new(A::param_values(params.0)), Scalars::new(B::param_values(params.1)));
-    let mut flags = (Flags::new(&gpu, &pencils_a)?, Flags::new(&gpu, &pencils_b)?);
+    let mut flags = (Flags::new(stream, &pencils_a)?, Flags::new(stream, &pencils_b)?);
     stream.synchronize().map_err(driver_error("waiting for the device"))?;
+    let views = (read_only(&inputs_a), read_only(&inputs_b));
     let every = steps.div_ceil(100).max(1);
     let started = Instant::now();
     for step in 1..=steps {
-        launch_sweep(&gpu, (&mut current, &inputs_a, &scalars.0), &mut flags.0, &pencils_a, &kernel_a)?;
-        launch_sweep(&gpu, (&mut current, &inputs_b, &scalars.1), &mut flags.1, &pencils_b, &kernel_b)?;
+        let args = (&mut current.as_view_mut(), &views.0[..], &scalars.0);
+        launch_sweep(stream, args, &mut flags.0, &pencils_a, &kernel_a)?;
+        let args = (&mut current.as_view_mut(), &views.1[..], &scalars.1);
+        launch_sweep(stream, args, &mut flags.1, &pencils_b, &kernel_b)?;
         if let Some(callback) = on_step.as_deref_mut().filter(|_| step % every == 0 || step == steps) {
             stream.synchronize().map_err(driver_error("waiting for the device"))?;
             callback(step, started.elapsed());
@@ -363,6 +369,11 @@ pub(crate) fn alternate<A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize>(
         },
         jit: Some(jit_a.time + jit_b.time),
     })
+}
+
+/// Views of the read-only fields among `inputs` (`None` at the unknown).
+fn read_only<T: Real>(inputs: &[Option<CudaSlice<T>>]) -> Vec<CudaView<'_, T>> {
+    inputs.iter().flatten().map(|f| f.as_view()).collect()
 }
 
 /// ρ(u) of the current iterate, by one plain application into the second buffer.

@@ -168,30 +168,49 @@ impl Mpi {
         recv: &mut Halo<T>,
         during: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
+        let (mut sends, mut receives) = (Vec::new(), Vec::new());
+        if let Some(below) = below {
+            receives.push((below, &mut recv.lower[..]));
+            sends.push((below, &send.lower[..]));
+        }
+        if let Some(above) = above {
+            receives.push((above, &mut recv.upper[..]));
+            sends.push((above, &send.upper[..]));
+        }
+        self.post(&sends, &mut receives, during)
+    }
+
+    /// Receives into every `(rank, buffer)` of `receives`, sends every `(rank, buffer)` of
+    /// `sends`, and runs `during` while the messages are in flight (non-blocking sends and
+    /// receives, posted in that order). Every request is completed before it returns, also
+    /// when `during` fails. Messages between two ranks in one direction are received in the
+    /// order they were sent.
+    pub(crate) fn post<T: Real>(
+        &self,
+        sends: &[(usize, &[T])],
+        receives: &mut [(usize, &mut [T])],
+        during: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
         // Tags: the direction of travel, then the piece of a message cut to fit MPI's
         // `int` counts.
         const UP: i32 = 0;
         const DOWN: i32 = 1 << 20;
+        let me = self.rank();
         let world = &self.world;
-        let (recv_lower, recv_upper) = (&mut recv.lower, &mut recv.upper);
         mpi::request::scope(|scope| {
             let mut requests = Vec::new();
-            if let Some(below) = below {
-                let rank = world.process_at_rank(below as i32);
-                for (piece, part) in pieces_mut(recv_lower).enumerate() {
-                    requests.push(rank.immediate_receive_into_with_tag(scope, part, UP + piece as i32));
-                }
-                for (piece, part) in pieces(&send.lower).enumerate() {
-                    requests.push(rank.immediate_send_with_tag(scope, part, DOWN + piece as i32));
+            for (from, buffer) in receives.iter_mut() {
+                let tag = if *from < me { UP } else { DOWN };
+                let rank = world.process_at_rank(*from as i32);
+                for (piece, part) in pieces_mut(buffer).enumerate() {
+                    requests.push(rank.immediate_receive_into_with_tag(scope, part, tag + piece as i32));
                 }
             }
-            if let Some(above) = above {
-                let rank = world.process_at_rank(above as i32);
-                for (piece, part) in pieces_mut(recv_upper).enumerate() {
-                    requests.push(rank.immediate_receive_into_with_tag(scope, part, DOWN + piece as i32));
-                }
-                for (piece, part) in pieces(&send.upper).enumerate() {
-                    requests.push(rank.immediate_send_with_tag(scope, part, UP + piece as i32));
+            for &(to, buffer) in sends {
+                let tag = if to > me { UP } else { DOWN };
+                let rank = world.process_at_rank(to as i32);
+                for (piece, part) in pieces(buffer).enumerate() {
+                    requests.push(rank.immediate_send_with_tag(scope, part, tag + piece as i32));
                 }
             }
             let outcome = during();

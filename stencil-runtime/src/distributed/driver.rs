@@ -9,6 +9,7 @@
 
 use std::ops::Range;
 
+use super::sweep::{SweepEngine, iterate_sweeps};
 use super::{Halo, Subdomain};
 use crate::cpu::hierarchical::{self, Cycle};
 use crate::cpu::{Difference, Layout, out_of_core};
@@ -102,7 +103,7 @@ impl Planes {
     }
 
     /// The own planes sent to the rank below and to the rank above (empty without one).
-    fn sent(&self) -> (Range<usize>, Range<usize>) {
+    pub(super) fn sent(&self) -> (Range<usize>, Range<usize>) {
         let own = &self.own;
         let lower = if self.below.is_some() { own.start..own.start + self.ghost } else { own.start..own.start };
         let upper = if self.above.is_some() { own.end - self.ghost..own.end } else { own.end..own.end };
@@ -110,7 +111,7 @@ impl Planes {
     }
 
     /// The ghost planes received from below and from above (empty without a neighbour).
-    fn received(&self) -> (Range<usize>, Range<usize>) {
+    pub(super) fn received(&self) -> (Range<usize>, Range<usize>) {
         let own = &self.own;
         let lower = if self.below.is_some() { own.start - self.ghost..own.start } else { own.start..own.start };
         let upper = if self.above.is_some() { own.end..own.end + self.ghost } else { own.end..own.end };
@@ -380,6 +381,8 @@ pub(crate) struct CpuEngine<'g, 'j, S: Stencil<N>, T: Real, const N: usize> {
     shape: [usize; N],
     radius: usize,
     plane_len: usize,
+    /// How a sweep stencil's planes are swept (sequentially, or by a rayon wavefront).
+    schedule: Schedule,
     /// The hierarchical schedule's tile and halo, when it has cycles.
     cycle: Option<(usize, usize)>,
     measured: Option<Difference>,
@@ -403,6 +406,7 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
             inputs,
             params,
             shape,
+            schedule,
             radius: S::META.radius[0],
             plane_len: shape[1..].iter().product(),
             measured: None,
@@ -497,6 +501,43 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, 
     }
 }
 
+impl<S: Stencil<N>, T: Real, const N: usize> SweepEngine<T> for CpuEngine<'_, '_, S, T, N> {
+    fn sweep(&mut self, planes: Range<usize>) -> Result<()> {
+        if planes.is_empty() {
+            return Ok(());
+        }
+        // The planes and the `r` around them, seen as a grid whose interior is `planes`.
+        let window = planes.start - self.radius..planes.end + self.radius;
+        let elements = self.elements(&window);
+        let mut shape = self.shape;
+        shape[0] = window.len();
+        let layout = Layout::new(S::META, shape)?;
+        let fields: Vec<&[T]> = self.inputs.iter().map(|f| f.map_or(&[][..], |f| &f[elements.clone()])).collect();
+        let u = &mut self.u.as_mut_slice()[elements];
+        crate::cpu::sweep_once::<S, T, N>(&layout, u, &fields, &self.params, self.schedule);
+        Ok(())
+    }
+
+    fn read(&mut self, planes: Range<usize>, into: &mut [T]) -> Result<()> {
+        into.copy_from_slice(&self.u.as_slice()[self.elements(&planes)]);
+        Ok(())
+    }
+
+    fn write(&mut self, planes: Range<usize>, from: &[T]) -> Result<()> {
+        let elements = self.elements(&planes);
+        self.u.as_mut_slice()[elements].copy_from_slice(from);
+        Ok(())
+    }
+
+    fn find_non_finite(&mut self, _own: Range<usize>, part: Range<usize>) -> Result<Option<usize>> {
+        // As one process on the CPU: the first non-finite value of the iterate.
+        use rayon::prelude::*;
+        let elements = self.elements(&part);
+        let values = &self.u.as_slice()[elements.clone()];
+        Ok(values.par_iter().position_first(|v| !v.is_finite()).map(|at| at + elements.start))
+    }
+}
+
 /// Runs a checked job on this rank's part of the grid, on the CPU (`device` is
 /// `None`) or on a GPU. Every rank calls it; a rank whose device cannot start makes every
 /// rank return an error.
@@ -517,10 +558,14 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     }
     let (mut send, mut recv) = halos::<T>(&planes, sub.plane_len());
     let halos = (&mut send, &mut recv);
+    let sweeps = S::META.is_sweep();
     match device {
         None => {
             let engine = CpuEngine::<S, T, N>::new(u, job.inputs.clone(), job.params, job.schedule);
             let backend = format!("{ranks}, {}", crate::Backend::Cpu);
+            if sweeps {
+                return iterate_sweeps(&mut job, sub, engine, halos, backend);
+            }
             iterate(&mut job, sub, engine, halos, backend)
         }
         Some(device) => {
@@ -534,6 +579,9 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
             );
             let engine = mpi.all_ok(started)?;
             let backend = format!("{ranks}, cuda device {device} ({})", engine.device_name());
+            if sweeps {
+                return iterate_sweeps(&mut job, sub, engine, halos, backend);
+            }
             iterate(&mut job, sub, engine, halos, backend)
         }
     }

@@ -23,6 +23,8 @@ pub use decomposition::Decomposition;
 mod comm;
 #[cfg(feature = "mpi")]
 pub(crate) mod driver;
+#[cfg(feature = "mpi")]
+pub(crate) mod sweep;
 
 #[cfg(feature = "mpi")]
 pub(crate) use comm::{Halo, fingerprint};
