@@ -14,6 +14,9 @@
 //! what each rank runs: `plain` (the default), `tiled`, exact `hierarchical` cycles
 //! (`--tile`, `--sub`), or `out-of-core` slabs of `--slab` planes (its part stays in host
 //! memory and streams through the GPU, one pass of `--depth` iterations between exchanges).
+//! `--schedule gauss-seidel` solves the same problem by Gauss–Seidel sweeps (a `sweep(+, +, +)`
+//! stencil, a wavefront on each rank): the ranks pass each sweep along, and overlap
+//! successive sweeps.
 
 use std::f64::consts::PI;
 use std::process::ExitCode;
@@ -23,6 +26,14 @@ use stencil::builtin::Jacobi7;
 use stencil::cuda::Mode;
 use stencil::distributed::{Mpi, Subdomain};
 use stencil::prelude::*;
+
+stencil! {
+    /// Gauss–Seidel for the 7-point Laplacian: the points before this one in the sweep are
+    /// already new.
+    sweep(+, +, +) fn gauss_seidel7(mut u: Field3, f: Field3, h2: Real) -> Real {
+        (u[-1, 0, 0] + u[1, 0, 0] + u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + u[0, 0, 1] + h2 * f[0, 0, 0]) / 6.0
+    }
+}
 
 /// −Δu = f on the unit cube over MPI ranks.
 #[derive(Parser)]
@@ -53,7 +64,8 @@ struct Args {
     /// axis 0.
     #[arg(long, requires = "bench")]
     weak: bool,
-    /// The schedule each rank runs its part with.
+    /// The schedule each rank runs its part with (`gauss-seidel`: Gauss–Seidel sweeps
+    /// instead of Jacobi iterations).
     #[arg(long, value_enum, default_value_t = Kind::Plain)]
     schedule: Kind,
     /// `--schedule hierarchical`: core tile edge in points.
@@ -74,6 +86,7 @@ enum Kind {
     Tiled,
     Hierarchical,
     OutOfCore,
+    GaussSeidel,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -112,10 +125,19 @@ fn main() -> ExitCode {
 }
 
 fn run<T: Real>(args: &Args, mpi: &Mpi) -> stencil::Result<()> {
+    match args.schedule {
+        Kind::GaussSeidel => solve::<_, T>(GaussSeidel7, args, mpi),
+        _ => solve::<_, T>(Jacobi7, args, mpi),
+    }
+}
+
+/// The problem solved by `stencil`'s iterations (Jacobi's or Gauss–Seidel's, both with the
+/// input `f` and the parameter `h2`).
+fn solve<S: Stencil<3>, T: Real>(stencil: S, args: &Args, mpi: &Mpi) -> stencil::Result<()> {
     let n = args.size;
     let planes = if args.weak { args.size * mpi.size() + 2 } else { n };
     let shape = [planes, n, n];
-    let sub = mpi.split(&Jacobi7, shape, args.depth)?;
+    let sub = mpi.split(&stencil, shape, args.depth)?;
     let h = [1.0 / (planes - 1) as f64, 1.0 / (n - 1) as f64, 1.0 / (n - 1) as f64];
     let exact = |[i, j, k]: [usize; 3]| {
         (PI * i as f64 * h[0]).sin() * (PI * j as f64 * h[1]).sin() * (PI * k as f64 * h[2]).sin()
@@ -133,10 +155,16 @@ fn run<T: Real>(args: &Args, mpi: &Mpi) -> stencil::Result<()> {
         Kind::OutOfCore => {
             Schedule::OutOfCore { slab: args.slab, height: args.depth, inner: Inner::Plain, device_memory: None }
         }
+        // A wavefront with the default tile.
+        Kind::GaussSeidel => Schedule::Auto,
+    };
+    let exchange = match S::META.is_sweep() {
+        true => "boundary planes passed along every sweep".to_owned(),
+        false => format!("ghost planes exchanged every {} iteration(s)", args.depth),
     };
     if mpi.rank() == 0 {
         println!(
-            "{} ranks, grid {}×{}×{}, {} (rank 0 owns planes {:?}, holds {:?}); ghost planes exchanged every {} iteration(s); {schedule} on each rank",
+            "{} ranks, grid {}×{}×{}, {} (rank 0 owns planes {:?}, holds {:?}); {exchange}; {schedule} on each rank",
             mpi.size(),
             shape[0],
             shape[1],
@@ -144,13 +172,12 @@ fn run<T: Real>(args: &Args, mpi: &Mpi) -> stencil::Result<()> {
             T::NAME,
             sub.own(),
             sub.local(),
-            args.depth
         );
     }
     // One spacing for the stencil: the axes' spacings are equal unless `--weak` stretches
     // axis 0, and then the problem is only timed.
     let solver = |u: &mut Grid<T, 3>, iterations: usize, tolerance: Option<f64>| {
-        let mut solver = Solver::new(Jacobi7)
+        let mut solver = Solver::new(stencil)
             .input("f", &f)
             .param("h2", h[1] * h[1])
             .backend(backend)

@@ -280,6 +280,12 @@ fn sweep_cases(mpi: &Mpi, backend: Backend, depth: usize, results: &mut Vec<(Str
         "f64 radius-2 wavefront to an absolute tolerance".into(),
         far2(absolute, wavefront(3)).check::<f64>(mpi, depth, backend),
     );
+    if depth == 1 {
+        // With 3 or 4 ranks a rank owns fewer than 2 · radius planes: its first planes read
+        // the later neighbour's.
+        let narrow = Case { shape: [13, 9], max_iterations: 40, check_every: Some(3), ..far2(None, wavefront(2)) };
+        record("f64 radius-2 wavefront on narrow parts".into(), narrow.check::<f64>(mpi, depth, backend));
+    }
     let diag3 = |max_iterations, tolerance, schedule| Case {
         name: "diag3",
         stencil: Diag3,

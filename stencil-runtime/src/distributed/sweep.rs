@@ -5,20 +5,22 @@
 //! sweep left them, and the planes *after* them as the previous sweep left them. No depth
 //! of ghost planes can stand in for the first: one sweep carries influence through the
 //! whole grid. So the ranks take their turn in the sweep's order, and overlap across
-//! sweeps:
+//! sweeps. In each sweep a rank
 //!
-//! 1. A rank receives the `radius` planes before its own, just swept by the *earlier*
-//!    neighbour, and (from the sweep before) the `radius` planes after its own from the
-//!    *later* neighbour.
-//! 2. It sweeps its first `radius` planes, sends them to the earlier neighbour (which reads
-//!    them in its next sweep) and sweeps the rest while the message travels.
-//! 3. It sends its last `radius` planes to the later neighbour, which starts this sweep.
+//! 1. receives the `radius` planes before its own, just swept by the *earlier* neighbour;
+//! 2. sweeps its first `radius` planes and sends them to the earlier neighbour (which reads
+//!    them at the end of its next sweep), and sweeps its middle planes while they travel;
+//! 3. receives the `radius` planes after its own from the *later* neighbour (its first
+//!    planes of the previous sweep, sent long before), sweeps its last planes and sends
+//!    them to the later neighbour, which then starts this sweep.
 //!
-//! Points in the sweep's order are all the earlier rank's, then all this rank's: the split
-//! into first planes and the rest, and the split between ranks, keep that order, so every
-//! rank's planes hold exactly the single-process sweep's values. While the later neighbour
-//! sweeps sweep k, the earlier one already sweeps k + 1: with R ranks, R sweeps are in
-//! flight at once, and each check (a reduction over every rank) drains the pipeline.
+//! Points in the sweep's order are all the earlier rank's, then all this rank's, and a
+//! rank's first, middle and last planes come in that order too, so every rank's planes hold
+//! exactly the single-process sweep's values. Only the earlier neighbour's planes are
+//! waited for at the start of a sweep: while the later neighbour sweeps sweep k, a rank
+//! already sweeps k + 1, so R ranks have R sweeps in flight, and a sweep costs about one
+//! rank's part plus one message. Each check (a reduction over every rank) drains the
+//! pipeline.
 //!
 //! At a check the later neighbour's first planes of the sweep just done are received
 //! early (both sides of the own planes then hold this sweep's values) and S(u) − u is
@@ -62,11 +64,15 @@ struct Order {
     /// The neighbour whose planes the sweep reaches first, and the one it reaches last.
     earlier: Option<usize>,
     later: Option<usize>,
-    /// The own planes swept first (sent to the earlier neighbour), the rest, and the last
-    /// ones (sent to the later neighbour).
+    /// The own planes swept first, in the middle and last. The first read the earlier
+    /// ghost planes and the last the later ones. A rank of fewer than 2 · radius own
+    /// planes sweeps them all first (they reach both sides).
     first: Range<usize>,
-    rest: Range<usize>,
+    middle: Range<usize>,
     last: Range<usize>,
+    /// The own planes sent to the earlier and to the later neighbour (`radius` each).
+    to_earlier: Range<usize>,
+    to_later: Range<usize>,
     /// The `radius` planes beyond the own ones on each side.
     ghost_earlier: Range<usize>,
     ghost_later: Range<usize>,
@@ -79,27 +85,85 @@ impl Order {
         let low = own.start..(own.start + r).min(own.end);
         let high = own.end.saturating_sub(r).max(own.start)..own.end;
         let (below, above) = (own.start - r..own.start, own.end..own.end + r);
+        let split = own.len() >= 2 * r;
+        let (first, middle, last) = match (split, direction) {
+            (false, _) => (own.clone(), own.end..own.end, own.end..own.end),
+            (true, Direction::Ascending) => (low.clone(), low.end..high.start, high.clone()),
+            (true, Direction::Descending) => (high.clone(), low.end..high.start, low.clone()),
+        };
         match direction {
             Direction::Ascending => Self {
                 earlier: planes.below,
                 later: planes.above,
-                rest: low.end..own.end,
-                first: low,
-                last: high,
+                first,
+                middle,
+                last,
+                to_earlier: low,
+                to_later: high,
                 ghost_earlier: below,
                 ghost_later: above,
             },
             Direction::Descending => Self {
                 earlier: planes.above,
                 later: planes.below,
-                rest: own.start..high.start,
-                first: high,
-                last: low,
+                first,
+                middle,
+                last,
+                to_earlier: high,
+                to_later: low,
                 ghost_earlier: above,
                 ghost_later: below,
             },
         }
     }
+
+    /// Whether the first planes read the later ghost planes.
+    fn first_reads_later(&self) -> bool {
+        self.last.is_empty()
+    }
+}
+
+/// The later neighbour's first planes of each of its sweeps, received in order into the
+/// later ghost planes, and the buffer they arrive in.
+struct Later<'b, T> {
+    /// How many have been received: the ghost planes hold the later neighbour's planes
+    /// after that many sweeps (u⁰, the user's grid, for none).
+    received: usize,
+    buffer: &'b mut [T],
+}
+
+impl<T: Real> Later<'_, T> {
+    /// Makes the later ghost planes hold the later neighbour's planes after `sweeps` sweeps
+    /// (at most one more than they hold).
+    fn fetch(
+        &mut self,
+        sweeps: usize,
+        (mpi, order): (&super::Mpi, &Order),
+        engine: &mut impl SweepEngine<T>,
+    ) -> Result<()> {
+        let Some(later) = order.later.filter(|_| self.received < sweeps) else { return Ok(()) };
+        debug_assert_eq!(self.received + 1, sweeps, "the later neighbour's planes are fetched one sweep at a time");
+        mpi.post::<T>(&[], &mut [(later, &mut *self.buffer)], || Ok(()))?;
+        engine.write(order.ghost_later.clone(), self.buffer)?;
+        self.received = sweeps;
+        Ok(())
+    }
+}
+
+/// The rest of sweep `sweep` (counted from 1) after its first planes: the middle planes,
+/// the later neighbour's planes, the last planes, and the last planes sent on.
+fn finish_sweep<T: Real>(
+    (mpi, order, sweep): (&super::Mpi, &Order, usize),
+    engine: &mut impl SweepEngine<T>,
+    later: &mut Later<'_, T>,
+    out: &mut [T],
+) -> Result<()> {
+    engine.sweep(order.middle.clone())?;
+    later.fetch(sweep - 1, (mpi, order), engine)?;
+    engine.sweep(order.last.clone())?;
+    let Some(to) = order.later else { return Ok(()) };
+    engine.read(order.to_later.clone(), out)?;
+    mpi.post(&[(to, &*out)], &mut [], || Ok(()))
 }
 
 /// Runs `job`, a sweep stencil's, on `engine` over this rank's planes by the pipeline of
@@ -124,12 +188,7 @@ pub(crate) fn iterate_sweeps<S: Stencil<N>, T: Real, const N: usize, E: SweepEng
     let message = vec![T::ZERO; planes.radius * sub.plane_len()];
     let (mut first_out, mut last_out, mut earlier_in, mut later_in) =
         (message.clone(), message.clone(), message.clone(), message);
-    // The later neighbour's first planes of the sweep just done, received and written.
-    let receive_later = |engine: &mut E, later_in: &mut [T]| -> Result<()> {
-        let Some(later) = order.later else { return Ok(()) };
-        mpi.post::<T>(&[], &mut [(later, &mut *later_in)], || Ok(()))?;
-        engine.write(order.ghost_later.clone(), later_in)
-    };
+    let mut later = Later { received: 0, buffer: &mut later_in };
     let to_global = |at: usize| (at + sub.local().start * sub.plane_len()) as u64;
     if matches!(stop.tolerance, Some(Tolerance::Relative { .. })) {
         // The reference ρ(u⁰) is measured before the first sweep changes u.
@@ -138,52 +197,34 @@ pub(crate) fn iterate_sweeps<S: Stencil<N>, T: Real, const N: usize, E: SweepEng
         let (max, sum, _, _) = mpi.reduce(d.max_abs, d.sum_sq, u64::MAX, 0.0);
         monitor.set_reference(max, sum.sqrt());
     }
-    // Whether the later ghost planes hold the iterate the next sweep starts from (the
-    // user's grid holds u⁰ there).
-    let mut later_fresh = true;
     let mut iteration = 0;
     let ended: std::result::Result<StopReason, Error> = loop {
         if stop.max_iterations.is_some_and(|max| iteration >= max) {
             break Ok(StopReason::IterationLimit);
         }
         iteration += 1;
-        // The planes this sweep reads from the neighbours.
-        let fetch_later = !later_fresh && order.later.is_some();
-        let mut receives = Vec::new();
         if let Some(earlier) = order.earlier {
-            receives.push((earlier, &mut earlier_in[..]));
-        }
-        if let (true, Some(later)) = (fetch_later, order.later) {
-            receives.push((later, &mut later_in[..]));
-        }
-        if !receives.is_empty() {
-            mpi.post::<T>(&[], &mut receives, || Ok(()))?;
-        }
-        if order.earlier.is_some() {
+            mpi.post::<T>(&[], &mut [(earlier, &mut earlier_in[..])], || Ok(()))?;
             engine.write(order.ghost_earlier.clone(), &earlier_in)?;
         }
-        if fetch_later {
-            engine.write(order.ghost_later.clone(), &later_in)?;
+        if order.first_reads_later() {
+            later.fetch(iteration - 1, (mpi, &order), &mut engine)?;
         }
-        later_fresh = false;
-        // The first planes go back to the earlier neighbour while the rest is swept.
         engine.sweep(order.first.clone())?;
         match order.earlier {
             Some(earlier) => {
-                engine.read(order.first.clone(), &mut first_out)?;
-                mpi.post(&[(earlier, &first_out[..])], &mut [], || engine.sweep(order.rest.clone()))?;
+                // The first planes travel while the rest is swept.
+                engine.read(order.to_earlier.clone(), &mut first_out)?;
+                mpi.post(&[(earlier, &first_out[..])], &mut [], || {
+                    finish_sweep((mpi, &order, iteration), &mut engine, &mut later, &mut last_out)
+                })?;
             }
-            None => engine.sweep(order.rest.clone())?,
-        }
-        if let Some(later) = order.later {
-            engine.read(order.last.clone(), &mut last_out)?;
-            mpi.post(&[(later, &last_out[..])], &mut [], || Ok(()))?;
+            None => finish_sweep((mpi, &order, iteration), &mut engine, &mut later, &mut last_out)?,
         }
         if !stop.checks_at(iteration) {
             continue;
         }
-        receive_later(&mut engine, &mut later_in)?;
-        later_fresh = true;
+        later.fetch(iteration, (mpi, &order), &mut engine)?;
         let d = match stop.tolerance {
             Some(_) => {
                 engine.update(own.clone(), 1, true)?;
@@ -212,9 +253,7 @@ pub(crate) fn iterate_sweeps<S: Stencil<N>, T: Real, const N: usize, E: SweepEng
     };
     // Every ghost plane holds the last sweep: the later neighbour's first planes (unless a
     // check brought them), then every ghost plane, `depth · radius` a side.
-    if !later_fresh {
-        receive_later(&mut engine, &mut later_in)?;
-    }
+    later.fetch(iteration, (mpi, &order), &mut engine)?;
     let neighbours = (planes.below, planes.above);
     if neighbours != (None, None) {
         let ((sent_lower, sent_upper), (ghost_lower, ghost_upper)) = (planes.sent(), planes.received());
@@ -242,21 +281,29 @@ mod tests {
         let middle = planes(4..11, 15, Some(0), Some(2));
         let up = Order::new(&middle, Direction::Ascending);
         assert_eq!((up.earlier, up.later), (Some(0), Some(2)));
-        assert_eq!((up.first, up.rest, up.last), (4..6, 6..11, 9..11));
+        assert!(!up.first_reads_later());
+        assert_eq!((up.first, up.middle, up.last), (4..6, 6..9, 9..11));
+        assert_eq!((up.to_earlier, up.to_later), (4..6, 9..11));
         assert_eq!((up.ghost_earlier, up.ghost_later), (2..4, 11..13));
         let down = Order::new(&middle, Direction::Descending);
+        assert!(!down.first_reads_later());
         assert_eq!((down.earlier, down.later), (Some(2), Some(0)));
-        assert_eq!((down.first, down.rest, down.last), (9..11, 4..9, 4..6));
+        assert_eq!((down.first, down.middle, down.last), (9..11, 6..9, 4..6));
+        assert_eq!((down.to_earlier, down.to_later), (9..11, 4..6));
         assert_eq!((down.ghost_earlier, down.ghost_later), (11..13, 2..4));
     }
 
     #[test]
-    fn a_lone_rank_with_fewer_planes_than_the_radius_sweeps_them_once() {
+    fn fewer_than_two_radii_of_own_planes_are_swept_at_once() {
+        let narrow = planes(4..7, 11, Some(0), Some(2));
+        let up = Order::new(&narrow, Direction::Ascending);
+        assert!(up.middle.is_empty() && up.last.is_empty() && up.first_reads_later());
+        assert_eq!((up.first, up.to_earlier, up.to_later), (4..7, 4..6, 5..7));
         let lone = planes(2..3, 5, None, None);
         for direction in [Direction::Ascending, Direction::Descending] {
             let order = Order::new(&lone, direction);
             assert_eq!(order.first, 2..3);
-            assert!(order.rest.is_empty());
+            assert!(order.middle.is_empty() && order.last.is_empty());
         }
     }
 }
