@@ -66,7 +66,8 @@ struct Order {
     later: Option<usize>,
     /// The own planes swept first, in the middle and last. The first read the earlier
     /// ghost planes and the last the later ones. A rank of fewer than 2 · radius own
-    /// planes sweeps them all first (they reach both sides).
+    /// planes sweeps them all first (they reach both sides); without an earlier (later)
+    /// neighbour the middle planes are swept with the first (last) ones.
     first: Range<usize>,
     middle: Range<usize>,
     last: Range<usize>,
@@ -86,15 +87,29 @@ impl Order {
         let high = own.end.saturating_sub(r).max(own.start)..own.end;
         let (below, above) = (own.start - r..own.start, own.end..own.end + r);
         let split = own.len() >= 2 * r;
+        let (earlier, later) = match direction {
+            Direction::Ascending => (planes.below, planes.above),
+            Direction::Descending => (planes.above, planes.below),
+        };
+        let none = own.end..own.end;
+        let hull = |a: &Range<usize>, b: &Range<usize>| a.start.min(b.start)..a.end.max(b.end);
         let (first, middle, last) = match (split, direction) {
-            (false, _) => (own.clone(), own.end..own.end, own.end..own.end),
+            (false, _) => (own.clone(), none.clone(), none.clone()),
             (true, Direction::Ascending) => (low.clone(), low.end..high.start, high.clone()),
             (true, Direction::Descending) => (high.clone(), low.end..high.start, low.clone()),
         };
+        // Planes no neighbour waits for are swept with their neighbours, in one launch.
+        let (first, middle, last) = match (earlier, later) {
+            _ if !split => (first, middle, last),
+            (None, None) => (own.clone(), none.clone(), none),
+            (None, Some(_)) => (hull(&first, &middle), none, last),
+            (Some(_), None) => (first, none, hull(&middle, &last)),
+            (Some(_), Some(_)) => (first, middle, last),
+        };
         match direction {
             Direction::Ascending => Self {
-                earlier: planes.below,
-                later: planes.above,
+                earlier,
+                later,
                 first,
                 middle,
                 last,
@@ -104,8 +119,8 @@ impl Order {
                 ghost_later: above,
             },
             Direction::Descending => Self {
-                earlier: planes.above,
-                later: planes.below,
+                earlier,
+                later,
                 first,
                 middle,
                 last,
@@ -291,6 +306,20 @@ mod tests {
         assert_eq!((down.first, down.middle, down.last), (9..11, 6..9, 4..6));
         assert_eq!((down.to_earlier, down.to_later), (9..11, 4..6));
         assert_eq!((down.ghost_earlier, down.ghost_later), (11..13, 2..4));
+    }
+
+    #[test]
+    fn planes_no_neighbour_waits_for_are_swept_with_the_middle() {
+        let bottom = planes(2..9, 11, None, Some(1));
+        let up = Order::new(&bottom, Direction::Ascending);
+        assert_eq!((up.first, up.last, up.to_later), (2..7, 7..9, 7..9));
+        assert!(up.middle.is_empty());
+        let down = Order::new(&bottom, Direction::Descending);
+        assert_eq!((down.first, down.last, down.to_earlier), (7..9, 2..7, 7..9));
+        assert!(down.middle.is_empty());
+        let lone = Order::new(&planes(2..9, 11, None, None), Direction::Ascending);
+        assert_eq!(lone.first, 2..9);
+        assert!(lone.middle.is_empty() && lone.last.is_empty());
     }
 
     #[test]
