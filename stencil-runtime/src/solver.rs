@@ -187,6 +187,13 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// most runs over slabs of its own planes, followed by the exchange (checked once per
     /// pass by default). An inexact hierarchical schedule, whose result would depend on the
     /// cut, and skewed slabs, which would update the ghost planes, are refused.
+    ///
+    /// A `sweep(…)` stencil runs `Plain` (the sequential sweep) or `Wavefront` (also for
+    /// `Auto`) on each rank, and its sweeps are passed from rank to rank in the sweep's
+    /// direction along axis 0, `radius` planes at a time whatever the depth: a rank starts
+    /// sweep k when the rank before it has finished it, while that rank starts sweep k + 1.
+    /// The ranks work at once only between checks (every check waits for every rank), so
+    /// choose a period of many times the number of ranks (the default, 100, is).
     /// `Backend::Auto` uses GPU `node_rank mod count` when GPUs are
     /// usable. Checkpoints are not written by distributed runs. Every problem the run could
     /// find in its input, on any rank, and any difference between the ranks' problems

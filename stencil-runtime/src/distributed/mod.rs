@@ -13,6 +13,11 @@
 //! the update: in the last iteration before it, the planes to be sent are updated first,
 //! then sent and received (non-blocking) while the rest is updated. The residual of every
 //! check is reduced over all ranks, so every rank stops at the same iteration.
+//!
+//! A `sweep(…)` stencil cannot use deep halos (one sweep carries influence through the
+//! whole grid): its sweeps are pipelined across the ranks instead, `radius` planes passed
+//! to each neighbour per sweep, and every rank's planes hold the single-process sweep's
+//! values (`sweep.rs` explains the order).
 //! `docs/scaling.md` explains how to choose the depth.
 
 mod decomposition;
