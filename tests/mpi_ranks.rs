@@ -1,6 +1,6 @@
-//! Distributed runs (`Plain`, `Tiled`, exact `Hierarchical` and `OutOfCore` on each rank,
-//! and sweep stencils' `Plain` and `Wavefront`) against the single-process `Plain` run, bit
-//! for bit, and the errors every rank gets when the ranks disagree. One process per rank, so
+//! Distributed runs (`Plain`, `Tiled`, `Hierarchical` and `OutOfCore` on each rank, and
+//! sweep stencils' `Plain` and `Wavefront`) against the single-process `Plain` run (or the
+//! same inexact hierarchical schedule, whose iterates are its own), bit for bit, and the errors every rank gets when the ranks disagree. One process per rank, so
 //! this binary has no test harness: `.ci/run` starts it with `mpirun -np K` for K = 1 to 4,
 //! and it exits with a failure on any rank whose checks fail. Started alone, it is one rank.
 //!
@@ -64,8 +64,14 @@ struct Case<'p, S, const N: usize> {
     tolerance: Option<Tolerance>,
     /// `None`: the schedule's default period.
     check_every: Option<usize>,
-    /// The schedule of the distributed run (the single-process run is `Plain`).
+    /// The schedule of the distributed run (the single-process run is `Plain`, or the same
+    /// schedule for an inexact hierarchical one, whose iterates are its own).
     schedule: Schedule,
+}
+
+/// Whether `schedule` is an inexact hierarchical one for `S`.
+fn inexact<S: Stencil<N>, const N: usize>(schedule: Schedule) -> bool {
+    matches!(schedule, Schedule::Hierarchical { .. }) && !schedule.is_exact_blocking(S::META)
 }
 
 impl<S: Stencil<N>, const N: usize> Case<'_, S, N> {
@@ -94,7 +100,8 @@ impl<S: Stencil<N>, const N: usize> Case<'_, S, N> {
         let mut reference = u0.clone();
         // `Plain`, checked when the schedule checks (a hierarchical one: once per cycle; an
         // out-of-core one: once per pass, which ends at every exchange).
-        let mut plain = self.solver(f.as_ref(), Backend::Cpu).schedule(Schedule::Plain);
+        let one_process = if inexact::<S, N>(self.schedule) { self.schedule } else { Schedule::Plain };
+        let mut plain = self.solver(f.as_ref(), Backend::Cpu).schedule(one_process);
         match (self.check_every, self.schedule) {
             (None, Schedule::Hierarchical { sub, .. }) => plain = plain.check_every(sub),
             (None, Schedule::OutOfCore { height, .. }) => plain = plain.check_every(height.min(depth)),
@@ -194,9 +201,15 @@ fn disagreements(mpi: &Mpi) -> Vec<(String, Result<(), String>)> {
         results.push(("too many ranks".into(), expect_error(outcome, "fewer than the 3 ghost planes")));
     }
 
-    // An inexact hierarchical schedule and skewed out-of-core slabs are refused on every rank.
+    // An inexact hierarchical schedule with too few ghost planes for its tiles, and skewed
+    // out-of-core slabs, are refused on every rank.
     let refused = [
-        ("an inexact hierarchical schedule", Schedule::Hierarchical { tile: 8, halo: 2, sub: 3 }, "take exact ones"),
+        (
+            "an inexact hierarchical schedule with too few ghost planes",
+            Schedule::Hierarchical { tile: 8, halo: 2, sub: 3 },
+            "tile − 1 + halo = 9 planes beyond them; the split has 2 ghost planes (depth 2 · radius 1): split with \
+             depth ≥ 9",
+        ),
         (
             "skewed out-of-core slabs",
             Schedule::OutOfCore { slab: Some(3), height: 2, inner: Inner::Skewed, device_memory: None },
@@ -225,7 +238,13 @@ fn non_finite(mpi: &Mpi, backend: Backend, schedule: Schedule) -> Result<(), Str
         Grid::<f64, 3>::from_fn(shape, |[i, j, k]| if [i, j, k] == [16, 2, 2] { f64::INFINITY } else { 1.0 }).unwrap();
     let solver =
         |f| Solver::new(Jacobi7).input("f", f).param("h2", 1.0).max_iterations(9).check_every(4).backend(backend);
-    let expected = solver(&f).backend(Backend::Cpu).run(&mut Grid::zeros(shape).unwrap()).unwrap_err().to_string();
+    let one_process = if inexact::<Jacobi7, 3>(schedule) { schedule } else { Schedule::Plain };
+    let expected = solver(&f)
+        .backend(Backend::Cpu)
+        .schedule(one_process)
+        .run(&mut Grid::zeros(shape).unwrap())
+        .unwrap_err()
+        .to_string();
     let sub = mpi.split(&Jacobi7, shape, 3).map_err(|e| e.to_string())?;
     let local_f = sub.local_part(&f).unwrap();
     let mut u = sub.local_grid(|_| 0.0f64).unwrap();
@@ -315,6 +334,74 @@ fn sweep_cases(mpi: &Mpi, backend: Backend, depth: usize, results: &mut Vec<(Str
     };
     record("f64 1-D descending sweeps".into(), line(Schedule::Plain).check::<f64>(mpi, depth, backend));
     record("f64 1-D descending wavefront".into(), line(wavefront(8)).check::<f64>(mpi, depth, backend));
+}
+
+/// Inexact hierarchical schedules (halo < sub · radius): every rank computes the whole
+/// grid's tiles that meet its planes, one cycle or several between exchanges, against one
+/// process running the same schedule.
+fn inexact_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Result<(), String>)>) {
+    let kind = if backend == Backend::Cpu { "cpu" } else { "cuda" };
+    let absolute = Some(Tolerance::Absolute { norm: Norm::Max, eps: 0.05 });
+    let relative = Some(Tolerance::Relative { norm: Norm::Max, factor: 0.2 });
+    let hier = |tile, halo, sub| Schedule::Hierarchical { tile, halo, sub };
+    let mut record = |name: String, outcome| results.push((format!("{kind} {name}"), outcome));
+    let jacobi = |max_iterations, tolerance, check_every, schedule| Case {
+        name: "jacobi7",
+        stencil: Jacobi7,
+        shape: [41, 9, 11],
+        input: "f",
+        params: &[("h2", 0.01)],
+        max_iterations,
+        tolerance,
+        check_every,
+        schedule,
+    };
+    // Tiles of 2 with a halo of 2 read 3 planes beyond: depth 3 holds one cycle between
+    // exchanges, 6 two and 9 three.
+    for depth in [3, 6, 9] {
+        for (name, case) in [
+            ("20 iterations, checked every 5", jacobi(20, None, Some(5), hier(2, 2, 3))),
+            ("to an absolute tolerance", jacobi(500, absolute, None, hier(2, 2, 3))),
+        ] {
+            let name = format!("jacobi7 inexact hierarchical (tile 2, halo 2, sub 3) {name} depth {depth}");
+            record(format!("f64 {name}"), case.check::<f64>(mpi, depth, backend));
+            record(format!("f32 {name}"), case.check::<f32>(mpi, depth, backend));
+        }
+    }
+    for depth in [4, 8] {
+        let case = jacobi(13, None, Some(4), hier(4, 1, 2));
+        let name = format!("jacobi7 inexact hierarchical (tile 4, halo 1, sub 2), 13 iterations depth {depth}");
+        record(format!("f64 {name}"), case.check::<f64>(mpi, depth, backend));
+    }
+    let wide = Case {
+        name: "wide",
+        stencil: Wide,
+        shape: [41, 13],
+        input: "f",
+        params: &[("w", 3.0)],
+        max_iterations: 300,
+        tolerance: relative,
+        check_every: Some(3),
+        schedule: hier(3, 2, 2),
+    };
+    for depth in [2, 4] {
+        let name = format!("f64 radius 2 in 2-D inexact hierarchical to a relative tolerance depth {depth}");
+        record(name, wide.check::<f64>(mpi, depth, backend));
+    }
+    let line = Case {
+        name: "line",
+        stencil: Line,
+        shape: [50],
+        input: "",
+        params: &[("s", 0.125)],
+        max_iterations: 30,
+        tolerance: None,
+        check_every: Some(5),
+        schedule: hier(5, 2, 4),
+    };
+    for depth in [6, 12] {
+        record(format!("f64 1-D inexact hierarchical depth {depth}"), line.check::<f64>(mpi, depth, backend));
+    }
 }
 
 /// A non-finite value found at a sweep's check is the same error on every rank as in one
@@ -428,6 +515,7 @@ fn main() {
                     .push((format!("{kind} f64 {} depth {depth}", case.name), case.check::<f64>(&mpi, depth, backend)));
             }
         }
+        inexact_cases(&mpi, backend, &mut results);
         for depth in 1..=3 {
             sweep_cases(&mpi, backend, depth, &mut results);
         }
@@ -435,6 +523,8 @@ fn main() {
         results.push((format!("{kind} a non-finite value"), non_finite(&mpi, backend, Schedule::Plain)));
         let slabs = Schedule::OutOfCore { slab: Some(3), height: 3, inner: Inner::Plain, device_memory: None };
         results.push((format!("{kind} a non-finite value out of core"), non_finite(&mpi, backend, slabs)));
+        let inexact = Schedule::Hierarchical { tile: 2, halo: 2, sub: 3 };
+        results.push((format!("{kind} a non-finite value, inexact hierarchical"), non_finite(&mpi, backend, inexact)));
     }
     results.extend(disagreements(&mpi));
 

@@ -427,19 +427,21 @@ fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("// distance ≥ the radius from its edge; the outer ring keeps its loaded values. Then the core is");
     w.line("// written to `out`. With `measure` > 0, subiteration `measure` − 1 measures S(u) − u on the core (per");
     w.line("// block, max |·| and Σ(·)² in double) and the written values are checked for NaN or ±∞ (atomicMin).");
-    w.line("// Launch with one block per tile: gridDim = (tiles on axis 2, axis 1, axis 0), any blockDim, and");
+    w.line("// The cores of axis 0 tile [lo0, hi0) (the interior [R0, n0 − R0) in one process; a part of it, aligned");
+    w.line("// to the whole grid's tiles, under an MPI rank). Launch with one block per tile: gridDim = (tiles on");
+    w.line("// axis 2, axis 1, axis 0), any blockDim, and");
     w.line(format!("// dynamic shared memory of (2 + {}) · Π min(tile + 2h, n) elements.", staged.len()));
     w.open(format!(
-        "extern \"C\" __global__ void {name}_hier({}, const int tile, const int h0, const int h1, const int h2, const int sub, const int measure, double* __restrict__ block_max, double* __restrict__ block_sum, unsigned long long* __restrict__ first_bad)",
+        "extern \"C\" __global__ void {name}_hier({}, const int tile, const int lo0, const int hi0, const int h0, const int h1, const int h2, const int sub, const int measure, double* __restrict__ block_max, double* __restrict__ block_sum, unsigned long long* __restrict__ first_bad)",
         field_params(s)
     ));
     w.line("extern __shared__ double stencil_shared[]; // double: aligned for either element type");
     w.line("const idx N0 = (idx)n0, N1 = (idx)n1, N2 = (idx)n2;");
     w.line("const idx s1 = N2;");
     w.line("const idx s0 = N1 * N2;");
-    w.line("// The core [c, e) and the working region [o, o + w) per axis.");
-    w.line("const idx c0 = R0 + (idx)blockIdx.z * tile, c1 = R1 + (idx)blockIdx.y * tile, c2 = R2 + (idx)blockIdx.x * tile;");
-    w.line("const idx e0 = min(c0 + (idx)tile, N0 - R0), e1 = min(c1 + (idx)tile, N1 - R1), e2 = min(c2 + (idx)tile, N2 - R2);");
+    w.line("// The core [c, e) and the working region [o, o + w) per axis; the cores of axis 0 tile [lo0, hi0).");
+    w.line("const idx c0 = (idx)lo0 + (idx)blockIdx.z * tile, c1 = R1 + (idx)blockIdx.y * tile, c2 = R2 + (idx)blockIdx.x * tile;");
+    w.line("const idx e0 = min(c0 + (idx)tile, (idx)hi0), e1 = min(c1 + (idx)tile, N1 - R1), e2 = min(c2 + (idx)tile, N2 - R2);");
     w.line("const idx o0 = max(c0 - (idx)h0, (idx)0), o1 = max(c1 - (idx)h1, (idx)0), o2 = max(c2 - (idx)h2, (idx)0);");
     w.line("const int w0 = (int)(min(e0 + (idx)h0, N0) - o0), w1 = (int)(min(e1 + (idx)h1, N1) - o1), w2 = (int)(min(e2 + (idx)h2, N2) - o2);");
     w.line("const int volume = w0 * w1 * w2;");
@@ -568,14 +570,15 @@ fn emit_hierarchical_rows(w: &mut Writer, s: &Stencil) {
     w.line("return d == 0 ? v : d > 0 ? __shfl_down_sync(0xffffffffu, v, d) : __shfl_up_sync(0xffffffffu, v, -d);");
     w.close("");
     w.open(format!(
-        "extern \"C\" __global__ void __launch_bounds__(32, HIER_MIN_BLOCKS) {name}_hier_rows({}, const int tile, const int h0, const int h1, const int h2, const int sub, const int measure, double* __restrict__ block_max, double* __restrict__ block_sum, unsigned long long* __restrict__ first_bad)",
+        "extern \"C\" __global__ void __launch_bounds__(32, HIER_MIN_BLOCKS) {name}_hier_rows({}, const int tile, const int lo0, const int hi0, const int h0, const int h1, const int h2, const int sub, const int measure, double* __restrict__ block_max, double* __restrict__ block_sum, unsigned long long* __restrict__ first_bad)",
         field_params(s)
     ));
     w.line("const idx N0 = (idx)n0, N2 = (idx)n2;");
     w.line("const idx s0 = (idx)n1 * N2; // n1 is 1");
-    w.line("// The core [c, e) and the working region [o, o + w) on axes 0 and 2.");
-    w.line("const idx c0 = R0 + (idx)blockIdx.z * tile, c2 = R2 + (idx)blockIdx.x * tile;");
-    w.line("const idx e0 = min(c0 + (idx)tile, N0 - R0), e2 = min(c2 + (idx)tile, N2 - R2);");
+    w.line("// The core [c, e) and the working region [o, o + w) on axes 0 and 2; the cores of axis 0 tile");
+    w.line("// [lo0, hi0).");
+    w.line("const idx c0 = (idx)lo0 + (idx)blockIdx.z * tile, c2 = R2 + (idx)blockIdx.x * tile;");
+    w.line("const idx e0 = min(c0 + (idx)tile, (idx)hi0), e2 = min(c2 + (idx)tile, N2 - R2);");
     w.line("const idx o0 = max(c0 - (idx)h0, (idx)0), o2 = max(c2 - (idx)h2, (idx)0);");
     w.line("const int w0 = (int)(min(e0 + (idx)h0, N0) - o0), w2 = (int)(min(e2 + (idx)h2, N2) - o2);");
     w.line("const int lane = threadIdx.x;");

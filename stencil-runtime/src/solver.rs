@@ -274,12 +274,19 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         // stencil a wavefront with the default tile on each rank.
         let schedule = match self.schedule.resolve(meta)? {
             schedule @ (Schedule::Plain | Schedule::Tiled | Schedule::Wavefront { .. }) => schedule,
-            schedule @ Schedule::Hierarchical { halo, sub, .. } => {
-                if !schedule.is_exact_blocking(meta) {
+            schedule @ Schedule::Hierarchical { tile, halo, .. } => {
+                // An inexact cycle's tiles across a cut are computed by both ranks, which read
+                // a tile less one and a halo beyond the planes they update.
+                let reach = crate::distributed::tiles::reach(meta.radius[0], tile, halo);
+                if !schedule.is_exact_blocking(meta) && subdomain.ghost() < reach {
+                    let radius = meta.radius[0];
                     return Err(invalid(&format!(
-                        "an inexact hierarchical schedule (halo {halo} < sub {sub} · radius) computes what depends on \
-                         where its tiles fall, which the cut between ranks would change; distributed runs take exact \
-                         ones (halo ≥ sub · radius)"
+                        "an inexact hierarchical cycle computes the whole grid's tiles that meet a rank's planes, \
+                         which reads tile − 1 + halo = {reach} planes beyond them; the split has {} ghost planes \
+                         (depth {} · radius {radius}): split with depth ≥ {}",
+                        subdomain.ghost(),
+                        subdomain.depth(),
+                        reach.div_ceil(radius)
                     )));
                 }
                 schedule

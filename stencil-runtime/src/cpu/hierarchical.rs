@@ -16,25 +16,33 @@ use super::Difference;
 use super::layout::Layout;
 use crate::{Real, Stencil};
 
-/// The shape of one cycle: tile edge, halo per axis, subiterations.
+/// The shape of one cycle: tile edge, halo per axis, subiterations, and the planes of axis 0
+/// whose cores its tiles cover.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Cycle<const N: usize> {
     pub tile: usize,
     pub halo: [usize; N],
     pub sub: usize,
+    /// `[lo, hi)` along axis 0: the interior in one process; under an MPI rank, the planes of
+    /// the whole grid's tiles that it computes (starting at a tile's edge).
+    pub cores0: (usize, usize),
 }
 
 impl<const N: usize> Cycle<N> {
     /// The cycle of `sub` subiterations with tiles of `tile` points and `halo` points of
     /// working region on every side of each axis with a nonzero radius (no stencil reads
-    /// along the others, so a halo there would only cost memory).
+    /// along the others, so a halo there would only cost memory), over the whole interior.
     pub fn new(layout: &Layout<N>, tile: usize, halo: usize, sub: usize) -> Self {
-        Self { tile, halo: layout.radius.map(|r| if r == 0 { 0 } else { halo }), sub }
+        let cores0 = if N == 0 { (0, 0) } else { (layout.radius[0], layout.shape[0] - layout.radius[0]) };
+        Self { tile, halo: layout.radius.map(|r| if r == 0 { 0 } else { halo }), sub, cores0 }
     }
 
     /// Number of tiles per axis.
     pub fn tiles(&self, layout: &Layout<N>) -> [usize; N] {
-        std::array::from_fn(|a| (layout.shape[a] - 2 * layout.radius[a]).div_ceil(self.tile))
+        std::array::from_fn(|a| match a {
+            0 => (self.cores0.1 - self.cores0.0).div_ceil(self.tile),
+            _ => (layout.shape[a] - 2 * layout.radius[a]).div_ceil(self.tile),
+        })
     }
 }
 
@@ -46,8 +54,9 @@ struct TileBoxes<const N: usize> {
 
 fn tile_boxes<const N: usize>(layout: &Layout<N>, cycle: &Cycle<N>, tile: [usize; N]) -> TileBoxes<N> {
     let (n, r) = (layout.shape, layout.radius);
-    let core_lo: [usize; N] = std::array::from_fn(|a| r[a] + tile[a] * cycle.tile);
-    let core_hi: [usize; N] = std::array::from_fn(|a| (core_lo[a] + cycle.tile).min(n[a] - r[a]));
+    let cores = |a: usize| if a == 0 { cycle.cores0 } else { (r[a], n[a] - r[a]) };
+    let core_lo: [usize; N] = std::array::from_fn(|a| cores(a).0 + tile[a] * cycle.tile);
+    let core_hi: [usize; N] = std::array::from_fn(|a| (core_lo[a] + cycle.tile).min(cores(a).1));
     TileBoxes {
         core: (core_lo, core_hi),
         region: (

@@ -37,6 +37,11 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     measure: CudaFunction,
     /// For `Schedule::Hierarchical`: its kernel (shared-memory), tile and halo.
     cycle: Option<(CudaFunction, usize, usize)>,
+    /// For an inexact one: where a checked cycle's launch writes its block entries (one per
+    /// tile of the whole local grid, unread) and its first non-finite value.
+    cycle_check: Option<CycleCheck>,
+    /// Whether this iteration's cycle looked for non-finite values.
+    cycle_checked: bool,
     /// For a sweep stencil: its wavefront kernel.
     sweeper: Option<Sweeper>,
     inputs: Vec<Option<CudaSlice<T>>>,
@@ -78,6 +83,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         };
         let pass = function(if schedule == Schedule::Tiled { "tiled" } else { "plain" })?;
         let measure = function("plain_measure")?;
+        let mut cycle_blocks = None;
         let cycle = match schedule {
             Schedule::Hierarchical { tile, halo, sub } => {
                 let kernel = function("hier")?;
@@ -90,12 +96,8 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
                     (tile, halo, sub),
                     false,
                 )?;
-                kernel
-                    .set_attribute(
-                        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        largest.shared_bytes as i32,
-                    )
-                    .map_err(driver_error("raising the kernel's shared-memory limit"))?;
+                largest.allow_shared_memory(&kernel)?;
+                cycle_blocks = (!schedule.is_exact_blocking(S::META)).then(|| largest.blocks());
                 Some((kernel, tile, halo))
             }
             _ => None,
@@ -134,14 +136,23 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             let sums = (allocate(MEASURED_LAUNCHES * blocks)?, allocate(MEASURED_LAUNCHES * blocks)?);
             let first_bad =
                 stream.clone_htod(&[u64::MAX; MEASURED_LAUNCHES]).map_err(driver_error("copying to the device"))?;
+            let cycle_check = cycle_blocks
+                .map(|blocks| {
+                    Ok(CycleCheck {
+                        block_max: allocate(blocks)?,
+                        block_sum: allocate(blocks)?,
+                        first_bad: stream.clone_htod(&[u64::MAX]).map_err(driver_error("copying to the device"))?,
+                    })
+                })
+                .transpose()?;
             stream.synchronize().map_err(driver_error("waiting for the device"))?;
-            Ok((inputs, current, next, sums, first_bad))
+            Ok((inputs, current, next, sums, first_bad, cycle_check))
         })();
         if tracking {
             // SAFETY: turns tracking back on for buffers allocated from now on.
             unsafe { gpu.ctx.enable_event_tracking() };
         }
-        let (inputs, current, next, (block_max, block_sum), first_bad) = allocated?;
+        let (inputs, current, next, (block_max, block_sum), first_bad, cycle_check) = allocated?;
         let new_stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
         let (compute, copy) = (new_stream()?, new_stream()?);
         let (pinned, _) = Pinned::register(&gpu, &[&send.lower, &send.upper, &recv.lower, &recv.upper])?;
@@ -153,6 +164,8 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             pass,
             measure,
             cycle,
+            cycle_check,
+            cycle_checked: false,
             sweeper,
             inputs,
             current,
@@ -204,8 +217,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             false,
         )?;
         let extents = dims.map(|n| n as i64);
-        let [h0, h1, h2] = geometry.halo;
-        let ints = [geometry.tile, h0, h1, h2, steps as i32, 0];
+        let ints = geometry.ints(steps, 0);
         let mut out = self.next.slice_mut(window.clone());
         let fields: Vec<_> =
             self.inputs.iter().map(|f| f.as_ref().unwrap_or(&self.current).slice(window.clone())).collect();
@@ -228,6 +240,14 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         // the limit set in `new` (the whole local grid's geometry, the largest).
         unsafe { launch.launch(geometry.config) }.map(|_| ()).map_err(driver_error("launching a kernel"))
     }
+}
+
+/// The buffers a checked inexact cycle writes: its block entries and its first non-finite
+/// value (a flat index of the local grid).
+struct CycleCheck {
+    block_max: CudaSlice<f64>,
+    block_sum: CudaSlice<f64>,
+    first_bad: CudaSlice<u64>,
 }
 
 /// A sweep stencil's wavefront kernel, compiled for the rank's grid, and the pencils and
@@ -380,6 +400,55 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for GpuEngine<'_, S, T, N
         Ok(())
     }
 
+    fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: bool) -> Result<()> {
+        let Some((kernel, tile, halo)) = &self.cycle else {
+            unreachable!("inexact cycles run under a hierarchical schedule only")
+        };
+        // The kernel runs on the whole local grid, so that the working regions are clipped
+        // only where the whole grid's are; its tiles along axis 0 are those of `cores`.
+        let dims = as_3d(&self.shape, 1);
+        let radius = as_3d(S::META.radius, 0);
+        let geometry =
+            CycleGeometry::new::<S, T, N>(self.gpu.max_shared_per_block, dims, radius, (*tile, *halo, len), false)?
+                .cores_of_axis_0(cores);
+        let ints = geometry.ints(len, usize::from(check));
+        let extents = dims.map(|n| n as i64);
+        let check_buffers = self.cycle_check.as_mut().filter(|_| check);
+        let mut launch = self.compute.launch_builder(kernel);
+        launch.arg(&mut self.next);
+        let fields: Vec<_> = self.inputs.iter().map(|f| f.as_ref().unwrap_or(&self.current)).collect();
+        for field in &fields {
+            launch.arg(*field);
+        }
+        launch.arg(&extents[0]).arg(&extents[1]).arg(&extents[2]);
+        self.scalars.push(&mut launch);
+        for value in &ints {
+            launch.arg(value);
+        }
+        match check_buffers {
+            Some(buffers) => {
+                self.compute
+                    .memcpy_htod(&[u64::MAX], &mut buffers.first_bad)
+                    .map_err(driver_error("resetting the check"))?;
+                launch.arg(&mut buffers.block_max).arg(&mut buffers.block_sum).arg(&mut buffers.first_bad);
+            }
+            // Not written when the kernel does not measure.
+            None => {
+                launch.arg(&mut self.block_max).arg(&mut self.block_sum).arg(&mut self.first_bad);
+            }
+        }
+        // SAFETY: the arguments match `<name>_hier`'s signature (output, the fields in
+        // declaration order with the current iterate for the unknown, the extents, the
+        // scalars, tile, the cores of axis 0, halos, subiterations, the measure flag, the block
+        // arrays and the flag). The buffers are the whole local grid's and the extents are
+        // its own; `cores` lies in its interior, so the kernel indexes only inside them. A
+        // measuring launch has one block entry per tile of the whole local grid, at least
+        // one per launched block; the shared memory is within the limit set in `new`.
+        unsafe { launch.launch(geometry.config) }.map_err(driver_error("launching a kernel"))?;
+        self.cycle_checked = check;
+        Ok(())
+    }
+
     fn restore(&mut self, lower: Range<usize>, upper: Range<usize>, sent: &Halo<T>) -> Result<()> {
         // The copies wait for the updates that may have left other values in these planes.
         let updated = self.compute.record_event(None).map_err(driver_error("recording an event"))?;
@@ -424,6 +493,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for GpuEngine<'_, S, T, N
 
     fn difference(&mut self) -> Result<Difference> {
         let measured = std::mem::take(&mut self.measured);
+        let cycle_checked = std::mem::take(&mut self.cycle_checked);
         let Some(used) = measured.last().map(|(_, entries)| entries.end) else { return Ok(Difference::default()) };
         let stream = &self.compute;
         let read = |what: &CudaSlice<f64>| {
@@ -431,12 +501,17 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for GpuEngine<'_, S, T, N
         };
         let (maxes, sums) = (read(&self.block_max)?, read(&self.block_sum)?);
         let bad = stream.clone_dtoh(&self.first_bad).map_err(driver_error("reading the check"))?;
-        let first_non_finite = measured
+        let mut first_non_finite = measured
             .iter()
             .zip(&bad)
             .filter(|&(_, &at)| at != u64::MAX)
             .map(|((start, _), &at)| start + at as usize)
             .min();
+        if let Some(check) = self.cycle_check.as_ref().filter(|_| cycle_checked) {
+            // The iterate the cycle wrote, not the measuring update's.
+            let bad = stream.clone_dtoh(&check.first_bad).map_err(driver_error("reading the check"))?;
+            first_non_finite = bad.first().filter(|&&at| at != u64::MAX).map(|&at| at as usize);
+        }
         Ok(Difference {
             max_abs: maxes.iter().copied().fold(0.0, f64::max),
             sum_sq: sums.iter().sum(),

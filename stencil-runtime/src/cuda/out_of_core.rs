@@ -210,12 +210,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                     (tile, halo, sub),
                     false,
                 )?;
-                cycle
-                    .set_attribute(
-                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        largest.shared_bytes as i32,
-                    )
-                    .map_err(driver_error("raising the kernel's shared-memory limit"))?;
+                largest.allow_shared_memory(&cycle)?;
                 Kernels::Hierarchical { cycle, measure: function("plain_measure")?, tile, halo, sub }
             }
             _ => Kernels::Plain { pass: function("plain")?, measure: function("plain_measure")? },
@@ -501,8 +496,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                                 (*tile, *halo, steps),
                                 false,
                             )?;
-                            let [h0, h1, h2] = geometry.halo;
-                            (cycle, geometry.config, Some([geometry.tile, h0, h1, h2, steps as i32, 0]))
+                            (cycle, geometry.config, Some(geometry.ints(steps, 0)))
                         }
                     };
                     let entries = block_offsets[s]..block_offsets[s] + block_counts[s].max(1);

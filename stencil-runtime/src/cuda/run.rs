@@ -1,6 +1,7 @@
 //! The GPU backend's solver loop for Jacobi stencils: fields uploaded once, two device
 //! buffers swapped every iteration, the residual measured by the `_plain_measure` kernel.
 
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
@@ -249,6 +250,8 @@ pub(super) struct CycleGeometry {
     /// Tile edge and halo per axis, clipped to the grid (same semantics, fits an `int`).
     pub(super) tile: i32,
     pub(super) halo: [i32; 3],
+    /// The planes of axis 0 whose cores the tiles cover, `[lo0, hi0)`: the interior.
+    cores0: (i32, i32),
     sub: usize,
     pub(super) shared_bytes: usize,
     pub(super) config: LaunchConfig,
@@ -292,12 +295,17 @@ impl CycleGeometry {
             && extent[2] <= 32
             && extent[0] * held * T::BYTES.div_ceil(4) <= REGISTER_COLUMN_WORDS)
             .then_some(extent[0]);
+        if interior[0] > i32::MAX as usize {
+            return Err(fail(format!("{} planes do not fit the kernel's `int`", dims[0])));
+        }
+        let cores0 = (radius[0] as i32, (dims[0] - radius[0]) as i32);
         if register_rows.is_some() {
             return Ok(Self {
                 dims,
                 register_rows,
                 tile: tile as i32,
                 halo: halo.map(|h| h as i32),
+                cores0,
                 sub,
                 shared_bytes: 0,
                 config: LaunchConfig {
@@ -339,10 +347,40 @@ impl CycleGeometry {
             register_rows: None,
             tile: tile as i32,
             halo: halo.map(|h| h as i32),
+            cores0,
             sub,
             shared_bytes,
             config,
         })
+    }
+
+    /// The same launch for the tiles whose cores cover `planes` of axis 0 only (a part of
+    /// the interior starting at a tile's edge), the working regions still clipped at the grid.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(super) fn cores_of_axis_0(mut self, planes: Range<usize>) -> Self {
+        debug_assert!(planes.start >= self.cores0.0 as usize && planes.end <= self.cores0.1 as usize);
+        self.cores0 = (planes.start as i32, planes.end as i32);
+        self.config.grid_dim.2 = planes.len().div_ceil(self.tile as usize) as u32;
+        self
+    }
+
+    /// The kernel's integer arguments after the scalars: tile, the cores of axis 0, the halos,
+    /// the subiterations and the measure flag (`measure − 1` is the measured subiteration; 0:
+    /// none).
+    pub(super) fn ints(&self, sub: usize, measure: usize) -> [i32; 8] {
+        let [h0, h1, h2] = self.halo;
+        [self.tile, self.cores0.0, self.cores0.1, h0, h1, h2, sub as i32, measure as i32]
+    }
+
+    /// Lets `kernel` (this geometry's) use the dynamic shared memory it needs, beyond the
+    /// default limit.
+    pub(super) fn allow_shared_memory(&self, kernel: &cudarc::driver::CudaFunction) -> Result<()> {
+        kernel
+            .set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                self.shared_bytes as i32,
+            )
+            .map_err(driver_error("raising the kernel's shared-memory limit"))
     }
 
     /// The kernel's name after the stencil's.
@@ -350,7 +388,8 @@ impl CycleGeometry {
         if self.register_rows.is_some() { "hier_rows" } else { "hier" }
     }
 
-    fn blocks(&self) -> usize {
+    /// Blocks launched: one per tile.
+    pub(super) fn blocks(&self) -> usize {
         let (x, y, z) = self.config.grid_dim;
         x as usize * y as usize * z as usize
     }
@@ -371,14 +410,8 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
     jit: JitTime,
 ) -> Result<Report> {
     let meta = S::META;
-    kernel
-        .set_attribute(
-            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            geometry.shared_bytes as i32,
-        )
-        .map_err(driver_error("raising the kernel's shared-memory limit"))?;
+    geometry.allow_shared_memory(kernel)?;
     let mut state = DeviceState::upload(gpu, job, u, geometry.dims, geometry.blocks())?;
-    let [h0, h1, h2] = geometry.halo;
     let stop = job.stop;
     let points = layout.interior_points();
     let mut monitor = Monitor::for_job(job, points);
@@ -392,13 +425,14 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
             state.reset_check(gpu)?;
         }
         // The kernel measures in subiteration `measure − 1` (0: it does not measure).
-        let (sub, measure) = (plan.len as i32, plan.measure_step.map_or(0, |step| step as i32 + 1));
+        let ints = geometry.ints(plan.len, plan.measure_step.map_or(0, |step| step + 1));
         let mut launch = gpu.stream.launch_builder(kernel);
         // The block arrays are passed on every cycle: the kernel's signature has them.
-        state.push_args(&mut launch, &[&geometry.tile, &h0, &h1, &h2, &sub, &measure], true);
+        state.push_args(&mut launch, &ints.iter().collect::<Vec<_>>(), true);
         // SAFETY: the arguments match `<name>_hier`'s signature, generated from the same
         // stencil (output, fields in order with the current iterate for the unknown, the
-        // extents, the scalars, then tile, halos, subiterations, the measure flag, the two
+        // extents, the scalars, then tile, the cores of axis 0 (the interior), halos,
+        // subiterations, the measure flag, the two
         // block arrays with one entry per launched block, and the index). The dynamic shared
         // memory is what the kernel indexes (checked against the device's limit, which the
         // attribute above opts into), and every global index it computes lies in the grid.

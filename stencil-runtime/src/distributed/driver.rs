@@ -10,6 +10,7 @@
 use std::ops::Range;
 
 use super::sweep::{SweepEngine, iterate_sweeps};
+use super::tiles::iterate_tiles;
 use super::{Halo, Subdomain};
 use crate::cpu::hierarchical::{self, Cycle};
 use crate::cpu::{Difference, Layout, out_of_core};
@@ -36,6 +37,14 @@ pub(crate) trait Engine<T: Real> {
     /// step only), adds S(u) − u over them to the iteration's
     /// [`difference`](Self::difference).
     fn update(&mut self, planes: Range<usize>, steps: usize, measure: bool) -> Result<()>;
+
+    /// An inexact hierarchical cycle of `len` subiterations over the whole grid's tiles
+    /// (aligned as one process places them) whose cores tile `cores` (local planes, starting
+    /// at a tile's edge): writes those cores of the next iterate, reading the current one
+    /// within `halo` planes of them. With `check`, the iteration's
+    /// [`difference`](Self::difference) reports the first non-finite value the cycle writes
+    /// (instead of the measuring update's).
+    fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: bool) -> Result<()>;
 
     /// Marks the updates queued so far: [`stage`](Self::stage) waits for them only.
     fn mark(&mut self) -> Result<()>;
@@ -128,6 +137,31 @@ impl Planes {
     }
 }
 
+/// Reduces a check's difference over every rank, as one process measures it on the whole
+/// grid: the residual's (L∞, L2), or [`Error::NonFinite`] at the first non-finite value of
+/// the grid (`value_at` reads it, on the rank that has it, from a local flat index).
+pub(super) fn reduce_check<const N: usize>(
+    sub: &Subdomain<'_, N>,
+    d: Difference,
+    value_at: impl FnOnce(usize) -> Result<f64>,
+    (iteration, check_every): (usize, usize),
+) -> Result<(f64, f64)> {
+    let local_bad = d.first_non_finite;
+    let bad_value = local_bad.map(value_at).transpose()?.unwrap_or(0.0);
+    let to_global = |at: usize| (at + sub.local().start * sub.plane_len()) as u64;
+    let (max, sum, bad, value) =
+        sub.mpi().reduce(d.max_abs, d.sum_sq, local_bad.map_or(u64::MAX, to_global), bad_value);
+    if bad != u64::MAX {
+        return Err(Error::NonFinite {
+            iteration,
+            index: crate::grid::unflatten(sub.global_shape(), bad as usize).to_vec(),
+            value,
+            check_every,
+        });
+    }
+    Ok((max, sum.sqrt()))
+}
+
 /// Host buffers for one exchange: what is sent and what is received, `ghost` planes a side.
 pub(crate) fn halos<T: Real>(planes: &Planes, plane_len: usize) -> (Halo<T>, Halo<T>) {
     let (lower, upper) = planes.sent();
@@ -189,19 +223,9 @@ pub(crate) fn iterate_passes<S: Stencil<N>, T: Real, const N: usize>(
             u.as_mut_slice()[elements(&ghost_upper)].copy_from_slice(&recv.upper);
         }
         let Some(d) = measured else { continue };
-        let local_bad = d.first_non_finite;
-        let bad_value = local_bad.map_or(0.0, |at| u.as_slice()[at].to_f64());
-        let to_global = |at: usize| (at + sub.local().start * sub.plane_len()) as u64;
-        let (max, sum, bad, value) = mpi.reduce(d.max_abs, d.sum_sq, local_bad.map_or(u64::MAX, to_global), bad_value);
-        if bad != u64::MAX {
-            return Err(Error::NonFinite {
-                iteration,
-                index: crate::grid::unflatten(sub.global_shape(), bad as usize).to_vec(),
-                value,
-                check_every: stop.check_every,
-            });
-        }
-        if monitor.check(plan.record_at, Some((max, sum.sqrt()))) {
+        let value_at = |at: usize| Ok(u.as_slice()[at].to_f64());
+        let residual = reduce_check(sub, d, value_at, (iteration, stop.check_every))?;
+        if monitor.check(plan.record_at, Some(residual)) {
             break StopReason::Converged;
         }
     };
@@ -335,25 +359,19 @@ pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
                 continue;
             }
             let d = engine.difference()?;
-            let local_bad = d.first_non_finite;
-            let bad_value = local_bad.map(|at| engine.value_at(at)).transpose()?.unwrap_or(0.0);
-            let to_global = |at: usize| (at + sub.local().start * sub.plane_len()) as u64;
-            let (max, sum, bad, value) =
-                mpi.reduce(d.max_abs, d.sum_sq, local_bad.map_or(u64::MAX, to_global), bad_value);
-            if bad != u64::MAX {
-                let iteration = iteration + done;
-                if done < len {
-                    exchange(&mut engine, send, recv)?;
+            let checked = reduce_check(sub, d, |at| engine.value_at(at), (iteration + done, stop.check_every));
+            let residual = match checked {
+                Err(error @ Error::NonFinite { .. }) => {
+                    // Every rank has the error: the grid is left whole, ghost planes included.
+                    if done < len {
+                        exchange(&mut engine, send, recv)?;
+                    }
+                    engine.finish()?;
+                    return Err(error);
                 }
-                engine.finish()?;
-                return Err(Error::NonFinite {
-                    iteration,
-                    index: crate::grid::unflatten(sub.global_shape(), bad as usize).to_vec(),
-                    value,
-                    check_every: stop.check_every,
-                });
-            }
-            if monitor.check(first, Some((max, sum.sqrt()))) {
+                other => other?,
+            };
+            if monitor.check(first, Some(residual)) {
                 // `Plain` stops after this iteration: so does the phase.
                 if done < len {
                     exchange(&mut engine, send, recv)?;
@@ -452,6 +470,27 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, 
         if let Some(mut d) = measured {
             d.first_non_finite = d.first_non_finite.map(|at| at + elements.start);
             self.measured = Some(self.measured.map_or(d, |m| m.merge(d)));
+        }
+        Ok(())
+    }
+
+    fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: bool) -> Result<()> {
+        let Some((tile, halo)) = self.cycle else {
+            unreachable!("inexact cycles run under a hierarchical schedule only")
+        };
+        let layout = Layout::new(S::META, self.shape)?;
+        let cycle = Cycle { cores0: (cores.start, cores.end), ..Cycle::new(&layout, tile, halo, len) };
+        let current = self.u.as_slice();
+        let fields: Vec<&[T]> = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, f)| if i == S::META.unknown { current } else { f.unwrap_or(&[]) })
+            .collect();
+        let written =
+            hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, &mut self.next, &self.params, check.then_some(0));
+        if let Some(written) = written {
+            self.measured.get_or_insert_default().first_non_finite = written.first_non_finite;
         }
         Ok(())
     }
@@ -559,12 +598,22 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let (mut send, mut recv) = halos::<T>(&planes, sub.plane_len());
     let halos = (&mut send, &mut recv);
     let sweeps = S::META.is_sweep();
+    // An inexact hierarchical schedule: the whole grid's tiles (`tiles.rs`).
+    let inexact = match job.schedule {
+        Schedule::Hierarchical { tile, halo, sub } if !job.schedule.is_exact_blocking(S::META) => {
+            Some((tile, halo, sub))
+        }
+        _ => None,
+    };
     match device {
         None => {
             let engine = CpuEngine::<S, T, N>::new(u, job.inputs.clone(), job.params, job.schedule);
             let backend = format!("{ranks}, {}", crate::Backend::Cpu);
             if sweeps {
                 return iterate_sweeps(&mut job, sub, engine, halos, backend);
+            }
+            if let Some(cycle) = inexact {
+                return iterate_tiles(&mut job, sub, engine, halos, (backend, cycle));
             }
             iterate(&mut job, sub, engine, halos, backend)
         }
@@ -581,6 +630,9 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
             let backend = format!("{ranks}, cuda device {device} ({})", engine.device_name());
             if sweeps {
                 return iterate_sweeps(&mut job, sub, engine, halos, backend);
+            }
+            if let Some(cycle) = inexact {
+                return iterate_tiles(&mut job, sub, engine, halos, (backend, cycle));
             }
             iterate(&mut job, sub, engine, halos, backend)
         }

@@ -30,6 +30,8 @@ mod comm;
 pub(crate) mod driver;
 #[cfg(feature = "mpi")]
 pub(crate) mod sweep;
+#[cfg(feature = "mpi")]
+pub(crate) mod tiles;
 
 #[cfg(feature = "mpi")]
 pub(crate) use comm::{Halo, fingerprint};

@@ -30,7 +30,7 @@
 
 use std::ops::Range;
 
-use super::driver::{Engine, Planes};
+use super::driver::{Engine, Planes, reduce_check};
 use super::{Halo, Subdomain};
 use crate::cpu::{Difference, Layout};
 use crate::monitor::Monitor;
@@ -204,7 +204,6 @@ pub(crate) fn iterate_sweeps<S: Stencil<N>, T: Real, const N: usize, E: SweepEng
     let (mut first_out, mut last_out, mut earlier_in, mut later_in) =
         (message.clone(), message.clone(), message.clone(), message);
     let mut later = Later { received: 0, buffer: &mut later_in };
-    let to_global = |at: usize| (at + sub.local().start * sub.plane_len()) as u64;
     if matches!(stop.tolerance, Some(Tolerance::Relative { .. })) {
         // The reference ρ(u⁰) is measured before the first sweep changes u.
         engine.update(own.clone(), 1, true)?;
@@ -251,18 +250,12 @@ pub(crate) fn iterate_sweeps<S: Stencil<N>, T: Real, const N: usize, E: SweepEng
                 first_non_finite: engine.find_non_finite(own.clone(), part.clone())?,
             },
         };
-        let local_bad = d.first_non_finite;
-        let bad_value = local_bad.map(|at| engine.value_at(at)).transpose()?.unwrap_or(0.0);
-        let (max, sum, bad, value) = mpi.reduce(d.max_abs, d.sum_sq, local_bad.map_or(u64::MAX, to_global), bad_value);
-        if bad != u64::MAX {
-            break Err(Error::NonFinite {
-                iteration,
-                index: crate::grid::unflatten(sub.global_shape(), bad as usize).to_vec(),
-                value,
-                check_every: stop.check_every,
-            });
-        }
-        if monitor.check(iteration, stop.tolerance.is_some().then(|| (max, sum.sqrt()))) {
+        let residual = match reduce_check(sub, d, |at| engine.value_at(at), (iteration, stop.check_every)) {
+            Ok(residual) => residual,
+            Err(error @ Error::NonFinite { .. }) => break Err(error),
+            Err(error) => return Err(error),
+        };
+        if monitor.check(iteration, stop.tolerance.is_some().then_some(residual)) {
             break Ok(StopReason::Converged);
         }
     };
