@@ -11,8 +11,9 @@
 //! it, reduced over the ranks. `--bench K` instead times K and 2K iterations and prints the
 //! steady time per iteration and the throughput, for scaling studies (`--weak`: each rank
 //! gets `--size` interior planes, so the grid grows with the ranks). `--schedule` chooses
-//! what each rank runs: `plain` (the default), `tiled`, exact `hierarchical` cycles
-//! (`--tile`, `--sub`), or `out-of-core` slabs of `--slab` planes (its part stays in host
+//! what each rank runs: `plain` (the default), `tiled`, `hierarchical` cycles (`--tile`,
+//! `--sub`, exact unless `--halo` is less than `--sub`), or `out-of-core` slabs of `--slab`
+//! planes (its part stays in host
 //! memory and streams through the GPU, one pass of `--depth` iterations between exchanges).
 //! `--schedule gauss-seidel` solves the same problem by Gauss–Seidel sweeps (a `sweep(+, +, +)`
 //! stencil, a wavefront on each rank): the ranks pass each sweep along, and overlap
@@ -71,10 +72,14 @@ struct Args {
     /// `--schedule hierarchical`: core tile edge in points.
     #[arg(long, default_value_t = 8)]
     tile: usize,
-    /// `--schedule hierarchical`: subiterations per cycle (the halo is as many points, so
-    /// that the cycles are exact; use `--depth` ≥ this).
+    /// `--schedule hierarchical`: subiterations per cycle.
     #[arg(long, default_value_t = 2)]
     sub: usize,
+    /// `--schedule hierarchical`: halo points around each tile (default: `--sub`, which makes
+    /// the cycles exact, and then use `--depth` ≥ `--sub`; fewer make them paper 003's
+    /// inexact cycles, and then `--depth` ≥ tile − 1 + halo).
+    #[arg(long)]
+    halo: Option<usize>,
     /// `--schedule out-of-core`: planes per slab (default: the widest that fits the GPU).
     #[arg(long)]
     slab: Option<usize>,
@@ -151,7 +156,9 @@ fn solve<S: Stencil<3>, T: Real>(stencil: S, args: &Args, mpi: &Mpi) -> stencil:
     let schedule = match args.schedule {
         Kind::Plain => Schedule::Plain,
         Kind::Tiled => Schedule::Tiled,
-        Kind::Hierarchical => Schedule::Hierarchical { tile: args.tile, halo: args.sub, sub: args.sub },
+        Kind::Hierarchical => {
+            Schedule::Hierarchical { tile: args.tile, halo: args.halo.unwrap_or(args.sub), sub: args.sub }
+        }
         Kind::OutOfCore => {
             Schedule::OutOfCore { slab: args.slab, height: args.depth, inner: Inner::Plain, device_memory: None }
         }
