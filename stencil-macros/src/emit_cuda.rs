@@ -427,8 +427,8 @@ fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("// distance ≥ the radius from its edge; the outer ring keeps its loaded values. Then the core is");
     w.line("// written to `out`. With `measure` > 0, subiteration `measure` − 1 measures S(u) − u on the core (per");
     w.line("// block, max |·| and Σ(·)² in double) and the written values are checked for NaN or ±∞ (atomicMin).");
-    w.line("// The cores of axis 0 tile [lo0, hi0) (the interior [R0, n0 − R0) in one process; a part of it, aligned");
-    w.line("// to the whole grid's tiles, under an MPI rank). Launch with one block per tile: gridDim = (tiles on");
+    w.line("// The cores of the grid's axis 0 tile [lo0, hi0): its interior in one process; a part of it, aligned");
+    w.line("// to the whole grid's tiles, under an MPI rank. Launch with one block per tile: gridDim = (tiles on");
     w.line("// axis 2, axis 1, axis 0), any blockDim, and");
     w.line(format!("// dynamic shared memory of (2 + {}) · Π min(tile + 2h, n) elements.", staged.len()));
     w.open(format!(
@@ -439,9 +439,11 @@ fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("const idx N0 = (idx)n0, N1 = (idx)n1, N2 = (idx)n2;");
     w.line("const idx s1 = N2;");
     w.line("const idx s0 = N1 * N2;");
-    w.line("// The core [c, e) and the working region [o, o + w) per axis; the cores of axis 0 tile [lo0, hi0).");
-    w.line("const idx c0 = (idx)lo0 + (idx)blockIdx.z * tile, c1 = R1 + (idx)blockIdx.y * tile, c2 = R2 + (idx)blockIdx.x * tile;");
-    w.line("const idx e0 = min(c0 + (idx)tile, (idx)hi0), e1 = min(c1 + (idx)tile, N1 - R1), e2 = min(c2 + (idx)tile, N2 - R2);");
+    w.line("// The core [c, e) and the working region [o, o + w) per axis; the cores of the grid's axis 0 tile");
+    w.line("// [lo0, hi0).");
+    let (axis_0, axis_2) = core_bounds(s);
+    w.line(format!("const idx c0 = {}, c1 = R1 + (idx)blockIdx.y * tile, c2 = {};", axis_0[0], axis_2[0]));
+    w.line(format!("const idx e0 = {}, e1 = min(c1 + (idx)tile, N1 - R1), e2 = {};", axis_0[1], axis_2[1]));
     w.line("const idx o0 = max(c0 - (idx)h0, (idx)0), o1 = max(c1 - (idx)h1, (idx)0), o2 = max(c2 - (idx)h2, (idx)0);");
     w.line("const int w0 = (int)(min(e0 + (idx)h0, N0) - o0), w1 = (int)(min(e1 + (idx)h1, N1) - o1), w2 = (int)(min(e2 + (idx)h2, N2) - o2);");
     w.line("const int volume = w0 * w1 * w2;");
@@ -501,6 +503,17 @@ fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     emit_block_reduction(w);
     w.close("");
     w.blank();
+}
+
+/// The first core point of the block's tile and its end on the kernel's axes 0 and 2. The
+/// cores of the grid's axis 0 (the kernel's axis 0, or 2 for a 1-D grid, which the kernels
+/// see as 1 × 1 × n) tile `[lo0, hi0)`; those of the other axes the interior.
+fn core_bounds(s: &Stencil) -> ([&'static str; 2], [&'static str; 2]) {
+    const CUT_0: [&str; 2] = ["(idx)lo0 + (idx)blockIdx.z * tile", "min(c0 + (idx)tile, (idx)hi0)"];
+    const CUT_2: [&str; 2] = ["(idx)lo0 + (idx)blockIdx.x * tile", "min(c2 + (idx)tile, (idx)hi0)"];
+    const INTERIOR_0: [&str; 2] = ["R0 + (idx)blockIdx.z * tile", "min(c0 + (idx)tile, N0 - R0)"];
+    const INTERIOR_2: [&str; 2] = ["R2 + (idx)blockIdx.x * tile", "min(c2 + (idx)tile, N2 - R2)"];
+    if s.dim == 1 { (INTERIOR_0, CUT_2) } else { (CUT_0, INTERIOR_2) }
 }
 
 /// The end of the measuring kernels: `my_max` and `my_sum` reduced within each warp by
@@ -575,10 +588,11 @@ fn emit_hierarchical_rows(w: &mut Writer, s: &Stencil) {
     ));
     w.line("const idx N0 = (idx)n0, N2 = (idx)n2;");
     w.line("const idx s0 = (idx)n1 * N2; // n1 is 1");
-    w.line("// The core [c, e) and the working region [o, o + w) on axes 0 and 2; the cores of axis 0 tile");
-    w.line("// [lo0, hi0).");
-    w.line("const idx c0 = (idx)lo0 + (idx)blockIdx.z * tile, c2 = R2 + (idx)blockIdx.x * tile;");
-    w.line("const idx e0 = min(c0 + (idx)tile, (idx)hi0), e2 = min(c2 + (idx)tile, N2 - R2);");
+    w.line("// The core [c, e) and the working region [o, o + w) on axes 0 and 2; the cores of the grid's axis 0");
+    w.line("// tile [lo0, hi0).");
+    let (axis_0, axis_2) = core_bounds(s);
+    w.line(format!("const idx c0 = {}, c2 = {};", axis_0[0], axis_2[0]));
+    w.line(format!("const idx e0 = {}, e2 = {};", axis_0[1], axis_2[1]));
     w.line("const idx o0 = max(c0 - (idx)h0, (idx)0), o2 = max(c2 - (idx)h2, (idx)0);");
     w.line("const int w0 = (int)(min(e0 + (idx)h0, N0) - o0), w2 = (int)(min(e2 + (idx)h2, N2) - o2);");
     w.line("const int lane = threadIdx.x;");

@@ -250,8 +250,11 @@ pub(super) struct CycleGeometry {
     /// Tile edge and halo per axis, clipped to the grid (same semantics, fits an `int`).
     pub(super) tile: i32,
     pub(super) halo: [i32; 3],
-    /// The planes of axis 0 whose cores the tiles cover, `[lo0, hi0)`: the interior.
+    /// The planes of the grid's axis 0 whose cores the tiles cover, `[lo0, hi0)`: the
+    /// interior unless [`cores_of_axis_0`](Self::cores_of_axis_0) says otherwise.
     cores0: (i32, i32),
+    /// The kernel's axis that is the grid's axis 0 (2 for a 1-D grid, seen as 1 × 1 × n).
+    axis0: usize,
     sub: usize,
     pub(super) shared_bytes: usize,
     pub(super) config: LaunchConfig,
@@ -295,10 +298,11 @@ impl CycleGeometry {
             && extent[2] <= 32
             && extent[0] * held * T::BYTES.div_ceil(4) <= REGISTER_COLUMN_WORDS)
             .then_some(extent[0]);
-        if interior[0] > i32::MAX as usize {
-            return Err(fail(format!("{} planes do not fit the kernel's `int`", dims[0])));
+        let axis0 = if N == 1 { 2 } else { 0 };
+        if dims[axis0] > i32::MAX as usize {
+            return Err(fail(format!("{} planes do not fit the kernel's `int`", dims[axis0])));
         }
-        let cores0 = (radius[0] as i32, (dims[0] - radius[0]) as i32);
+        let cores0 = (radius[axis0] as i32, (dims[axis0] - radius[axis0]) as i32);
         if register_rows.is_some() {
             return Ok(Self {
                 dims,
@@ -306,6 +310,7 @@ impl CycleGeometry {
                 tile: tile as i32,
                 halo: halo.map(|h| h as i32),
                 cores0,
+                axis0,
                 sub,
                 shared_bytes: 0,
                 config: LaunchConfig {
@@ -348,6 +353,7 @@ impl CycleGeometry {
             tile: tile as i32,
             halo: halo.map(|h| h as i32),
             cores0,
+            axis0,
             sub,
             shared_bytes,
             config,
@@ -360,7 +366,11 @@ impl CycleGeometry {
     pub(super) fn cores_of_axis_0(mut self, planes: Range<usize>) -> Self {
         debug_assert!(planes.start >= self.cores0.0 as usize && planes.end <= self.cores0.1 as usize);
         self.cores0 = (planes.start as i32, planes.end as i32);
-        self.config.grid_dim.2 = planes.len().div_ceil(self.tile as usize) as u32;
+        let tiles = planes.len().div_ceil(self.tile as usize) as u32;
+        match self.axis0 {
+            0 => self.config.grid_dim.2 = tiles,
+            _ => self.config.grid_dim.0 = tiles,
+        }
         self
     }
 
