@@ -40,7 +40,7 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     /// For an inexact one: where a checked cycle's launch writes its block entries (one per
     /// tile of the whole local grid, unread) and its first non-finite value.
     cycle_check: Option<CycleCheck>,
-    /// Whether this iteration's cycle looked for non-finite values.
+    /// Whether an inexact cycle of this iteration looked for non-finite values.
     cycle_checked: bool,
     /// For a sweep stencil: its wavefront kernel.
     sweeper: Option<Sweeper>,
@@ -401,6 +401,9 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for GpuEngine<'_, S, T, N
     }
 
     fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: bool) -> Result<()> {
+        if cores.is_empty() {
+            return Ok(());
+        }
         let Some((kernel, tile, halo)) = &self.cycle else {
             unreachable!("inexact cycles run under a hierarchical schedule only")
         };
@@ -427,9 +430,12 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for GpuEngine<'_, S, T, N
         }
         match check_buffers {
             Some(buffers) => {
-                self.compute
-                    .memcpy_htod(&[u64::MAX], &mut buffers.first_bad)
-                    .map_err(driver_error("resetting the check"))?;
+                // The first of the iteration's checked launches resets the flag.
+                if !self.cycle_checked {
+                    self.compute
+                        .memcpy_htod(&[u64::MAX], &mut buffers.first_bad)
+                        .map_err(driver_error("resetting the check"))?;
+                }
                 launch.arg(&mut buffers.block_max).arg(&mut buffers.block_sum).arg(&mut buffers.first_bad);
             }
             // Not written when the kernel does not measure.
@@ -445,7 +451,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for GpuEngine<'_, S, T, N
         // measuring launch has one block entry per tile of the whole local grid, at least
         // one per launched block; the shared memory is within the limit set in `new`.
         unsafe { launch.launch(geometry.config) }.map_err(driver_error("launching a kernel"))?;
-        self.cycle_checked = check;
+        self.cycle_checked |= check;
         Ok(())
     }
 

@@ -42,8 +42,8 @@ pub(crate) trait Engine<T: Real> {
     /// (aligned as one process places them) whose cores tile `cores` (local planes, starting
     /// at a tile's edge): writes those cores of the next iterate, reading the current one
     /// within `halo` planes of them. With `check`, the iteration's
-    /// [`difference`](Self::difference) reports the first non-finite value the cycle writes
-    /// (instead of the measuring update's).
+    /// [`difference`](Self::difference) reports the first non-finite value this iteration's
+    /// cycles write (instead of the measuring update's); a cycle may be launched in parts.
     fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: bool) -> Result<()>;
 
     /// Marks the updates queued so far: [`stage`](Self::stage) waits for them only.
@@ -404,6 +404,8 @@ pub(crate) struct CpuEngine<'g, 'j, S: Stencil<N>, T: Real, const N: usize> {
     /// The hierarchical schedule's tile and halo, when it has cycles.
     cycle: Option<(usize, usize)>,
     measured: Option<Difference>,
+    /// Whether an inexact cycle of this iteration looked for non-finite values.
+    cycle_checked: bool,
 }
 
 impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> {
@@ -428,6 +430,7 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
             radius: S::META.radius[0],
             plane_len: shape[1..].iter().product(),
             measured: None,
+            cycle_checked: false,
         }
     }
 
@@ -475,6 +478,9 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, 
     }
 
     fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: bool) -> Result<()> {
+        if cores.is_empty() {
+            return Ok(());
+        }
         let Some((tile, halo)) = self.cycle else {
             unreachable!("inexact cycles run under a hierarchical schedule only")
         };
@@ -490,7 +496,13 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, 
         let written =
             hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, &mut self.next, &self.params, check.then_some(0));
         if let Some(written) = written {
-            self.measured.get_or_insert_default().first_non_finite = written.first_non_finite;
+            // The first of the cycle's launches replaces the measuring update's finding.
+            let checked = std::mem::replace(&mut self.cycle_checked, true);
+            let measured = self.measured.get_or_insert_default();
+            measured.first_non_finite = match checked {
+                false => written.first_non_finite,
+                true => measured.first_non_finite.into_iter().chain(written.first_non_finite).min(),
+            };
         }
         Ok(())
     }
@@ -524,6 +536,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, 
     }
 
     fn difference(&mut self) -> Result<Difference> {
+        self.cycle_checked = false;
         Ok(self.measured.take().unwrap_or_default())
     }
 

@@ -106,13 +106,39 @@ pub(crate) fn iterate_tiles<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>
             // writes over what this update wrote.
             engine.update(own.clone(), 1, true)?;
         }
-        engine.inexact_cycle(tiling.cores(&target), plan.len, check)?;
-        engine.swap();
         in_phase += 1;
         let phase_over = left == 0;
-        if phase_over {
-            exchange(&mut engine, send, recv)?;
+        let cores = tiling.cores(&target);
+        // The last cycle of a phase computes the tiles of the planes sent first, and the
+        // exchange overlaps the rest (tiles write their cores only, so the parts are
+        // independent) when the parts do not meet.
+        let (sent_lower, sent_upper) = planes.sent();
+        let lower = if sent_lower.is_empty() { cores.start..cores.start } else { tiling.cores(&sent_lower) };
+        let upper = if sent_upper.is_empty() { cores.end..cores.end } else { tiling.cores(&sent_upper) };
+        if phase_over && neighbours != (None, None) && lower.end <= upper.start {
+            let (ghost_lower, ghost_upper) = planes.received();
+            engine.inexact_cycle(lower.clone(), plan.len, check)?;
+            engine.inexact_cycle(upper.clone(), plan.len, check)?;
+            engine.mark()?;
+            let middle = lower.end..upper.start;
+            if E::QUEUED {
+                engine.inexact_cycle(middle, plan.len, check)?;
+                engine.stage(sent_lower, sent_upper, send, true)?;
+                mpi.exchange(neighbours, send, recv, || Ok(()))?;
+            } else {
+                engine.stage(sent_lower, sent_upper, send, true)?;
+                mpi.exchange(neighbours, send, recv, || engine.inexact_cycle(middle.clone(), plan.len, check))?;
+            }
+            engine.swap();
+            engine.unstage(ghost_lower, ghost_upper, recv)?;
             in_phase = 0;
+        } else {
+            engine.inexact_cycle(cores, plan.len, check)?;
+            engine.swap();
+            if phase_over {
+                exchange(&mut engine, send, recv)?;
+                in_phase = 0;
+            }
         }
         if !check {
             continue;
