@@ -185,8 +185,11 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// most `depth` iterations long: choose a depth of at least `sub`. With `OutOfCore` the
     /// rank's grid stays in host memory and each pass of `min(height, depth)` iterations at
     /// most runs over slabs of its own planes, followed by the exchange (checked once per
-    /// pass by default). An inexact hierarchical schedule, whose result would depend on the
-    /// cut, and skewed slabs, which would update the ghost planes, are refused.
+    /// pass by default). An inexact hierarchical schedule (halo < sub · radius) computes on
+    /// each rank the whole grid's tiles that meet its planes, so its result equals one
+    /// process's with the same schedule; it needs `depth · radius ≥ tile − 1 + halo` (ghost
+    /// planes that reach across a tile and its halo). Skewed slabs, which would update the
+    /// ghost planes, are refused.
     ///
     /// A `sweep(…)` stencil runs `Plain` (the sequential sweep) or `Wavefront` (also for
     /// `Auto`) on each rank, and its sweeps are passed from rank to rank in the sweep's

@@ -14,6 +14,10 @@
 //! then sent and received (non-blocking) while the rest is updated. The residual of every
 //! check is reduced over all ranks, so every rank stops at the same iteration.
 //!
+//! An inexact hierarchical schedule computes the whole grid's tiles that meet a rank's
+//! planes, so that every rank's planes hold the single-process iterate of that schedule
+//! (`tiles.rs`).
+//!
 //! A `sweep(…)` stencil cannot use deep halos (one sweep carries influence through the
 //! whole grid): its sweeps are pipelined across the ranks instead, `radius` planes passed
 //! to each neighbour per sweep, and every rank's planes hold the single-process sweep's
