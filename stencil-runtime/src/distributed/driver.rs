@@ -409,11 +409,13 @@ pub(crate) struct CpuEngine<'g, 'j, S: Stencil<N>, T: Real, const N: usize> {
 }
 
 impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> {
+    /// The engine of `u`'s planes. `measures`: whether a sweep stencil's checks measure
+    /// S(u) − u (a tolerance), which needs the second buffer that Jacobi steps always do.
     pub(crate) fn new(
         u: &'g mut Grid<T, N>,
         inputs: Vec<Option<&'j [T]>>,
         params: S::Params<T>,
-        schedule: Schedule,
+        (schedule, measures): (Schedule, bool),
     ) -> Self {
         let shape = u.shape();
         Self {
@@ -421,7 +423,8 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
                 Schedule::Hierarchical { tile, halo, .. } => Some((tile, halo)),
                 _ => None,
             },
-            next: u.as_slice().to_vec(),
+            // A copy of `u`, so that its boundary layer holds the Dirichlet values.
+            next: if S::META.is_sweep() && !measures { Vec::new() } else { u.as_slice().to_vec() },
             u,
             inputs,
             params,
@@ -620,7 +623,8 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     };
     match device {
         None => {
-            let engine = CpuEngine::<S, T, N>::new(u, job.inputs.clone(), job.params, job.schedule);
+            let measures = job.stop.tolerance.is_some();
+            let engine = CpuEngine::<S, T, N>::new(u, job.inputs.clone(), job.params, (job.schedule, measures));
             let backend = format!("{ranks}, {}", crate::Backend::Cpu);
             if sweeps {
                 return iterate_sweeps(&mut job, sub, engine, halos, backend);
