@@ -127,6 +127,24 @@ impl Planes {
         (lower, upper)
     }
 
+    /// Sends the planes of `engine`'s current iterate that the neighbours need and receives
+    /// this rank's ghost planes into it (nothing to overlap).
+    pub(super) fn exchange<T: Real>(
+        &self,
+        mpi: &super::Mpi,
+        engine: &mut impl Engine<T>,
+        (send, recv): (&mut Halo<T>, &mut Halo<T>),
+    ) -> Result<()> {
+        let neighbours = (self.below, self.above);
+        if neighbours == (None, None) {
+            return Ok(());
+        }
+        let ((sent_lower, sent_upper), (ghost_lower, ghost_upper)) = (self.sent(), self.received());
+        engine.stage(sent_lower, sent_upper, send, false)?;
+        mpi.exchange(neighbours, send, recv, || Ok(()))?;
+        engine.unstage(ghost_lower, ghost_upper, recv)
+    }
+
     /// The own planes in three parts: those sent below, the middle, those sent above (the
     /// parts sent are updated first so that the exchange overlaps the middle's update).
     fn split(&self) -> [Range<usize>; 3] {
@@ -135,6 +153,16 @@ impl Planes {
         let upper_start = upper.start.max(middle_start);
         [lower.start..middle_start, middle_start..upper_start, upper_start..self.own.end]
     }
+}
+
+/// The clock and the residual history of `job` on this rank, counting the whole grid's
+/// points.
+pub(super) fn monitor_for<'r, 'a, S: Stencil<N>, T: Real, const N: usize>(
+    job: &mut Job<'r, 'a, S, T, N>,
+    sub: &Subdomain<'_, N>,
+) -> Result<Monitor<'r, 'a>> {
+    let global = Layout::new(S::META, sub.global_shape())?;
+    Ok(Monitor::for_job(job, global.interior_points()))
 }
 
 /// Reduces a check's difference over every rank, as one process measures it on the whole
@@ -201,8 +229,7 @@ pub(crate) fn iterate_passes<S: Stencil<N>, T: Real, const N: usize>(
     let (mut send, mut recv) = halos::<T>(&planes, sub.plane_len());
     let mpi = sub.mpi();
     let stop = job.stop;
-    let global = Layout::new(S::META, sub.global_shape())?;
-    let mut monitor = Monitor::for_job(job, global.interior_points());
+    let mut monitor = monitor_for(job, sub)?;
     let neighbours = (planes.below, planes.above);
     let (sent_lower, sent_upper) = planes.sent();
     let (ghost_lower, ghost_upper) = planes.received();
@@ -263,8 +290,7 @@ pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
     let planes = Planes::of(sub);
     let mpi = sub.mpi();
     let stop = job.stop;
-    let global = Layout::new(S::META, sub.global_shape())?;
-    let mut monitor = Monitor::for_job(job, global.interior_points());
+    let mut monitor = monitor_for(job, sub)?;
     let neighbours = (planes.below, planes.above);
     let has_neighbour = planes.below.is_some() || planes.above.is_some();
     let (sent_lower, sent_upper) = planes.sent();
@@ -273,14 +299,7 @@ pub(crate) fn iterate<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>>(
     let [lower, middle, upper] = planes.split();
     // The exchange at the end of a phase whose last step was not split (a phase cut short
     // by convergence, or whose last cycle could not be split).
-    let exchange = |engine: &mut E, send: &mut Halo<T>, recv: &mut Halo<T>| -> Result<()> {
-        if !has_neighbour {
-            return Ok(());
-        }
-        engine.stage(sent_lower.clone(), sent_upper.clone(), send, false)?;
-        mpi.exchange(neighbours, send, recv, || Ok(()))?;
-        engine.unstage(ghost_lower.clone(), ghost_upper.clone(), recv)
-    };
+    let exchange = |engine: &mut E, send: &mut Halo<T>, recv: &mut Halo<T>| planes.exchange(mpi, engine, (send, recv));
     // Exact hierarchical cycles of at most `sub` iterations, never across an exchange.
     let cycle = match job.schedule {
         Schedule::Hierarchical { sub, .. } => sub.max(1),

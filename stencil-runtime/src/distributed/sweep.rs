@@ -30,10 +30,9 @@
 
 use std::ops::Range;
 
-use super::driver::{Engine, Planes, reduce_check};
+use super::driver::{Engine, Planes, monitor_for, reduce_check};
 use super::{Halo, Subdomain};
-use crate::cpu::{Difference, Layout};
-use crate::monitor::Monitor;
+use crate::cpu::Difference;
 use crate::report::StopReason;
 use crate::solver::Job;
 use crate::{Direction, Error, Real, Report, Result, Stencil, Tolerance};
@@ -193,8 +192,7 @@ pub(crate) fn iterate_sweeps<S: Stencil<N>, T: Real, const N: usize, E: SweepEng
     let planes = Planes::of(sub);
     let mpi = sub.mpi();
     let stop = job.stop;
-    let global = Layout::new(S::META, sub.global_shape())?;
-    let mut monitor = Monitor::for_job(job, global.interior_points());
+    let mut monitor = monitor_for(job, sub)?;
     let direction = S::META.sweep.as_ref().expect("a sweep stencil").directions[0];
     let order = Order::new(&planes, direction);
     let own = planes.own.clone();
@@ -262,13 +260,7 @@ pub(crate) fn iterate_sweeps<S: Stencil<N>, T: Real, const N: usize, E: SweepEng
     // Every ghost plane holds the last sweep: the later neighbour's first planes (unless a
     // check brought them), then every ghost plane, `depth · radius` a side.
     later.fetch(iteration, (mpi, &order), &mut engine)?;
-    let neighbours = (planes.below, planes.above);
-    if neighbours != (None, None) {
-        let ((sent_lower, sent_upper), (ghost_lower, ghost_upper)) = (planes.sent(), planes.received());
-        engine.stage(sent_lower, sent_upper, send, false)?;
-        mpi.exchange(neighbours, send, recv, || Ok(()))?;
-        engine.unstage(ghost_lower, ghost_upper, recv)?;
-    }
+    planes.exchange(mpi, &mut engine, (send, recv))?;
     engine.wait()?;
     let wall = monitor.elapsed();
     engine.finish()?;

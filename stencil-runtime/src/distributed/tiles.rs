@@ -19,9 +19,7 @@ use std::ops::Range;
 
 use super::Halo;
 use super::Subdomain;
-use super::driver::{Engine, Planes, reduce_check};
-use crate::cpu::Layout;
-use crate::monitor::Monitor;
+use super::driver::{Engine, Planes, monitor_for, reduce_check};
 use crate::report::StopReason;
 use crate::solver::Job;
 use crate::{Error, Real, Report, Result, Stencil};
@@ -69,23 +67,14 @@ pub(crate) fn iterate_tiles<S: Stencil<N>, T: Real, const N: usize, E: Engine<T>
     let planes = Planes::of(sub);
     let mpi = sub.mpi();
     let stop = job.stop;
-    let global = Layout::new(S::META, sub.global_shape())?;
-    let mut monitor = Monitor::for_job(job, global.interior_points());
+    let mut monitor = monitor_for(job, sub)?;
     let (r, own) = (planes.radius, planes.own.clone());
     let reach = reach(r, tile, halo);
     // Cycles between exchanges (at least one: checked when the run is prepared).
     let per_phase = planes.ghost.checked_div(reach).map_or(usize::MAX, |cycles| cycles.max(1));
     let tiling = Tiling { tile, origin: sub.local().start, interior: r..sub.global_shape()[0] - r };
     let neighbours = (planes.below, planes.above);
-    let exchange = |engine: &mut E, send: &mut Halo<T>, recv: &mut Halo<T>| -> Result<()> {
-        if neighbours == (None, None) {
-            return Ok(());
-        }
-        let ((sent_lower, sent_upper), (ghost_lower, ghost_upper)) = (planes.sent(), planes.received());
-        engine.stage(sent_lower, sent_upper, send, false)?;
-        mpi.exchange(neighbours, send, recv, || Ok(()))?;
-        engine.unstage(ghost_lower, ghost_upper, recv)
-    };
+    let exchange = |engine: &mut E, send: &mut Halo<T>, recv: &mut Halo<T>| planes.exchange(mpi, engine, (send, recv));
     let mut iteration = 0;
     let mut in_phase = 0;
     let stop_reason = loop {
