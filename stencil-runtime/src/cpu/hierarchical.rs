@@ -33,7 +33,7 @@ impl<const N: usize> Cycle<N> {
     /// working region on every side of each axis with a nonzero radius (no stencil reads
     /// along the others, so a halo there would only cost memory), over the whole interior.
     pub fn new(layout: &Layout<N>, tile: usize, halo: usize, sub: usize) -> Self {
-        let cores0 = if N == 0 { (0, 0) } else { (layout.radius[0], layout.shape[0] - layout.radius[0]) };
+        let cores0 = (layout.radius[0], layout.shape[0] - layout.radius[0]);
         Self { tile, halo: layout.radius.map(|r| if r == 0 { 0 } else { halo }), sub, cores0 }
     }
 

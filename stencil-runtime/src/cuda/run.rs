@@ -438,7 +438,7 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
         let ints = geometry.ints(plan.len, plan.measure_step.map_or(0, |step| step + 1));
         let mut launch = gpu.stream.launch_builder(kernel);
         // The block arrays are passed on every cycle: the kernel's signature has them.
-        state.push_args(&mut launch, &ints.iter().collect::<Vec<_>>(), true);
+        state.push_args(&mut launch, &ints, true);
         // SAFETY: the arguments match `<name>_hier`'s signature, generated from the same
         // stencil (output, fields in order with the current iterate for the unknown, the
         // extents, the scalars, then tile, the cores of axis 0 (the interior), halos,
@@ -529,7 +529,7 @@ impl<T: Real> DeviceState<T> {
     /// fields in declaration order with the current iterate for the unknown, the three
     /// extents, the scalars, then `extra` (the kernel's own ints), then, with `check`, the
     /// two block arrays and the non-finite flag.
-    pub(super) fn push_args<'a>(&'a mut self, launch: &mut LaunchArgs<'a>, extra: &[&'a i32], check: bool) {
+    pub(super) fn push_args<'a>(&'a mut self, launch: &mut LaunchArgs<'a>, extra: &'a [i32], check: bool) {
         launch.arg(&mut self.next);
         for input in &self.inputs {
             launch.arg(input.as_ref().unwrap_or(&self.current));
@@ -537,7 +537,7 @@ impl<T: Real> DeviceState<T> {
         let [n0, n1, n2] = &self.extents;
         launch.arg(n0).arg(n1).arg(n2);
         self.scalars.push(launch);
-        for &value in extra {
+        for value in extra {
             launch.arg(value);
         }
         if check {
