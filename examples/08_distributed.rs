@@ -13,8 +13,8 @@
 //! gets `--size` interior planes, so the grid grows with the ranks). `--schedule` chooses
 //! what each rank runs: `plain` (the default), `tiled`, `hierarchical` cycles (`--tile`,
 //! `--sub`, exact unless `--halo` is less than `--sub`), or `out-of-core` slabs of `--slab`
-//! planes (its part stays in host
-//! memory and streams through the GPU, one pass of `--depth` iterations between exchanges).
+//! planes (its part stays in host memory and streams through the GPU, one pass of
+//! `--depth` iterations between exchanges; pyramids, or with `--skewed` skewed slabs).
 //! `--schedule gauss-seidel` solves the same problem by Gauss–Seidel sweeps (a `sweep(+, +, +)`
 //! stencil, a wavefront on each rank): the ranks pass each sweep along, and overlap
 //! successive sweeps.
@@ -83,6 +83,10 @@ struct Args {
     /// `--schedule out-of-core`: planes per slab (default: the widest that fits the GPU).
     #[arg(long)]
     slab: Option<usize>,
+    /// `--schedule out-of-core`: skewed slabs (each plane computed once per iteration)
+    /// instead of pyramids.
+    #[arg(long)]
+    skewed: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -160,7 +164,8 @@ fn solve<S: Stencil<3>, T: Real>(stencil: S, args: &Args, mpi: &Mpi) -> stencil:
             Schedule::Hierarchical { tile: args.tile, halo: args.halo.unwrap_or(args.sub), sub: args.sub }
         }
         Kind::OutOfCore => {
-            Schedule::OutOfCore { slab: args.slab, height: args.depth, inner: Inner::Plain, device_memory: None }
+            let inner = if args.skewed { Inner::Skewed } else { Inner::Plain };
+            Schedule::OutOfCore { slab: args.slab, height: args.depth, inner, device_memory: None }
         }
         // A wavefront with the default tile.
         Kind::GaussSeidel => Schedule::Auto,

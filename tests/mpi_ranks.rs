@@ -1,7 +1,8 @@
-//! Distributed runs (`Plain`, `Tiled`, `Hierarchical` and `OutOfCore` on each rank, and
-//! sweep stencils' `Plain` and `Wavefront`) against the single-process `Plain` run (or the
-//! same inexact hierarchical schedule, whose iterates are its own), bit for bit, and the errors every rank gets when the ranks disagree. One process per rank, so
-//! this binary has no test harness: `.ci/run` starts it with `mpirun -np K` for K = 1 to 4,
+//! Distributed runs (`Plain`, `Tiled`, `Hierarchical` and `OutOfCore` with pyramids or
+//! skewed slabs on each rank, and sweep stencils' `Plain` and `Wavefront`) against the
+//! single-process `Plain` run (or the same inexact hierarchical schedule, whose iterates are
+//! its own), bit for bit, and the errors every rank gets when the ranks disagree. One
+//! process per rank, so this binary has no test harness: `.ci/run` starts it with `mpirun -np K` for K = 1 to 4,
 //! and it exits with a failure on any rank whose checks fail. Started alone, it is one rank.
 //!
 //! Every rank also runs the whole problem in one process (the grids are small) and compares
@@ -201,21 +202,14 @@ fn disagreements(mpi: &Mpi) -> Vec<(String, Result<(), String>)> {
         results.push(("too many ranks".into(), expect_error(outcome, "fewer than the 3 ghost planes")));
     }
 
-    // An inexact hierarchical schedule with too few ghost planes for its tiles, and skewed
-    // out-of-core slabs, are refused on every rank.
-    let refused = [
-        (
-            "an inexact hierarchical schedule with too few ghost planes",
-            Schedule::Hierarchical { tile: 8, halo: 2, sub: 3 },
-            "tile − 1 + halo = 9 planes beyond them; the split has 2 ghost planes (depth 2 · radius 1): split with \
+    // An inexact hierarchical schedule with too few ghost planes for its tiles is refused on
+    // every rank.
+    let refused = [(
+        "an inexact hierarchical schedule with too few ghost planes",
+        Schedule::Hierarchical { tile: 8, halo: 2, sub: 3 },
+        "tile − 1 + halo = 9 planes beyond them; the split has 2 ghost planes (depth 2 · radius 1): split with \
              depth ≥ 9",
-        ),
-        (
-            "skewed out-of-core slabs",
-            Schedule::OutOfCore { slab: Some(3), height: 2, inner: Inner::Skewed, device_memory: None },
-            "skewed slabs update the planes below their own",
-        ),
-    ];
+    )];
     for (name, schedule, needle) in refused {
         let mut u = sub.local_grid(|_| 0.0f64).unwrap();
         let outcome = Solver::new(Jacobi7)
@@ -467,6 +461,14 @@ fn main() {
                 jacobi("jacobi7 hierarchical to an absolute tolerance", 500, absolute, None, hier(8, 2, 2)),
                 jacobi("jacobi7 out of core, 11 iterations", 11, None, Some(4), slabs(2, 3, Inner::Plain)),
                 jacobi("jacobi7 out of core to an absolute tolerance", 500, absolute, None, slabs(3, 2, in_slabs)),
+                jacobi("jacobi7 skewed slabs, 11 iterations", 11, None, Some(4), slabs(2, 3, Inner::Skewed)),
+                jacobi(
+                    "jacobi7 skewed slabs to an absolute tolerance",
+                    500,
+                    absolute,
+                    None,
+                    slabs(1, 2, Inner::Skewed),
+                ),
             ];
             for case in &cases_3d {
                 results
@@ -500,6 +502,7 @@ fn main() {
                 wide("radius 2 in 2-D to a relative tolerance", Schedule::Plain),
                 wide("radius 2 in 2-D hierarchical to a relative tolerance", hier(6, 4, 2)),
                 wide("radius 2 in 2-D out of core to a relative tolerance", slabs(4, 2, Inner::Plain)),
+                wide("radius 2 in 2-D skewed slabs to a relative tolerance", slabs(3, 3, Inner::Skewed)),
             ];
             for case in &others {
                 results
@@ -509,6 +512,7 @@ fn main() {
                 line("1-D, checked every 5 iterations", Schedule::Plain),
                 line("1-D hierarchical, checked every 5 iterations", hier(8, 3, 3)),
                 line("1-D out of core, checked every 5 iterations", slabs(3, 4, in_slabs)),
+                line("1-D skewed slabs, checked every 5 iterations", slabs(2, 4, Inner::Skewed)),
             ];
             for case in &lines {
                 results
@@ -523,6 +527,8 @@ fn main() {
         results.push((format!("{kind} a non-finite value"), non_finite(&mpi, backend, Schedule::Plain)));
         let slabs = Schedule::OutOfCore { slab: Some(3), height: 3, inner: Inner::Plain, device_memory: None };
         results.push((format!("{kind} a non-finite value out of core"), non_finite(&mpi, backend, slabs)));
+        let skewed = Schedule::OutOfCore { slab: Some(2), height: 3, inner: Inner::Skewed, device_memory: None };
+        results.push((format!("{kind} a non-finite value in skewed slabs"), non_finite(&mpi, backend, skewed)));
         let inexact = Schedule::Hierarchical { tile: 2, halo: 2, sub: 3 };
         results.push((format!("{kind} a non-finite value, inexact hierarchical"), non_finite(&mpi, backend, inexact)));
     }

@@ -89,12 +89,12 @@ pub(crate) fn pass(shape: &Shape, slabs: &Slabs, len: usize, costs: &Costs) -> (
             // The fresh planes of every array up; each level once; the lower part of the
             // window (every array) and the fresh planes' second copy on the device; the last
             // level down.
-            let (fresh, window) = (slabs.fresh(s), slabs.window(s, len));
+            let (fresh, window) = (slabs.fresh(s, len), slabs.window(s, len));
             let up = bytes((1 + shape.fields) * fresh.len()) * costs.up;
-            let updated: usize = (1..=len).map(|t| slabs.level(s, t).len() * shape.plane_interior).sum();
+            let updated: usize = (1..=len).map(|t| slabs.level(s, len, t).len() * shape.plane_interior).sum();
             let kept = if s == 0 { 0 } else { fresh.start - window.start };
             let copied = bytes((2 + shape.fields) * kept + fresh.len()) * costs.device_copy;
-            let down = bytes(slabs.level(s, len).len()) * costs.down;
+            let down = bytes(slabs.level(s, len, len).len()) * costs.down;
             (up, updated as f64 * costs.update + copied, down)
         } else {
             let chunk = slabs.chunk(s, len);
@@ -165,7 +165,7 @@ pub(crate) fn best(
 ) -> Option<(usize, usize, f64)> {
     let mut best: Option<(usize, usize, f64)> = None;
     for height in 1..=MAX_HEIGHT {
-        let geometry = (shape.planes, shape.radius, shape.plane_len);
+        let geometry = (shape.radius..shape.planes - shape.radius, shape.planes, shape.radius, shape.plane_len);
         let Some(widest) = Slabs::widest(limit, geometry, height, arrays, shape.elem, skewed) else { break };
         for eighths in (1..=8).rev() {
             let width = (widest * eighths / 8).max(1);

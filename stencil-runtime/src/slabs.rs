@@ -64,32 +64,48 @@ impl Slabs {
     }
 
     /// Skewed: the planes slab `s` holds on the device during a pass of `len` iterations,
-    /// `[a − (len + 1)·r, b)` (from plane 0 for the first slab, to the last plane for the
-    /// last). Its lower `(len + 1)·r` planes come from the previous slab's window.
+    /// `[a − (len + 1)·r, b)` (for the first slab from the lowest plane the pass reads, to
+    /// the highest for the last). Its lower `(len + 1)·r` planes come from the previous
+    /// slab's window.
     pub fn window(&self, s: usize, len: usize) -> Range<usize> {
         let own = &self.own[s];
-        let start = if s == 0 { 0 } else { own.start.saturating_sub((len + 1) * self.radius) };
-        start..self.fresh(s).end
+        let floor = self.fresh(0, len).start;
+        let start = if s == 0 { floor } else { own.start.saturating_sub((len + 1) * self.radius).max(floor) };
+        start..self.fresh(s, len).end
     }
 
-    /// Skewed: the planes slab `s` loads from the grid, `[a, b)`, with the boundary planes
-    /// below the first slab and above the last.
-    pub fn fresh(&self, s: usize) -> Range<usize> {
+    /// Skewed: the planes slab `s` loads from the grid for a pass of `len` iterations,
+    /// `[a, b)`, and below the first slab and above the last the `len · r` planes beyond the
+    /// own planes that the pass reads (within the grid): the boundary planes, or a rank's
+    /// ghost planes.
+    pub fn fresh(&self, s: usize, len: usize) -> Range<usize> {
         let own = &self.own[s];
-        let start = if s == 0 { 0 } else { own.start };
-        let end = if s + 1 == self.own.len() { self.planes } else { own.end };
+        let ghost = self.ghost(len);
+        let start = if s == 0 { own.start.saturating_sub(ghost) } else { own.start };
+        let end = if s + 1 == self.own.len() { (own.end + ghost).min(self.planes) } else { own.end };
         start..end
     }
 
-    /// Skewed: the planes that iteration `t` (1 to `len`) of slab `s` updates,
-    /// `[a − t·r, b − t·r)` within the interior, from the first interior plane for the first
-    /// slab and to the last for the last; for every `t` the slabs' levels tile the interior.
-    pub fn level(&self, s: usize, t: usize) -> Range<usize> {
+    /// Skewed: the planes that iteration `t` (1 to `len`) of slab `s` updates during a pass
+    /// of `len` iterations, `[a − t·r, b − t·r)` within [`span`](Self::span), which the first
+    /// slab starts and the last ends; for every `t` the slabs' levels tile the span.
+    pub fn level(&self, s: usize, len: usize, t: usize) -> Range<usize> {
         let own = &self.own[s];
-        let r = self.radius;
-        let lo = if s == 0 { r } else { own.start.saturating_sub(t * r).max(r) };
-        let hi = if s + 1 == self.own.len() { self.planes - r } else { own.end.saturating_sub(t * r).max(r) };
+        let span = self.span(len, t);
+        let shifted = |plane: usize| plane.saturating_sub(t * self.radius).max(span.start);
+        let lo = if s == 0 { span.start } else { shifted(own.start) };
+        let hi = if s + 1 == self.own.len() { span.end } else { shifted(own.end) };
         lo.min(hi)..hi
+    }
+
+    /// Skewed: the planes iteration `t` of a pass of `len` updates over all slabs: the own
+    /// planes and `(len − t)·r` beyond them on each side, within the interior. In one
+    /// process that is the interior; under a rank the iterations shrink over its ghost
+    /// planes as a pyramid does, so that only the own planes hold iterate `len` at the end.
+    pub fn span(&self, len: usize, t: usize) -> Range<usize> {
+        let (Some(first), Some(last)) = (self.own.first(), self.own.last()) else { return 0..0 };
+        let (r, margin) = (self.radius, (len - t) * self.radius);
+        first.start.saturating_sub(margin).max(r)..(last.end + margin).min(self.planes - r)
     }
 
     /// Ghost planes per side for a pass of `len` iterations.
@@ -131,12 +147,13 @@ impl Slabs {
         own.start.saturating_sub(margin)..(own.end + margin).min(self.planes)
     }
 
-    /// The widest slab whose buffers fit `limit` bytes: per slot (two, so that copies and
-    /// kernels overlap) `arrays` chunk buffers of `elem` bytes per element, plus the carry.
-    /// `None` when not even one plane fits.
+    /// The widest slab over the planes `own` of a grid of `planes` planes whose buffers fit
+    /// `limit` bytes: per slot (two, so that copies and kernels overlap) `arrays` chunk
+    /// buffers of `elem` bytes per element, plus the carry. `None` when not even one plane
+    /// fits.
     pub fn widest(
         limit: usize,
-        (planes, radius, plane_len): (usize, usize, usize),
+        (own, planes, radius, plane_len): (Range<usize>, usize, usize, usize),
         height: usize,
         arrays: usize,
         elem: usize,
@@ -147,11 +164,10 @@ impl Slabs {
         if skewed {
             // 2 · arrays · (w + (height + 1)·r, plus r at the grid's ends) · plane_bytes ≤ limit:
             // from the estimate down to the first width that fits.
-            let interior = planes.saturating_sub(2 * radius).max(1);
             let budget = limit / plane_bytes.max(1) / (2 * arrays);
-            let mut width = budget.saturating_sub(ghost).min(interior);
+            let mut width = budget.saturating_sub(ghost).min(own.len().max(1));
             while width >= 1 {
-                let slabs = Self::new(planes, radius, plane_len, height, width).skew(true);
+                let slabs = Self::over(own.clone(), planes, radius, plane_len, height, width).skew(true);
                 if slabs.buffer_bytes(arrays, elem) <= limit {
                     return Some(width);
                 }
@@ -163,7 +179,7 @@ impl Slabs {
         let per_plane = 2 * arrays;
         let budget = (limit / plane_bytes.max(1)).checked_sub(ghost)? / per_plane;
         let width = budget.checked_sub(2 * ghost)?;
-        (width >= 1).then(|| width.min(planes.saturating_sub(2 * radius).max(1)))
+        (width >= 1).then(|| width.min(own.len().max(1)))
     }
 
     /// `schedule` (an out-of-core one) with the slab width and height these slabs have, for
@@ -193,7 +209,8 @@ impl Slabs {
         if written == 0 {
             return source;
         }
-        let written_to = if self.skewed { self.level(written - 1, pass.len()).end } else { self.own[written - 1].end };
+        let written_to =
+            if self.skewed { self.level(written - 1, pass.len(), pass.len()).end } else { self.own[written - 1].end };
         crate::Error::StoppedMidPass {
             pass_start: pass.start,
             pass_end: pass.end,
@@ -247,7 +264,9 @@ mod tests {
     fn the_widest_slab_fits_its_limit() {
         let (planes, radius, plane_len, height, arrays, elem) = (1000, 1, 100, 4, 3, 4);
         for limit in [10_000, 50_000, 123_456, 10_000_000] {
-            let Some(width) = Slabs::widest(limit, (planes, radius, plane_len), height, arrays, elem, false) else {
+            let Some(width) =
+                Slabs::widest(limit, (radius..planes - radius, planes, radius, plane_len), height, arrays, elem, false)
+            else {
                 assert!(Slabs::new(planes, radius, plane_len, height, 1).buffer_bytes(arrays, elem) > limit);
                 continue;
             };
@@ -258,9 +277,14 @@ mod tests {
                 assert!(wider.buffer_bytes(arrays, elem) > limit, "{limit}: width {width} is not the widest");
             }
         }
-        assert_eq!(Slabs::widest(100, (planes, radius, plane_len), height, arrays, elem, false), None);
+        assert_eq!(
+            Slabs::widest(100, (radius..planes - radius, planes, radius, plane_len), height, arrays, elem, false),
+            None
+        );
         for limit in [50_000, 123_456, 10_000_000] {
-            let width = Slabs::widest(limit, (planes, radius, plane_len), height, arrays, elem, true).unwrap();
+            let width =
+                Slabs::widest(limit, (radius..planes - radius, planes, radius, plane_len), height, arrays, elem, true)
+                    .unwrap();
             let slabs = Slabs::new(planes, radius, plane_len, height, width).skew(true);
             assert!(slabs.buffer_bytes(arrays, elem) <= limit, "{limit}: width {width}");
         }
@@ -270,7 +294,7 @@ mod tests {
     fn skewed_levels_tile_the_interior_and_windows_hold_what_they_read() {
         let slabs = Slabs::new(40, 2, 3, 4, 7).skew(true);
         for t in 1..=4 {
-            let levels: Vec<_> = (0..slabs.own.len()).map(|s| slabs.level(s, t)).collect();
+            let levels: Vec<_> = (0..slabs.own.len()).map(|s| slabs.level(s, 4, t)).collect();
             assert_eq!(levels.first().unwrap().start, 2);
             assert_eq!(levels.last().unwrap().end, 38);
             assert!(levels.windows(2).all(|w| w[0].end == w[1].start), "{levels:?}");
@@ -280,7 +304,80 @@ mod tests {
             }
         }
         assert_eq!(slabs.window(2, 4), 6..23);
-        assert_eq!(slabs.fresh(0), 0..9);
-        assert_eq!(slabs.fresh(slabs.own.len() - 1), 37..40);
+        assert_eq!(slabs.fresh(0, 4), 0..9);
+        assert_eq!(slabs.fresh(slabs.own.len() - 1, 4), 37..40);
+    }
+
+    /// Replays a skewed pass plane by plane: which iterate each plane holds in each of the
+    /// two buffers, and that every update reads its neighbours at the iterate before.
+    fn replay_skewed(slabs: &Slabs, len: usize) -> Vec<Option<usize>> {
+        let r = slabs.radius;
+        // Per plane: the iterate in the even buffer and in the odd one (None: not loaded).
+        let mut held: Vec<[Option<usize>; 2]> = vec![[None, None]; slabs.planes];
+        let mut grid: Vec<Option<usize>> = vec![Some(0); slabs.planes];
+        for s in 0..slabs.own.len() {
+            let (window, fresh) = (slabs.window(s, len), slabs.fresh(s, len));
+            assert!(window.start <= fresh.start && fresh.end <= slabs.planes, "slab {s}: {window:?} {fresh:?}");
+            // Planes of the window below the fresh ones were in the previous window; the
+            // rest of the buffers is loaded.
+            for (p, h) in held.iter_mut().enumerate() {
+                if fresh.contains(&p) {
+                    *h = [Some(0), Some(0)];
+                } else if !window.contains(&p) {
+                    *h = [None, None];
+                }
+            }
+            for t in 1..=len {
+                let level = slabs.level(s, len, t);
+                for p in level.clone() {
+                    for (q, read) in held.iter().enumerate().take(p + r + 1).skip(p - r) {
+                        let boundary = q < r || q >= slabs.planes - r;
+                        let ok = read[(t - 1) % 2] == Some(t - 1) || (boundary && read[0].is_some());
+                        assert!(ok, "slab {s} iteration {t} plane {p} reads plane {q}: {read:?}");
+                    }
+                }
+                for p in level {
+                    held[p][t % 2] = Some(t);
+                }
+            }
+            for p in slabs.level(s, len, len) {
+                grid[p] = held[p][len % 2];
+            }
+        }
+        grid
+    }
+
+    #[test]
+    fn skewed_passes_read_what_they_hold_and_write_back_the_own_planes_at_the_last_iterate() {
+        // One process: every interior plane, for every pass length and slab width.
+        for width in [1, 2, 3, 7, 40] {
+            for len in 1..=4 {
+                let slabs = Slabs::new(40, 2, 3, 4, width).skew(true);
+                let grid = replay_skewed(&slabs, len);
+                assert!(grid[2..38].iter().all(|&i| i == Some(len)), "width {width}, len {len}: {grid:?}");
+            }
+        }
+        // A rank: 8 ghost planes (depth 4, radius 2) on each side of the own planes 8..30, or
+        // the boundary layer on one side; the levels shrink over the ghost planes and only
+        // the own planes are written back, at iterate len.
+        for own in [8..30, 2..30, 8..38] {
+            let planes = own.end + if own.end == 38 { 2 } else { 8 };
+            for width in [1, 3, 5, 22, 40] {
+                for len in 1..=4 {
+                    let slabs = Slabs::over(own.clone(), planes, 2, 3, 4, width).skew(true);
+                    for t in 1..=len {
+                        let span = slabs.span(len, t);
+                        let levels: Vec<_> = (0..slabs.own.len()).map(|s| slabs.level(s, len, t)).collect();
+                        assert_eq!((levels[0].start, levels.last().unwrap().end), (span.start, span.end));
+                        assert!(levels.windows(2).all(|w| w[0].end == w[1].start), "{levels:?}");
+                    }
+                    let grid = replay_skewed(&slabs, len);
+                    for (p, iterate) in grid.iter().enumerate() {
+                        let expected = if own.contains(&p) { Some(len) } else { Some(0) };
+                        assert_eq!(*iterate, expected, "{own:?} width {width} len {len} plane {p}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -188,8 +188,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// pass by default). An inexact hierarchical schedule (halo < sub · radius) computes on
     /// each rank the whole grid's tiles that meet its planes, so its result equals one
     /// process's with the same schedule; it needs `depth · radius ≥ tile − 1 + halo` (ghost
-    /// planes that reach across a tile and its halo). Skewed slabs, which would update the
-    /// ghost planes, are refused.
+    /// planes that reach across a tile and its halo). Skewed slabs (`Inner::Skewed`) run too:
+    /// a pass's first and last slabs shrink over the ghost planes as a pyramid does, so that
+    /// only the own planes are written back, each computed once per iteration.
     ///
     /// A `sweep(…)` stencil runs `Plain` (the sequential sweep) or `Wavefront` (also for
     /// `Auto`) on each rank, and its sweeps are passed from rank to rank in the sweep's
@@ -294,17 +295,11 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 }
                 schedule
             }
-            Schedule::OutOfCore { inner: crate::Inner::Skewed, .. } => {
-                return Err(invalid(
-                    "skewed slabs update the planes below their own, which under a rank are its ghost planes; \
-                     distributed runs take out-of-core pyramids (inner `Plain` or exact `Hierarchical`)",
-                ));
-            }
             schedule @ Schedule::OutOfCore { .. } => schedule,
             _ => {
                 return Err(invalid(
-                    "distributed runs take `Plain`, `Tiled`, an exact `Hierarchical` or an `OutOfCore` schedule on each \
-                     rank, and `Plain` or `Wavefront` for a sweep stencil",
+                    "distributed runs take `Plain`, `Tiled`, `Hierarchical` or `OutOfCore` on each rank, and `Plain` or \
+                     `Wavefront` for a sweep stencil",
                 ));
             }
         };

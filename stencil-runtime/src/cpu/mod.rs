@@ -176,18 +176,22 @@ pub(crate) fn slabs_for<const N: usize>(
     let planes = layout.shape[0];
     let radius = layout.radius[0];
     let plane_len: usize = layout.shape[1..].iter().product();
-    let one_plane = || Slabs::new(planes, radius, plane_len, height, 1).skew(skewed).buffer_bytes(arrays, elem);
+    let one_plane =
+        || Slabs::over(own.clone(), planes, radius, plane_len, height, 1).skew(skewed).buffer_bytes(arrays, elem);
     let width = match (slab, device_memory) {
         (Some(width), _) => width,
-        (None, Some(limit)) => Slabs::widest(limit, (planes, radius, plane_len), height, arrays, elem, skewed)
-            .ok_or_else(|| Error::DeviceMemory {
-                needed: one_plane(),
-                limit,
-                reason: format!(
-                    "a slab of one plane with {} ghost planes per side, in two slots of {arrays} buffers",
-                    height * radius
-                ),
-            })?,
+        (None, Some(limit)) => {
+            Slabs::widest(limit, (own.clone(), planes, radius, plane_len), height, arrays, elem, skewed).ok_or_else(
+                || Error::DeviceMemory {
+                    needed: one_plane(),
+                    limit,
+                    reason: format!(
+                        "a slab of one plane with {} ghost planes per side, in two slots of {arrays} buffers",
+                        height * radius
+                    ),
+                },
+            )?
+        }
         (None, None) => own.len(),
     };
     let slabs = Slabs::over(own, planes, radius, plane_len, height, width).skew(skewed);

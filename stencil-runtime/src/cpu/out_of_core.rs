@@ -152,7 +152,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             let local = |planes: &std::ops::Range<usize>| {
                 slabs.elements(&(planes.start - window.start..planes.end - window.start))
             };
-            let fresh = slabs.fresh(s);
+            let fresh = slabs.fresh(s, len);
             if let Some(before) = &previous {
                 // The planes below the fresh ones, at every iterate, from the previous window.
                 let kept = slabs.elements(&(window.start - before.start..fresh.start - before.start));
@@ -163,7 +163,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             work.current[local(&fresh)].copy_from_slice(&u[slabs.elements(&fresh)]);
             work.next[local(&fresh)].copy_from_slice(&u[slabs.elements(&fresh)]);
             for t in 1..=len {
-                let level = slabs.level(s, t);
+                let level = slabs.level(s, len, t);
                 if level.is_empty() {
                     continue;
                 }
@@ -179,7 +179,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                     plain::apply::<S, T, N>(&layout, &fields, &mut target[range.clone()], self.params, measured);
                 add(&mut total, difference, global.start);
             }
-            let last = slabs.level(s, len);
+            let last = slabs.level(s, len, len);
             let done = if len.is_multiple_of(2) { &work.current } else { &work.next };
             u[slabs.elements(&last)].copy_from_slice(&done[local(&last)]);
             previous = Some(window);

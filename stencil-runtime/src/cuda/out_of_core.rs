@@ -179,7 +179,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         // their own entries.
         let measured_planes = |s: usize| {
             if slabs.skewed {
-                (1..=slabs.height).map(|t| slabs.level(s, t).len()).max().unwrap_or(0)
+                (1..=slabs.height).map(|len| slabs.level(s, len, len).len()).max().unwrap_or(0)
             } else {
                 slabs.own[s].len()
             }
@@ -359,7 +359,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 let window = slabs.window(s, len);
                 let local =
                     |planes: &Range<usize>| slabs.elements(&(planes.start - window.start..planes.end - window.start));
-                let fresh = slabs.fresh(s);
+                let fresh = slabs.fresh(s, len);
                 // Up: the fresh planes of the unknown and of every field.
                 up.memcpy_htod(&host[slabs.elements(&fresh)], &mut slot.u[0].slice_mut(local(&fresh)))
                     .map_err(driver_error("copying a slab to the device"))?;
@@ -395,7 +395,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                     .map_err(driver_error("copying a slab"))?;
                 let Kernels::Plain { pass, measure } = kernels else { unreachable!("skewed slabs run plain") };
                 for t in 1..=len {
-                    let level = slabs.level(s, t);
+                    let level = slabs.level(s, len, t);
                     if level.is_empty() {
                         continue;
                     }
@@ -422,7 +422,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                     unsafe { launch.launch(config) }.map_err(driver_error("launching a kernel"))?;
                 }
                 // Down: the last level, in place.
-                let last = slabs.level(s, len);
+                let last = slabs.level(s, len, len);
                 down.memcpy_dtoh(&slot.u[len % 2].slice(local(&last)), &mut host[slabs.elements(&last)])
                     .map_err(driver_error("copying a slab to the host"))?;
             } else {
@@ -558,7 +558,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             .filter(|&(_, &b)| b != u64::MAX)
             .map(|(s, &b)| {
                 let view_start = if slabs.skewed {
-                    slabs.level(s, len).start - slabs.radius
+                    slabs.level(s, len, len).start - slabs.radius
                 } else {
                     slabs.region(s, len, len - 1).start
                 };
