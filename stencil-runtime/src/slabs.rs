@@ -31,6 +31,10 @@ pub(crate) struct Slabs {
     pub own: Vec<Range<usize>>,
     /// Skewed slabs ([`Inner::Skewed`](crate::Inner::Skewed)) instead of pyramids.
     pub skewed: bool,
+    /// The slab a pass starts with: a pass runs slabs `first..` and then `..first`
+    /// ([`order`](Self::order)). 0 but under an MPI rank, where the slabs that read no
+    /// ghost plane go first so that the exchange overlaps them.
+    pub first: usize,
 }
 
 impl Slabs {
@@ -54,13 +58,54 @@ impl Slabs {
     ) -> Self {
         let width = width.clamp(1, own.len().max(1));
         let slabs = own.clone().step_by(width).map(|a| a..(a + width).min(own.end)).collect();
-        Self { planes, radius, plane_len, height, own: slabs, skewed: false }
+        Self { planes, radius, plane_len, height, own: slabs, skewed: false, first: 0 }.rotated()
+    }
+
+    /// Under a rank (its own planes short of the interior), pyramids rotated so that a pass
+    /// starts with the first slab whose chunks lie within the own planes: the slabs before
+    /// the first that reads a ghost plane then run while the ghost planes are exchanged. Not
+    /// rotated in one process, when every slab reads beyond the own planes, or for skewed
+    /// slabs, whose windows follow one another from the lowest plane up.
+    fn rotated(mut self) -> Self {
+        let one_process = self.own.first().map(|s| s.start) == Some(self.radius)
+            && self.own.last().map(|s| s.end) == Some(self.planes - self.radius);
+        let inside = |s: &usize| !self.reads_beyond_own(*s, self.height);
+        self.first = match (0..self.own.len()).find(inside) {
+            Some(first) if !self.skewed && !one_process => first,
+            _ => 0,
+        };
+        self
+    }
+
+    /// The order in which a pass runs the slabs.
+    pub fn order(&self) -> impl Iterator<Item = usize> + use<> {
+        (self.first..self.own.len()).chain(0..self.first)
+    }
+
+    /// Whether slab `s` reads planes beyond the own planes in a pass of `len` iterations
+    /// (ghost planes under a rank, boundary planes in one process).
+    pub fn reads_beyond_own(&self, s: usize, len: usize) -> bool {
+        let (Some(first), Some(last)) = (self.own.first(), self.own.last()) else { return false };
+        let read = if self.skewed { self.window(s, len) } else { self.chunk(s, len) };
+        read.start < first.start || read.end > last.end
+    }
+
+    /// Rotated pyramids: the planes above the own planes of the
+    /// slabs before [`first`](Self::first) that slabs `first..` write back before those run,
+    /// `[a, chunk(first − 1).end)` with `a` the first slab's first plane. Their old values are
+    /// kept aside when the first slab is loaded (the *upper carry*). Empty without a rotation.
+    pub fn upper_carry(&self, len: usize) -> Range<usize> {
+        if self.first == 0 {
+            return 0..0;
+        }
+        let start = self.own[self.first].start;
+        start..self.chunk(self.first - 1, len).end.max(start)
     }
 
     /// These slabs, skewed (`true`) or as pyramids.
     pub fn skew(mut self, skewed: bool) -> Self {
         self.skewed = skewed;
-        self
+        self.rotated()
     }
 
     /// Skewed: the planes slab `s` holds on the device during a pass of `len` iterations,
@@ -148,9 +193,9 @@ impl Slabs {
     }
 
     /// The widest slab over the planes `own` of a grid of `planes` planes whose buffers fit
-    /// `limit` bytes: per slot (two, so that copies and kernels overlap) `arrays` chunk
-    /// buffers of `elem` bytes per element, plus the carry. `None` when not even one plane
-    /// fits.
+    /// `limit` bytes ([`buffer_bytes`](Self::buffer_bytes)): per slot (two, so that copies
+    /// and kernels overlap) `arrays` chunk buffers of `elem` bytes per element, plus the
+    /// carries. `None` when not even one plane fits.
     pub fn widest(
         limit: usize,
         (own, planes, radius, plane_len): (Range<usize>, usize, usize, usize),
@@ -161,25 +206,20 @@ impl Slabs {
     ) -> Option<usize> {
         let plane_bytes = plane_len.checked_mul(elem)?;
         let ghost = height.checked_mul(radius)?;
-        if skewed {
-            // 2 · arrays · (w + (height + 1)·r, plus r at the grid's ends) · plane_bytes ≤ limit:
-            // from the estimate down to the first width that fits.
-            let budget = limit / plane_bytes.max(1) / (2 * arrays);
-            let mut width = budget.saturating_sub(ghost).min(own.len().max(1));
-            while width >= 1 {
-                let slabs = Self::over(own.clone(), planes, radius, plane_len, height, width).skew(true);
-                if slabs.buffer_bytes(arrays, elem) <= limit {
-                    return Some(width);
-                }
-                width -= 1;
-            }
-            return None;
-        }
-        // (2 · arrays · (w + 2g) + g) · plane_bytes ≤ limit
-        let per_plane = 2 * arrays;
-        let budget = (limit / plane_bytes.max(1)).checked_sub(ghost)? / per_plane;
-        let width = budget.checked_sub(2 * ghost)?;
-        (width >= 1).then(|| width.min(own.len().max(1)))
+        let budget = limit / plane_bytes.max(1);
+        // An estimate from the chunk's planes, then down to the first width that fits.
+        let estimate = if skewed {
+            // 2 · arrays · (w + (height + 1)·r, plus r at the grid's ends) ≤ budget
+            (budget / (2 * arrays)).saturating_sub(ghost)
+        } else {
+            // 2 · arrays · (w + 2g) + g ≤ budget (one carry; a rotation adds another)
+            (budget.checked_sub(ghost)? / (2 * arrays)).saturating_sub(2 * ghost)
+        };
+        let fits = |width| {
+            let slabs = Self::over(own.clone(), planes, radius, plane_len, height, width).skew(skewed);
+            slabs.buffer_bytes(arrays, elem) <= limit
+        };
+        (1..=estimate.min(own.len().max(1))).rev().find(|&width| fits(width))
     }
 
     /// `schedule` (an out-of-core one) with the slab width and height these slabs have, for
@@ -198,7 +238,9 @@ impl Slabs {
 
     /// The error for a pass from iterate `pass.start` to `pass.end` stopped by `source`
     /// after `written` slabs were written back: `source` itself when none was (the grid is
-    /// still iterate `pass.start`), else [`Error::StoppedMidPass`].
+    /// still iterate `pass.start`), else [`Error::StoppedMidPass`]. Rotated slabs (under an
+    /// MPI rank, whose grid is lost with the run anyway) are written back out of order, so
+    /// for them it is `source` itself.
     pub fn interrupted(
         &self,
         pass: Range<usize>,
@@ -206,7 +248,7 @@ impl Slabs {
         checkpoint: Option<(std::path::PathBuf, usize)>,
         source: crate::Error,
     ) -> crate::Error {
-        if written == 0 {
+        if written == 0 || self.first != 0 {
             return source;
         }
         let written_to =
@@ -222,9 +264,16 @@ impl Slabs {
     }
 
     /// Bytes of the buffers of [`widest`](Self::widest) for these slabs (skewed: two slots of
-    /// `arrays` windows, no separate carry).
+    /// `arrays` windows, no separate carry; rotated: two carries).
     pub fn buffer_bytes(&self, arrays: usize, elem: usize) -> usize {
-        let carry = if self.skewed { 0 } else { self.ghost(self.height) };
+        let carries = if self.skewed {
+            0
+        } else if self.first == 0 {
+            1
+        } else {
+            2
+        };
+        let carry = carries * self.ghost(self.height);
         (2 * arrays * self.max_chunk() + carry) * self.plane_len * elem
     }
 }
@@ -258,6 +307,31 @@ mod tests {
         // A shorter pass reads fewer ghost planes.
         assert_eq!(slabs.chunk(0, 2), 1..9);
         assert_eq!(slabs.region(0, 3, 2), 2..8);
+    }
+
+    #[test]
+    fn under_a_rank_pyramids_start_with_the_first_slab_that_reads_no_ghost_plane() {
+        // Own planes 3..13 between 3 ghost planes a side; slabs of 2 planes, height 3.
+        let slabs = Slabs::over(3..13, 16, 1, 4, 3, 2);
+        assert_eq!(slabs.own, [3..5, 5..7, 7..9, 9..11, 11..13]);
+        // Slab 2's chunk, 4..12, is the first within the own planes.
+        assert_eq!(slabs.first, 2);
+        assert_eq!(slabs.order().collect::<Vec<_>>(), [2, 3, 4, 0, 1]);
+        // It runs while the ghost planes are exchanged; slab 3's chunk, 6..14, reads one.
+        assert!(!slabs.reads_beyond_own(2, 3));
+        assert!([3, 4, 0, 1].iter().all(|&s| slabs.reads_beyond_own(s, 3)));
+        // Slab 1's chunk ends at 10: planes 7..10, written back before it runs, are carried.
+        assert_eq!(slabs.upper_carry(3), 7..10);
+        assert_eq!(slabs.upper_carry(1), 7..8);
+        // Two carries in the buffers.
+        assert_eq!(slabs.buffer_bytes(3, 8), (2 * 3 * slabs.max_chunk() + 2 * 3) * 4 * 8);
+        // One process, skewed slabs, and slabs that all read ghost planes keep their order.
+        assert_eq!(Slabs::new(16, 1, 4, 3, 2).first, 0);
+        assert_eq!(Slabs::over(3..13, 16, 1, 4, 3, 2).skew(true).first, 0);
+        assert_eq!(Slabs::over(3..13, 16, 1, 4, 3, 5).first, 0);
+        // Slabs written back out of order: the error itself, not StoppedMidPass.
+        let error = slabs.interrupted(0..3, 2, None, crate::Error::injected());
+        assert!(matches!(error, crate::Error::Cuda { .. }), "{error}");
     }
 
     #[test]

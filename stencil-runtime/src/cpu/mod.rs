@@ -247,7 +247,7 @@ fn run_slabs<S: Stencil<N>, T: Real, const N: usize>(
             }
         };
         let difference = pass
-            .run(u.as_mut_slice(), &mut work, plan.len, plan.measure_step.is_some(), &mut written)
+            .run(u.as_mut_slice(), &mut work, (plan.len, plan.measure_step.is_some()), &mut written, None)
             .map_err(|(written, e)| slabs.interrupted(pass_start..iteration, written, monitor.last_checkpoint(), e))?;
         let Some(d) = difference else { continue };
         if let Some(at) = d.first_non_finite {

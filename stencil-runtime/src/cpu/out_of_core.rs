@@ -20,25 +20,34 @@ pub(crate) struct Pass<'p, S: Stencil<N>, T: Real, const N: usize> {
     pub fail_after: Option<usize>,
 }
 
-/// Buffers reused by every pass: the chunk twice (Jacobi ping-pong) and the carry.
+/// Buffers reused by every pass: the chunk twice (Jacobi ping-pong), the carry, and for
+/// rotated slabs the upper carry ([`Slabs::upper_carry`]).
 #[derive(Default)]
 pub(crate) struct Workspace<T> {
     current: Vec<T>,
     next: Vec<T>,
     carry: Vec<T>,
+    upper_carry: Vec<T>,
 }
 
 impl<T: Real> Workspace<T> {
     /// Allocated once, before the clock starts.
     pub fn new(slabs: &Slabs) -> Self {
         let chunk = slabs.max_chunk() * slabs.plane_len;
+        let carry = slabs.ghost(slabs.height) * slabs.plane_len;
         Self {
             current: vec![T::ZERO; chunk],
             next: vec![T::ZERO; chunk],
-            carry: vec![T::ZERO; slabs.ghost(slabs.height) * slabs.plane_len],
+            carry: vec![T::ZERO; carry],
+            upper_carry: vec![T::ZERO; if slabs.first == 0 { 0 } else { carry }],
         }
     }
 }
+
+/// Called once per pass, before the first slab that reads planes beyond the own planes (or
+/// at the end when none does), with the grid: under a rank, where the ghost planes are
+/// brought up to date.
+pub(crate) type Ghosts<'c, T> = &'c mut dyn FnMut(&mut [T]) -> Result<(), Error>;
 
 impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
     /// Runs `len` iterations on `u` in place, slab by slab. With `measure`, the last
@@ -50,34 +59,54 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
         &self,
         u: &mut [T],
         work: &mut Workspace<T>,
-        len: usize,
-        measure: bool,
+        (len, measure): (usize, bool),
         written: &mut dyn FnMut(usize),
+        ghosts: Option<Ghosts<'_, T>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
+        let mut ghosts = ghosts;
+        let mut bring_ghosts = |u: &mut [T], done: usize| match ghosts.take() {
+            Some(ghosts) => ghosts(u).map_err(|error| (done, error)),
+            None => Ok(()),
+        };
         if self.inner == Inner::Skewed {
+            bring_ghosts(u, 0)?;
             return self.run_skewed(u, work, len, measure, written);
         }
         let slabs = self.slabs;
         let mut total = measure.then(Difference::default);
-        for s in 0..slabs.own.len() {
-            if self.fail_after == Some(s) {
-                return Err((s, Error::injected()));
+        let upper_carry = slabs.upper_carry(len);
+        for (position, s) in slabs.order().enumerate() {
+            if self.fail_after == Some(position) {
+                return Err((position, Error::injected()));
+            }
+            if slabs.reads_beyond_own(s, len) {
+                bring_ghosts(u, position)?;
             }
             let chunk = slabs.chunk(s, len);
             let own = slabs.own[s].clone();
             let local = |planes: &std::ops::Range<usize>| {
                 slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start))
             };
-            // Load: the lower ghost planes from the carry (they are written back already),
-            // the rest from the grid.
+            // Load: the lower ghost planes from the carry (they are written back already)
+            // unless the slab is the first of the grid or of the pass; the planes that rotated
+            // slabs wrote back before this one from the upper carry; the rest from the grid.
             let lower = chunk.start..own.start;
-            if s == 0 {
+            if s == 0 || s == slabs.first {
                 work.current[local(&lower)].copy_from_slice(&u[slabs.elements(&lower)]);
             } else {
                 work.current[local(&lower)].copy_from_slice(&work.carry[..slabs.elements(&lower).len()]);
             }
-            let upper = own.start..chunk.end;
+            let upper = own.start..if s < slabs.first { chunk.end.min(upper_carry.start) } else { chunk.end };
             work.current[local(&upper)].copy_from_slice(&u[slabs.elements(&upper)]);
+            if upper.end < chunk.end {
+                let carried = upper.end..chunk.end;
+                let from = slabs.elements(&(carried.start - upper_carry.start..carried.end - upper_carry.start));
+                work.current[local(&carried)].copy_from_slice(&work.upper_carry[from]);
+            }
+            if s == slabs.first && s > 0 {
+                let saved = slabs.elements(&(0..upper_carry.len()));
+                work.upper_carry[saved].copy_from_slice(&work.current[local(&upper_carry)]);
+            }
             let carry = slabs.carry(s, len);
             work.carry[..slabs.elements(&carry).len()].copy_from_slice(&work.current[local(&carry)]);
             let whole = local(&chunk);
@@ -110,8 +139,9 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                 done += steps;
             }
             u[slabs.elements(&own)].copy_from_slice(&work.current[local(&own)]);
-            written(s + 1);
+            written(position + 1);
         }
+        bring_ghosts(u, slabs.own.len())?;
         Ok(total)
     }
 

@@ -16,6 +16,7 @@ use super::out_of_core::{Config, Pinned, Pyramid};
 use super::run::{CycleGeometry, Scalars, as_3d, load_module, plain_config, plain_shape};
 use super::wavefront::{Flags, Pencils, launch_sweep, sweep_kernel, tile_of};
 use crate::cpu::Difference;
+use crate::cpu::out_of_core::Ghosts;
 use crate::distributed::Halo;
 use crate::distributed::driver::{Engine, Passes};
 use crate::distributed::sweep::SweepEngine;
@@ -602,10 +603,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for GpuPasses<'_, '_, S, 
     fn pass(
         &mut self,
         u: &mut [T],
-        len: usize,
-        measure: bool,
+        (len, measure): (usize, bool),
+        ghosts: Ghosts<'_, T>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
-        let measured = self.pyramid.pass(u, &self.inputs, (len, measure), None)?;
+        let measured = self.pyramid.pass(u, &self.inputs, (len, measure), (None, Some(ghosts)))?;
         // The planes sent are read from host memory as soon as the pass returns.
         self.pyramid.synchronize().map_err(|error| (self.pyramid.slabs().own.len(), error))?;
         Ok(measured)

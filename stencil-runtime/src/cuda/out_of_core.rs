@@ -21,6 +21,7 @@ use cudarc::driver::{
 use super::device::{Gpu, driver_error};
 use super::nvrtc::Mode;
 use super::run::{CycleGeometry, JitTime, Scalars, as_3d, load_module, plain_config, plain_shape};
+use crate::cpu::out_of_core::Ghosts;
 use crate::cpu::{Difference, Layout};
 use crate::monitor::Monitor;
 use crate::report::StopReason;
@@ -121,6 +122,10 @@ fn view_dims<const N: usize>(mut shape: [usize; N], planes: usize) -> [usize; 3]
     as_3d(&shape, 1)
 }
 
+/// The host's part in a pass: told of the slabs written back, and asked for the ghost
+/// planes ([`Pyramid::pass`]).
+type Hooks<'c, T> = (Option<&'c mut dyn FnMut(usize)>, Option<Ghosts<'c, T>>);
+
 /// What runs a slab's iterations: the plain kernel, or the exact hierarchical one.
 enum Kernels {
     Plain { pass: CudaFunction, measure: CudaFunction },
@@ -143,6 +148,8 @@ pub(crate) struct Pyramid<'g, S: Stencil<N>, T: Real, const N: usize> {
     down: Arc<CudaStream>,
     slots: Vec<Slot<T>>,
     carry: CudaSlice<T>,
+    /// For rotated slabs (under an MPI rank): [`Slabs::upper_carry`].
+    upper_carry: CudaSlice<T>,
     /// Every slab's measuring launch, and its entries in the block arrays.
     measure_configs: Vec<LaunchConfig>,
     block_counts: Vec<usize>,
@@ -234,6 +241,8 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             });
         }
         let carry = alloc(&compute, slabs.ghost(slabs.height) * slabs.plane_len)?;
+        let upper_carry =
+            alloc(&compute, if slabs.first == 0 { 0 } else { slabs.ghost(slabs.height) * slabs.plane_len })?;
         let allocate = |n: usize| compute.alloc_zeros::<f64>(n.max(1)).map_err(driver_error("allocating"));
         let (block_max, block_sum) = (allocate(total_blocks)?, allocate(total_blocks)?);
         let first_bad = compute.alloc_zeros::<u64>(slabs.own.len()).map_err(driver_error("allocating"))?;
@@ -248,6 +257,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             down,
             slots,
             carry,
+            upper_carry,
             measure_configs,
             block_counts,
             block_offsets,
@@ -271,7 +281,9 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
     /// unknown). With `check`, the last iteration measures S(u) − u over every slab's own
     /// planes, and the pass waits for the device and returns the measurement (the flat index
     /// of a non-finite value is `host`'s). `written`, if any, is told how many slabs are
-    /// written back as their copies finish (one slab behind the work enqueued). An error
+    /// written back as their copies finish (one slab behind the work enqueued). `ghosts`, if
+    /// any, is called on the host once, before the first slab that reads beyond the own
+    /// planes is enqueued (the slabs before it run meanwhile), or after the last. An error
     /// comes with the number of slabs whose write-back was enqueued
     /// ([`Slabs::interrupted`]).
     pub(crate) fn pass(
@@ -279,10 +291,10 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         host: &mut [T],
         inputs: &[Option<&[T]>],
         (len, check): (usize, bool),
-        written: Option<&mut dyn FnMut(usize)>,
+        (written, ghosts): Hooks<'_, T>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
         let mut enqueued = 0;
-        let result = self.enqueue(host, inputs, (len, check), &mut enqueued, written);
+        let result = self.enqueue(host, inputs, (len, check), &mut enqueued, (written, ghosts));
         if let Err(error) = result {
             // What was enqueued is written once the copies finish (they do not run after a
             // sticky device error; the count is then an upper bound, as the error says).
@@ -311,7 +323,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         inputs: &[Option<&[T]>],
         (len, check): (usize, bool),
         enqueued: &mut usize,
-        mut written: Option<&mut dyn FnMut(usize)>,
+        (mut written, mut ghosts): Hooks<'_, T>,
     ) -> Result<()> {
         let gpu = self.gpu;
         let radius = as_3d(S::META.radius, 0);
@@ -326,6 +338,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             down,
             slots,
             carry,
+            upper_carry,
             measure_configs,
             block_counts,
             block_offsets,
@@ -349,9 +362,15 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         up.join(down).map_err(driver_error("ordering the copies"))?;
         // Write-backs whose end has not been told yet.
         let mut in_flight = std::collections::VecDeque::new();
-        for s in 0..slabs.own.len() {
-            if *fail_after == Some(s) {
+        let kept_above = slabs.upper_carry(len);
+        for (position, s) in slabs.order().enumerate() {
+            if *fail_after == Some(position) {
                 return Err(Error::injected());
+            }
+            if slabs.reads_beyond_own(s, len)
+                && let Some(ghosts) = ghosts.take()
+            {
+                ghosts(host)?;
             }
             if slabs.skewed {
                 let (even, odd) = slots.split_at_mut(1);
@@ -426,7 +445,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 down.memcpy_dtoh(&slot.u[len % 2].slice(local(&last)), &mut host[slabs.elements(&last)])
                     .map_err(driver_error("copying a slab to the host"))?;
             } else {
-                let slot = &mut slots[s % 2];
+                let slot = &mut slots[position % 2];
                 let chunk = slabs.chunk(s, len);
                 let own = slabs.own[s].clone();
                 let local =
@@ -434,10 +453,13 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
 
                 // Up: the chunk from its own first plane on, and every field's chunk. The lower
                 // ghost planes are written back already; they come from the carry (slab 0's are
-                // boundary planes, never written, so they come from the grid).
+                // boundary or ghost planes, never written, and the first slab of a rotated pass
+                // finds them not written yet: they come from the grid). Before a rotated pass's
+                // first slab, the planes that it and the slabs after it write back come from
+                // the upper carry.
                 let lower = chunk.start..own.start;
-                let upper = own.start..chunk.end;
-                if s == 0 {
+                let upper = own.start..if s < slabs.first { chunk.end.min(kept_above.start) } else { chunk.end };
+                if s == 0 || s == slabs.first {
                     up.memcpy_htod(&host[slabs.elements(&lower)], &mut slot.u[0].slice_mut(local(&lower)))
                         .map_err(driver_error("copying a slab to the device"))?;
                 }
@@ -450,13 +472,29 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                     }
                 }
 
-                // Compute: the carry in, the next slab's carry out, the second buffer, iterations.
+                // Compute: the carries in, the next slab's carry out (and a rotated pass's upper
+                // carry), the second buffer, iterations.
                 let [first, second] = &mut slot.u;
-                if s > 0 {
+                if s != 0 && s != slabs.first {
                     compute
                         .memcpy_dtod(
                             &carry.slice(0..lower.len() * slabs.plane_len),
                             &mut first.slice_mut(local(&lower)),
+                        )
+                        .map_err(driver_error("copying the carry"))?;
+                }
+                if upper.end < chunk.end {
+                    let carried = upper.end..chunk.end;
+                    let from = slabs.elements(&(carried.start - kept_above.start..carried.end - kept_above.start));
+                    compute
+                        .memcpy_dtod(&upper_carry.slice(from), &mut first.slice_mut(local(&carried)))
+                        .map_err(driver_error("copying the carry"))?;
+                }
+                if s == slabs.first && s > 0 {
+                    compute
+                        .memcpy_dtod(
+                            &first.slice(local(&kept_above)),
+                            &mut upper_carry.slice_mut(0..kept_above.len() * slabs.plane_len),
                         )
                         .map_err(driver_error("copying the carry"))?;
                 }
@@ -531,19 +569,22 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 down.memcpy_dtoh(&slot.u[current].slice(local(&own)), &mut host[slabs.elements(&own)])
                     .map_err(driver_error("copying a slab to the host"))?;
             }
-            *enqueued = s + 1;
+            *enqueued = position + 1;
             if let Some(callback) = written.as_deref_mut() {
                 // Told when the copy has finished, one slab behind the work enqueued so
                 // that the device always has the next slab to run.
                 in_flight.push_back(down.record_event(None).map_err(driver_error("recording an event"))?);
-                while in_flight.len() > usize::from(s + 1 < slabs.own.len()) {
+                while in_flight.len() > usize::from(position + 1 < slabs.own.len()) {
                     let done = in_flight.pop_front().expect("not empty");
                     done.synchronize().map_err(driver_error("waiting for a copy"))?;
                     callback(*enqueued - in_flight.len());
                 }
             }
         }
-        Ok(())
+        match ghosts {
+            Some(ghosts) => ghosts(host),
+            None => Ok(()),
+        }
     }
 
     /// Waits for a checked pass of `len` iterations and reads its measurement.
@@ -678,7 +719,7 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
         };
         let written = tell_slabs.then_some(&mut told as &mut dyn FnMut(usize));
         let measured = pyramid
-            .pass(u.as_mut_slice(), &inputs, (len, plan.measure_step.is_some()), written)
+            .pass(u.as_mut_slice(), &inputs, (len, plan.measure_step.is_some()), (written, None))
             .map_err(|(written, e)| slabs.interrupted(pass_start..iteration, written, monitor.last_checkpoint(), e))?;
         let Some(d) = measured else { continue };
         if let Some(at) = d.first_non_finite {

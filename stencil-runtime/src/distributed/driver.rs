@@ -13,6 +13,7 @@ use super::sweep::{SweepEngine, iterate_sweeps};
 use super::tiles::iterate_tiles;
 use super::{Halo, Subdomain};
 use crate::cpu::hierarchical::{self, Cycle};
+use crate::cpu::out_of_core::Ghosts;
 use crate::cpu::{Difference, Layout, out_of_core};
 use crate::monitor::Monitor;
 use crate::report::StopReason;
@@ -198,26 +199,30 @@ pub(crate) fn halos<T: Real>(planes: &Planes, plane_len: usize) -> (Halo<T>, Hal
     (buffers(), buffers())
 }
 
-/// The out-of-core schedule underneath a rank, on one backend: passes of the pyramid over
-/// slabs of the own planes, in place on the rank's host grid.
+/// The out-of-core schedule underneath a rank, on one backend: passes over slabs of the
+/// own planes, in place on the rank's host grid.
 pub(crate) trait Passes<T: Real> {
     /// Runs `len` iterations (at most the slabs' height) on `u` in place, and returns when
-    /// every own plane is written back. With `measure`, the last iteration measures
-    /// S(u) − u over the own planes (flat indices local). An error comes with the number of
-    /// slabs written back ([`Slabs::interrupted`]).
+    /// every own plane is written back (`len_measure`: `(len, measure)`). `ghosts` is called once with `u`, before the first
+    /// slab that reads a ghost plane (the slabs before it run meanwhile on a GPU), and must
+    /// leave the ghost planes holding the iterate the pass starts from. With `measure`, the
+    /// last iteration measures S(u) − u over the own planes (flat indices local). An error
+    /// comes with the number of slabs written back ([`Slabs::interrupted`]).
     fn pass(
         &mut self,
         u: &mut [T],
-        len: usize,
-        measure: bool,
+        len_measure: (usize, bool),
+        ghosts: Ghosts<'_, T>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)>;
 }
 
 /// Runs `job` by out-of-core passes over this rank's own planes: each pass of at most
-/// `depth` iterations is a pyramid of its own (the ghost planes hold the iterate it starts
-/// from), ends at the first check it reaches and measures in its last iteration, as in one
-/// process, and is followed by the exchange of ghost planes (not overlapped: the planes sent
-/// are the last ones written back).
+/// `depth` iterations is a pyramid (or skewed slabs) of its own, starting from the iterate
+/// the ghost planes hold; it ends at the first check it reaches and measures in its last
+/// iteration, as in one process. The ghost planes a pass writes are sent when it ends, and
+/// received during the next pass: its slabs are rotated ([`Slabs::first`]) so that it
+/// starts with those that read no ghost plane, and the exchange runs while a GPU computes
+/// them. After the last pass the ghost planes are brought up to date.
 pub(crate) fn iterate_passes<S: Stencil<N>, T: Real, const N: usize>(
     job: &mut Job<'_, '_, S, T, N>,
     sub: &Subdomain<'_, N>,
@@ -230,33 +235,50 @@ pub(crate) fn iterate_passes<S: Stencil<N>, T: Real, const N: usize>(
     let mpi = sub.mpi();
     let stop = job.stop;
     let mut monitor = monitor_for(job, sub)?;
-    let neighbours = (planes.below, planes.above);
+    let alone = (planes.below, planes.above) == (None, None);
     let (sent_lower, sent_upper) = planes.sent();
-    let (ghost_lower, ghost_upper) = planes.received();
     let elements = |planes: &Range<usize>| slabs.elements(planes);
+    let exchange = |u: &mut [T], send: &Halo<T>, recv: &mut Halo<T>| {
+        let (ghost_lower, ghost_upper) = planes.received();
+        mpi.exchange((planes.below, planes.above), send, recv, || Ok(()))?;
+        u[elements(&ghost_lower)].copy_from_slice(&recv.lower);
+        u[elements(&ghost_upper)].copy_from_slice(&recv.upper);
+        Ok(())
+    };
+    // Whether `send` holds planes of the last pass that the neighbours have not received.
+    let mut unsent = false;
     let mut iteration = 0;
-    let stop_reason = loop {
-        let Some(plan) = stop.next_cycle(iteration, slabs.height, true) else { break StopReason::IterationLimit };
+    let ended = loop {
+        let Some(plan) = stop.next_cycle(iteration, slabs.height, true) else { break Ok(StopReason::IterationLimit) };
         let start = iteration;
         iteration += plan.len;
+        let exchanging = std::mem::take(&mut unsent);
+        let mut ghosts = |u: &mut [T]| if exchanging { exchange(u, &send, &mut recv) } else { Ok(()) };
         let measured = passes
-            .pass(u.as_mut_slice(), plan.len, plan.measure_step.is_some())
+            .pass(u.as_mut_slice(), (plan.len, plan.measure_step.is_some()), &mut ghosts)
             .map_err(|(written, error)| slabs.interrupted(start..iteration, written, None, error))?;
-        if neighbours != (None, None) {
+        if !alone {
             send.lower.copy_from_slice(&u.as_slice()[elements(&sent_lower)]);
             send.upper.copy_from_slice(&u.as_slice()[elements(&sent_upper)]);
-            mpi.exchange(neighbours, &send, &mut recv, || Ok(()))?;
-            u.as_mut_slice()[elements(&ghost_lower)].copy_from_slice(&recv.lower);
-            u.as_mut_slice()[elements(&ghost_upper)].copy_from_slice(&recv.upper);
+            unsent = true;
         }
         let Some(d) = measured else { continue };
         let value_at = |at: usize| Ok(u.as_slice()[at].to_f64());
-        let residual = reduce_check(sub, d, value_at, (iteration, stop.check_every))?;
+        let residual = match reduce_check(sub, d, value_at, (iteration, stop.check_every)) {
+            Ok(residual) => residual,
+            Err(error @ Error::NonFinite { .. }) => break Err(error),
+            Err(error) => return Err(error),
+        };
         if monitor.check(plan.record_at, Some(residual)) {
-            break StopReason::Converged;
+            break Ok(StopReason::Converged);
         }
     };
+    // Every ghost plane holds the last iterate.
+    if unsent {
+        exchange(u.as_mut_slice(), &send, &mut recv)?;
+    }
     let wall = monitor.elapsed();
+    let stop_reason = ended?;
     let schedule = slabs.resolved(job.schedule);
     Ok(monitor.into_report::<S, T, N>(backend, schedule, sub.global_shape(), (iteration, stop_reason), wall, None))
 }
@@ -272,10 +294,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for CpuPasses<'_, S, T, N
     fn pass(
         &mut self,
         u: &mut [T],
-        len: usize,
-        measure: bool,
+        (len, measure): (usize, bool),
+        ghosts: Ghosts<'_, T>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
-        self.pass.run(u, &mut self.work, len, measure, &mut |_| {})
+        self.pass.run(u, &mut self.work, (len, measure), &mut |_| {}, Some(ghosts))
     }
 }
 
