@@ -184,8 +184,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// end at every exchange and the iteration of a check is a plain one, so a cycle is at
     /// most `depth` iterations long: choose a depth of at least `sub`. With `OutOfCore` the
     /// rank's grid stays in host memory and each pass of `min(height, depth)` iterations at
-    /// most runs over slabs of its own planes, followed by the exchange (checked once per
-    /// pass by default). An inexact hierarchical schedule (halo < sub · radius) computes on
+    /// most runs over slabs of its own planes (checked once per pass by default); on a GPU
+    /// the exchange of the last pass's planes overlaps the slabs that read no ghost plane,
+    /// which the pass runs first. An inexact hierarchical schedule (halo < sub · radius) computes on
     /// each rank the whole grid's tiles that meet its planes, so its result equals one
     /// process's with the same schedule; it needs `depth · radius ≥ tile − 1 + halo` (ghost
     /// planes that reach across a tile and its halo). Skewed slabs (`Inner::Skewed`) run too:

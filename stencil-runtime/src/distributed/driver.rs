@@ -4,8 +4,9 @@
 //! ranks. A backend supplies an [`Engine`] that updates ranges of local planes by one plain
 //! (or tiled) iteration, or by an exact hierarchical cycle of several. With the out-of-core
 //! schedule underneath, the rank's grid stays in host memory and a backend supplies
-//! [`Passes`] instead: one pyramid pass over slabs of the own planes per phase, followed by
-//! the exchange ([`iterate_passes`]).
+//! [`Passes`] instead: one pass over slabs of the own planes per phase, whose first slabs
+//! (those that read no ghost plane) run while the planes of the last pass are exchanged
+//! ([`iterate_passes`]).
 
 use std::ops::Range;
 
