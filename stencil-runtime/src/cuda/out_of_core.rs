@@ -363,9 +363,18 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         // Write-backs whose end has not been told yet.
         let mut in_flight = std::collections::VecDeque::new();
         let kept_above = slabs.upper_carry(len);
+        // Per slot, the end of the write-back of the last slab that used it. cudarc keeps one
+        // read event per buffer, so a later read on another stream (a skewed slab's window
+        // copied by the next slab) hides the write-back's read: the next slab in the slot
+        // waits for it explicitly before writing there.
+        let mut written_back: [Option<cudarc::driver::CudaEvent>; 2] = [None, None];
         for (position, s) in slabs.order().enumerate() {
             if *fail_after == Some(position) {
                 return Err(Error::injected());
+            }
+            if let Some(event) = &written_back[position % 2] {
+                up.wait(event).map_err(driver_error("ordering the copies"))?;
+                compute.wait(event).map_err(driver_error("ordering the copies"))?;
             }
             if slabs.reads_beyond_own(s, len)
                 && let Some(ghosts) = ghosts.take()
@@ -444,6 +453,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 let last = slabs.level(s, len, len);
                 down.memcpy_dtoh(&slot.u[len % 2].slice(local(&last)), &mut host[slabs.elements(&last)])
                     .map_err(driver_error("copying a slab to the host"))?;
+                written_back[position % 2] = Some(down.record_event(None).map_err(driver_error("recording an event"))?);
             } else {
                 let slot = &mut slots[position % 2];
                 let chunk = slabs.chunk(s, len);
@@ -568,6 +578,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 // Down: the slab's own planes, in place.
                 down.memcpy_dtoh(&slot.u[current].slice(local(&own)), &mut host[slabs.elements(&own)])
                     .map_err(driver_error("copying a slab to the host"))?;
+                written_back[position % 2] = Some(down.record_event(None).map_err(driver_error("recording an event"))?);
             }
             *enqueued = position + 1;
             if let Some(callback) = written.as_deref_mut() {
