@@ -17,12 +17,15 @@
 //! `--depth` iterations between exchanges; pyramids, or with `--skewed` skewed slabs).
 //! `--schedule gauss-seidel` solves the same problem by Gauss–Seidel sweeps (a `sweep(+, +, +)`
 //! stencil, a wavefront on each rank): the ranks pass each sweep along, and overlap
-//! successive sweeps.
+//! successive sweeps. `--schedule symmetric` runs `--steps` symmetric Gauss–Seidel steps
+//! (`Alternating`: a sweep up the cut axis, then one back down): the ranks pass each sweep
+//! along and back, and the grid is spread over them, but their sweeps do not overlap.
 
 use std::f64::consts::PI;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
+use stencil::Alternating;
 use stencil::builtin::Jacobi7;
 use stencil::cuda::Mode;
 use stencil::distributed::{Mpi, Subdomain};
@@ -32,6 +35,12 @@ stencil! {
     /// Gauss–Seidel for the 7-point Laplacian: the points before this one in the sweep are
     /// already new.
     sweep(+, +, +) fn gauss_seidel7(mut u: Field3, f: Field3, h2: Real) -> Real {
+        (u[-1, 0, 0] + u[1, 0, 0] + u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + u[0, 0, 1] + h2 * f[0, 0, 0]) / 6.0
+    }
+
+    /// The same sweep in the opposite order: with the one above, a symmetric Gauss–Seidel
+    /// step.
+    sweep(-, -, -) fn gauss_seidel7_back(mut u: Field3, f: Field3, h2: Real) -> Real {
         (u[-1, 0, 0] + u[1, 0, 0] + u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + u[0, 0, 1] + h2 * f[0, 0, 0]) / 6.0
     }
 }
@@ -87,6 +96,9 @@ struct Args {
     /// instead of pyramids.
     #[arg(long)]
     skewed: bool,
+    /// `--schedule symmetric`: steps to run (each a sweep up and a sweep down).
+    #[arg(long, default_value_t = 100)]
+    steps: usize,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -96,6 +108,7 @@ enum Kind {
     Hierarchical,
     OutOfCore,
     GaussSeidel,
+    Symmetric,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -136,27 +149,113 @@ fn main() -> ExitCode {
 fn run<T: Real>(args: &Args, mpi: &Mpi) -> stencil::Result<()> {
     match args.schedule {
         Kind::GaussSeidel => solve::<_, T>(GaussSeidel7, args, mpi),
+        Kind::Symmetric => symmetric::<T>(args, mpi),
         _ => solve::<_, T>(Jacobi7, args, mpi),
+    }
+}
+
+/// The grid of the problem (`--size`, `--weak`), cut for `stencil`.
+fn split<'m, S: Stencil<3>>(stencil: &S, args: &Args, mpi: &'m Mpi) -> stencil::Result<Subdomain<'m, 3>> {
+    let n = args.size;
+    let planes = if args.weak { args.size * mpi.size() + 2 } else { n };
+    mpi.split(stencil, [planes, n, n], args.depth)
+}
+
+/// The grid spacings of `sub`'s global grid.
+fn spacings(sub: &Subdomain<'_, 3>) -> [f64; 3] {
+    sub.global_shape().map(|n| 1.0 / (n - 1) as f64)
+}
+
+/// The manufactured solution sin πx · sin πy · sin πz at a global index.
+fn exact(h: [f64; 3], [i, j, k]: [usize; 3]) -> f64 {
+    (PI * i as f64 * h[0]).sin() * (PI * j as f64 * h[1]).sin() * (PI * k as f64 * h[2]).sin()
+}
+
+/// The right-hand side f = −Δu_exact on this rank's part.
+fn rhs<T: Real>(sub: &Subdomain<'_, 3>) -> stencil::Result<Grid<T, 3>> {
+    let h = spacings(sub);
+    sub.local_grid(|index| T::from_f64(3.0 * PI * PI * exact(h, index)))
+}
+
+/// Where this rank runs.
+fn backend(args: &Args, mpi: &Mpi) -> Backend {
+    match args.backend {
+        Where::Auto => Backend::Auto,
+        Where::Cpu => Backend::Cpu,
+        Where::Cuda => Backend::Cuda { device: mpi.node_rank() % stencil::cuda::device_count().max(1) },
+    }
+}
+
+/// Prints, on rank 0, the largest error of `u`'s own planes against the manufactured
+/// solution, over every rank.
+fn report_error<T: Real>(sub: &Subdomain<'_, 3>, u: &Grid<T, 3>) {
+    let h = spacings(sub);
+    let n = sub.global_shape()[1];
+    let own = sub.own_local();
+    let local_error = (own.start..own.end)
+        .flat_map(|i| (0..n).flat_map(move |j| (0..n).map(move |k| [i, j, k])))
+        .map(|index| (u[index].to_f64() - exact(h, sub.global_index(index))).abs())
+        .fold(0.0, f64::max);
+    let error = sub.mpi().max(local_error);
+    if sub.rank() == 0 {
+        println!(
+            "max |u − u_exact| = {error:.3e} (second order: about h²·π²/12 = {:.1e})",
+            h[1] * h[1] * PI * PI / 12.0
+        );
+    }
+}
+
+/// Prints, on rank 0, the cut and what each rank runs.
+fn describe<T: Real>(sub: &Subdomain<'_, 3>, exchange: &str, what: &str) {
+    if sub.rank() == 0 {
+        let [a, b, c] = sub.global_shape();
+        println!(
+            "{} ranks, grid {a}×{b}×{c}, {} (rank 0 owns planes {:?}, holds {:?}); {exchange}; {what} on each rank",
+            sub.ranks(),
+            T::NAME,
+            sub.own(),
+            sub.local(),
+        );
+    }
+}
+
+/// Symmetric Gauss–Seidel steps: `Alternating` steps of a sweep up and a sweep down.
+fn symmetric<T: Real>(args: &Args, mpi: &Mpi) -> stencil::Result<()> {
+    let sub = split(&GaussSeidel7, args, mpi)?;
+    let f = rhs::<T>(&sub)?;
+    let h2 = T::from_f64(spacings(&sub)[1].powi(2));
+    describe::<T>(&sub, "boundary planes passed along and back every step", "a wavefront per sweep");
+    let steps = |u: &mut Grid<T, 3>, steps: usize| {
+        let forward = GaussSeidel7Params { h2 };
+        Alternating::new(GaussSeidel7, forward, GaussSeidel7Back, GaussSeidel7BackParams { h2 })
+            .input("f", &f)
+            .backend(backend(args, mpi))
+            .mode(Mode::Fast)
+            .distributed(&sub)
+            .run(u, steps)
+            .map(|report| (report.wall, report.to_string()))
+    };
+    match args.bench {
+        Some(k) => bench(&sub, k, steps),
+        None => {
+            let mut u = sub.local_grid(|_| T::ZERO)?;
+            let (_, report) = steps(&mut u, args.steps)?;
+            if mpi.rank() == 0 {
+                println!("{report}");
+            }
+            report_error(&sub, &u);
+            Ok(())
+        }
     }
 }
 
 /// The problem solved by `stencil`'s iterations (Jacobi's or Gauss–Seidel's, both with the
 /// input `f` and the parameter `h2`).
 fn solve<S: Stencil<3>, T: Real>(stencil: S, args: &Args, mpi: &Mpi) -> stencil::Result<()> {
-    let n = args.size;
-    let planes = if args.weak { args.size * mpi.size() + 2 } else { n };
-    let shape = [planes, n, n];
-    let sub = mpi.split(&stencil, shape, args.depth)?;
-    let h = [1.0 / (planes - 1) as f64, 1.0 / (n - 1) as f64, 1.0 / (n - 1) as f64];
-    let exact = |[i, j, k]: [usize; 3]| {
-        (PI * i as f64 * h[0]).sin() * (PI * j as f64 * h[1]).sin() * (PI * k as f64 * h[2]).sin()
-    };
-    let f = sub.local_grid(|index| T::from_f64(3.0 * PI * PI * exact(index)))?;
-    let backend = match args.backend {
-        Where::Auto => Backend::Auto,
-        Where::Cpu => Backend::Cpu,
-        Where::Cuda => Backend::Cuda { device: mpi.node_rank() % stencil::cuda::device_count().max(1) },
-    };
+    let sub = split(&stencil, args, mpi)?;
+    let h = spacings(&sub);
+    let f = rhs::<T>(&sub)?;
+    let backend = backend(args, mpi);
     let schedule = match args.schedule {
         Kind::Plain => Schedule::Plain,
         Kind::Tiled => Schedule::Tiled,
@@ -168,24 +267,13 @@ fn solve<S: Stencil<3>, T: Real>(stencil: S, args: &Args, mpi: &Mpi) -> stencil:
             Schedule::OutOfCore { slab: args.slab, height: args.depth, inner, device_memory: None }
         }
         // A wavefront with the default tile.
-        Kind::GaussSeidel => Schedule::Auto,
+        Kind::GaussSeidel | Kind::Symmetric => Schedule::Auto,
     };
     let exchange = match S::META.is_sweep() {
         true => "boundary planes passed along every sweep".to_owned(),
         false => format!("ghost planes exchanged every {} iteration(s)", args.depth),
     };
-    if mpi.rank() == 0 {
-        println!(
-            "{} ranks, grid {}×{}×{}, {} (rank 0 owns planes {:?}, holds {:?}); {exchange}; {schedule} on each rank",
-            mpi.size(),
-            shape[0],
-            shape[1],
-            shape[2],
-            T::NAME,
-            sub.own(),
-            sub.local(),
-        );
-    }
+    describe::<T>(&sub, &exchange, &schedule.to_string());
     // One spacing for the stencil: the axes' spacings are equal unless `--weak` stretches
     // axis 0, and then the problem is only timed.
     let solver = |u: &mut Grid<T, 3>, iterations: usize, tolerance: Option<f64>| {
@@ -206,23 +294,16 @@ fn solve<S: Stencil<3>, T: Real>(stencil: S, args: &Args, mpi: &Mpi) -> stencil:
         solver.run(u)
     };
     match args.bench {
-        Some(k) => bench(&sub, k, |u, iterations| solver(u, iterations, None)),
+        Some(k) => {
+            bench(&sub, k, |u, iterations| solver(u, iterations, None).map(|report| (report.wall, report.to_string())))
+        }
         None => {
             let mut u = sub.local_grid(|_| T::ZERO)?;
             let report = solver(&mut u, args.max_iterations, Some(args.tolerance))?;
-            let own = sub.own_local();
-            let local_error = (own.start..own.end)
-                .flat_map(|i| (0..n).flat_map(move |j| (0..n).map(move |k| [i, j, k])))
-                .map(|index| (u[index].to_f64() - exact(sub.global_index(index))).abs())
-                .fold(0.0, f64::max);
-            let error = mpi.max(local_error);
             if mpi.rank() == 0 {
                 println!("{report}");
-                println!(
-                    "max |u − u_exact| = {error:.3e} (second order: about h²·π²/12 = {:.1e})",
-                    h[1] * h[1] * PI * PI / 12.0
-                );
             }
+            report_error(&sub, &u);
             Ok(())
         }
     }
@@ -234,7 +315,7 @@ fn solve<S: Stencil<3>, T: Real>(stencil: S, args: &Args, mpi: &Mpi) -> stencil:
 fn bench<T: Real>(
     sub: &Subdomain<'_, 3>,
     k: usize,
-    run: impl Fn(&mut Grid<T, 3>, usize) -> stencil::Result<Report>,
+    run: impl Fn(&mut Grid<T, 3>, usize) -> stencil::Result<(std::time::Duration, String)>,
 ) -> stencil::Result<()> {
     let start = sub.local_grid(|[i, j, l]| T::from_f64(((i * 7 + j * 13 + l * 29) % 101) as f64 / 101.0))?;
     // A warm-up run: the JIT, the first launches, the MPI connections.
@@ -246,7 +327,7 @@ fn bench<T: Real>(
     for _ in 0..3 {
         let short = run(&mut start.clone(), k)?;
         let long = run(&mut start.clone(), 2 * k)?;
-        let (short_s, long_s) = (mpi.max(short.wall.as_secs_f64()), mpi.max(long.wall.as_secs_f64()));
+        let (short_s, long_s) = (mpi.max(short.0.as_secs_f64()), mpi.max(long.0.as_secs_f64()));
         estimates.push((long_s - short_s) / k as f64);
         last = Some(long);
     }
@@ -266,7 +347,7 @@ fn bench<T: Real>(
         );
         let all: Vec<String> = estimates.iter().map(|t| format!("{:.3}", t * 1e3)).collect();
         println!("bench: the three estimates (ms per iteration): {}", all.join(", "));
-        if let Some(report) = last {
+        if let Some((_, report)) = last {
             println!("{report}");
         }
     }

@@ -14,7 +14,7 @@ use stencil::builtin::Jacobi7;
 use stencil::cuda::Mode;
 use stencil::distributed::{Mpi, Subdomain};
 use stencil::prelude::*;
-use stencil::{Error, Report};
+use stencil::{Alternating, Error, Report};
 
 mod common;
 use common::{differing, random};
@@ -50,6 +50,33 @@ stencil! {
     /// 1-D, descending, radius 2.
     sweep(-) fn back_line(mut u: Field1, f: Field1) -> Real {
         (u[1] + u[-1] + 0.5 * u[2] + 0.25 * u[-2] + f[0]) / 2.8
+    }
+
+    /// The two half-steps of an alternating-triangular step in 2-D: up the cut axis, then
+    /// down it (the opposite directions on both axes).
+    sweep(+, -) fn up_half(mut u: Field2, q: Field2, tau: Real) -> Real {
+        (u[0, 0] * (1.0 - tau) + 0.5 * tau * (1.5 * u[-1, 0] + u[0, 1] + u[1, 0] + 0.5 * u[0, -1] + q[0, 0]))
+            / (1.0 + 1.5 * tau)
+    }
+    sweep(-, +) fn down_half(mut u: Field2, q: Field2, tau: Real) -> Real {
+        (u[0, 0] * (1.0 - 1.5 * tau) + 0.5 * tau * (u[1, 0] + 0.5 * u[0, -1] + 1.5 * u[-1, 0] + u[0, 1] + q[0, 0]))
+            / (1.0 + tau)
+    }
+
+    /// Two 3-D stencils sweeping the cut axis the same way (radius 1 and 2 on it).
+    sweep(+, -, +) fn near3(mut u: Field3, q: Field3, tau: Real) -> Real {
+        (u[-1, 0, 0] + u[1, 0, 0] + u[0, 1, 0] + u[0, -1, 0] + u[0, 0, 1] + u[0, 0, -1] + tau * q[0, 0, 0]) / 6.5
+    }
+    sweep(+, +, -) fn far3(mut u: Field3, q: Field3, tau: Real) -> Real {
+        (u[-2, 0, 0] + u[2, 0, 0] + u[-1, 1, 0] + u[1, -1, 0] + u[0, 0, 1] + u[0, 0, -1] + tau * q[0, 0, 0]) / 6.25
+    }
+
+    /// 1-D, radius 2 one way and radius 1 back.
+    sweep(+) fn right_line(mut u: Field1, q: Field1, tau: Real) -> Real {
+        (u[-2] + u[-1] + u[1] + 0.5 * u[2] + tau * q[0]) / 3.6
+    }
+    sweep(-) fn left_line(mut u: Field1, q: Field1, tau: Real) -> Real {
+        (u[1] + u[-1] + tau * q[0]) / 2.1
     }
 }
 
@@ -398,6 +425,151 @@ fn inexact_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Result<
     }
 }
 
+/// `Alternating` steps of `A` then `B` on `shape` (split with `split`'s radius), one
+/// process's `Plain` steps against the distributed ones under `schedule`: every plane a rank
+/// holds and the gathered grid, bit for bit.
+fn alternating<A: Stencil<N>, B: Stencil<N>, S: Stencil<N>, T: Real, const N: usize>(
+    mpi: &Mpi,
+    (first, second, split): (A, B, S),
+    params: (A::Params<T>, B::Params<T>),
+    (shape, steps): ([usize; N], usize),
+    (backend, schedule, depth): (Backend, Schedule, usize),
+) -> Result<(), String> {
+    let u0 = random::<T, N>(shape, 1);
+    let q = random::<T, N>(shape, 2);
+    let mut reference = u0.clone();
+    let mut one_process = Alternating::new(first, params.0, second, params.1).input("q", &q).schedule(Schedule::Plain);
+    one_process.run(&mut reference, steps).map_err(|e| e.to_string())?;
+    let sub = mpi.split(&split, shape, depth).map_err(|e| e.to_string())?;
+    let mut u = sub.local_part(&u0).map_err(|e| e.to_string())?;
+    let local_q = sub.local_part(&q).unwrap();
+    let mut called = 0;
+    let report = Alternating::new(first, params.0, second, params.1)
+        .input("q", &local_q)
+        .backend(backend)
+        .schedule(schedule)
+        .mode(Mode::Exact)
+        .on_step(|_, _| called += 1)
+        .distributed(&sub)
+        .run(&mut u, steps)
+        .map_err(|e| format!("the distributed steps failed: {e}"))?;
+    if report.steps != steps || called == 0 {
+        return Err(format!("{} steps reported and {called} callbacks for {steps} steps", report.steps));
+    }
+    let wrong = differing(&sub.local_part(&reference).unwrap(), &u);
+    if wrong > 0 {
+        return Err(format!("{wrong} of {} local values differ from the one-process steps", u.len()));
+    }
+    match sub.gather(&u, 0).map_err(|e| e.to_string())? {
+        Some(global) if differing(&global, &reference) > 0 => {
+            Err(format!("the gathered grid differs in {} points", differing(&global, &reference)))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Alternating steps across ranks: opposite directions on the cut axis (2-D and 1-D, radius
+/// 1 and 2) and the same direction (3-D), sequential sweeps and wavefronts on each rank;
+/// and the errors of a split for the smaller radius and of ranks running different steps.
+fn alternating_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Result<(), String>)>) {
+    let kind = if backend == Backend::Cpu { "cpu" } else { "cuda" };
+    let wavefront = |tile| Schedule::Wavefront { tile };
+    for depth in 1..=2 {
+        let mut record =
+            |name: &str, outcome| results.push((format!("{kind} alternating {name} depth {depth}"), outcome));
+        let (up, down) = (UpHalfParams { tau: 0.3 }, DownHalfParams { tau: 0.3 });
+        let pair = (UpHalf, DownHalf, UpHalf);
+        for (name, schedule) in
+            [("2-D up and down, 9 steps", Schedule::Plain), ("2-D wavefront (tile 4)", wavefront(4))]
+        {
+            record(
+                &format!("f64 {name}"),
+                alternating::<_, _, _, f64, 2>(mpi, pair, (up, down), ([31, 12], 9), (backend, schedule, depth)),
+            );
+        }
+        let (up, down) = (UpHalfParams { tau: 0.3f32 }, DownHalfParams { tau: 0.3f32 });
+        record(
+            "f32 2-D default schedule",
+            alternating::<_, _, _, f32, 2>(mpi, pair, (up, down), ([31, 12], 6), (backend, Schedule::Auto, depth)),
+        );
+        let (near, far) = (Near3Params { tau: 0.5 }, Far3Params { tau: 0.25 });
+        record(
+            "f64 3-D the same way, radius 1 and 2",
+            alternating::<_, _, _, f64, 3>(
+                mpi,
+                (Near3, Far3, Far3),
+                (near, far),
+                ([27, 7, 6], 8),
+                (backend, Schedule::Plain, depth),
+            ),
+        );
+        record(
+            "f64 3-D wavefront (tile 3)",
+            alternating::<_, _, _, f64, 3>(
+                mpi,
+                (Far3, Near3, Far3),
+                (far, near),
+                ([27, 7, 6], 5),
+                (backend, wavefront(3), depth),
+            ),
+        );
+        let (right, left) = (RightLineParams { tau: 0.5 }, LeftLineParams { tau: 0.5 });
+        record(
+            "f64 1-D radius 2 and 1",
+            alternating::<_, _, _, f64, 1>(
+                mpi,
+                (RightLine, LeftLine, RightLine),
+                (right, left),
+                ([60], 12),
+                (backend, Schedule::Plain, depth),
+            ),
+        );
+        if depth == 1 {
+            // With 3 or 4 ranks a rank owns fewer than 2 · radius planes.
+            record(
+                "f64 1-D on narrow parts",
+                alternating::<_, _, _, f64, 1>(
+                    mpi,
+                    (RightLine, LeftLine, RightLine),
+                    (right, left),
+                    ([13], 7),
+                    (backend, wavefront(8), depth),
+                ),
+            );
+        }
+    }
+    let (near, far) = (Near3Params { tau: 0.5 }, Far3Params { tau: 0.25 });
+    let needle = "split with the stencil of the larger radius";
+    let outcome = alternating::<_, _, _, f64, 3>(
+        mpi,
+        (Near3, Far3, Near3),
+        (near, far),
+        ([27, 7, 6], 2),
+        (backend, Schedule::Plain, 2),
+    );
+    let outcome = match outcome {
+        Err(message) if message.contains(needle) => Ok(()),
+        Err(message) => Err(format!("expected an error containing {needle:?}, got: {message}")),
+        Ok(()) => Err(format!("expected an error containing {needle:?}, the steps ran")),
+    };
+    results.push((format!("{kind} alternating split for the smaller radius"), outcome));
+    if mpi.size() > 1 {
+        let sub = mpi.split(&UpHalf, [31, 12], 1).unwrap();
+        let q = sub.local_grid(|_| 1.0f64).unwrap();
+        let mut u = sub.local_grid(|_| 0.0f64).unwrap();
+        let steps = if mpi.rank() == 0 { 3 } else { 4 };
+        let outcome = Alternating::new(UpHalf, UpHalfParams { tau: 0.3 }, DownHalf, DownHalfParams { tau: 0.3 })
+            .input("q", &q)
+            .backend(backend)
+            .distributed(&sub)
+            .run(&mut u, steps);
+        results.push((
+            format!("{kind} alternating with different steps"),
+            expect_error(outcome, "the ranks disagree on the number of steps"),
+        ));
+    }
+}
+
 /// A non-finite value found at a sweep's check is the same error on every rank as in one
 /// process on the same backend (the CPU looks at the iterate, the GPU at S(u)).
 fn sweep_non_finite(mpi: &Mpi, backend: Backend) -> Result<(), String> {
@@ -523,6 +695,7 @@ fn main() {
         for depth in 1..=3 {
             sweep_cases(&mpi, backend, depth, &mut results);
         }
+        alternating_cases(&mpi, backend, &mut results);
         results.push((format!("{kind} a non-finite value in a sweep"), sweep_non_finite(&mpi, backend)));
         results.push((format!("{kind} a non-finite value"), non_finite(&mpi, backend, Schedule::Plain)));
         let slabs = Schedule::OutOfCore { slab: Some(3), height: 3, inner: Inner::Plain, device_memory: None };

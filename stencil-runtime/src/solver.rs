@@ -222,15 +222,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         let prepared = self.prepare_distributed(subdomain, u);
         let mut names: Vec<&str> = self.inputs.iter().map(|(n, _)| n.as_str()).collect();
         names.sort_unstable();
-        let params = prepared.as_ref().ok().map(|p| {
-            S::param_values(&p.4)
-                .iter()
-                .map(|v| match v {
-                    crate::ScalarValue::Real(x) => x.to_f64().to_bits(),
-                    crate::ScalarValue::I32(x) => *x as u64,
-                })
-                .collect::<Vec<_>>()
-        });
+        let params = prepared.as_ref().ok().map(|p| param_bits::<S, T, N>(&p.4));
         let tolerance = self.tolerance.map(|t| format!("{t:?}"));
         let items = [
             ("the stencil", fingerprint(&(S::META.name, S::CUDA_SOURCE))),
@@ -327,17 +319,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
         let inputs = self.resolve_inputs(u.shape())?;
         let params = self.resolve_params()?;
-        let device = match self.backend {
-            Backend::Cpu => None,
-            Backend::Cuda { device } => Some(device),
-            Backend::Auto => match crate::cuda::unusable_reason(0) {
-                Some(reason) => {
-                    eprintln!("stencil: rank {} runs `{}` on the CPU: {reason}", subdomain.rank(), meta.name);
-                    None
-                }
-                None => Some(subdomain.mpi().node_rank() % crate::cuda::device_count().max(1)),
-            },
-        };
+        let device = rank_device(self.backend, subdomain, meta.name);
         Ok((schedule, stop, device, inputs, params))
     }
 
@@ -504,9 +486,42 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     }
 }
 
+/// The GPU this rank runs `name` on under `backend` (`None`: the CPU): `Backend::Auto`
+/// takes GPU `node_rank mod count` when GPUs are usable.
+#[cfg(feature = "mpi")]
+pub(crate) fn rank_device<const N: usize>(
+    backend: Backend,
+    subdomain: &crate::distributed::Subdomain<'_, N>,
+    name: &str,
+) -> Option<usize> {
+    match backend {
+        Backend::Cpu => None,
+        Backend::Cuda { device } => Some(device),
+        Backend::Auto => match crate::cuda::unusable_reason(0) {
+            Some(reason) => {
+                eprintln!("stencil: rank {} runs `{name}` on the CPU: {reason}", subdomain.rank());
+                None
+            }
+            None => Some(subdomain.mpi().node_rank() % crate::cuda::device_count().max(1)),
+        },
+    }
+}
+
+/// A stencil's scalar parameters as bits, for checking that ranks agree on them.
+#[cfg(feature = "mpi")]
+pub(crate) fn param_bits<S: Stencil<N>, T: Real, const N: usize>(params: &S::Params<T>) -> Vec<u64> {
+    S::param_values(params)
+        .iter()
+        .map(|v| match v {
+            crate::ScalarValue::Real(x) => x.to_f64().to_bits(),
+            crate::ScalarValue::I32(x) => *x as u64,
+        })
+        .collect()
+}
+
 /// The kind of a backend, without a device ordinal.
 #[cfg(feature = "mpi")]
-fn backend_kind(backend: Backend) -> &'static str {
+pub(crate) fn backend_kind(backend: Backend) -> &'static str {
     match backend {
         Backend::Cpu => "cpu",
         Backend::Cuda { .. } => "cuda",

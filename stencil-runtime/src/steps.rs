@@ -9,6 +9,9 @@ use crate::cpu::Layout;
 use crate::solver::resolve_inputs;
 use crate::{Backend, Error, Grid, Real, Result, Schedule, Stencil};
 
+/// The host fields of two stencils, each in declaration order (`None` at the unknown).
+pub(crate) type FieldPair<'a, T> = (&'a [Option<&'a [T]>], &'a [Option<&'a [T]>]);
+
 /// A callback told how many steps are done and the time since the first began.
 pub type StepFn<'a> = dyn FnMut(usize, Duration) + 'a;
 
@@ -23,6 +26,8 @@ pub struct Alternating<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize
     schedule: Schedule,
     mode: crate::cuda::Mode,
     on_step: Option<Box<StepFn<'a>>>,
+    #[cfg(feature = "mpi")]
+    distributed: Option<&'a crate::distributed::Subdomain<'a, N>>,
 }
 
 /// What [`Alternating::run`] did.
@@ -77,6 +82,8 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
             schedule: Schedule::Auto,
             mode: crate::cuda::Mode::default(),
             on_step: None,
+            #[cfg(feature = "mpi")]
+            distributed: None,
         }
     }
 
@@ -111,13 +118,54 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
         self
     }
 
+    /// Runs the steps on this rank's part of a grid cut among MPI ranks: `u` and the
+    /// read-only fields are the rank's local grids
+    /// ([`local_shape`](crate::distributed::Decomposition::local_shape)), and every rank
+    /// calls [`run`](Self::run) with the same steps. Split the grid with the stencil of the
+    /// larger radius along axis 0. Each sweep is pipelined across the ranks as a sweep
+    /// stencil's is under [`Solver::distributed`](crate::Solver::distributed), and every
+    /// rank's planes end bit for bit as one process's `Plain` steps leave them (in exact
+    /// mode on the GPU). Stencils sweeping the cut axis in opposite directions (the
+    /// alternate-triangular scheme's) do not overlap across ranks: a step then takes as
+    /// long as in one process, with the grid spread over the ranks' memory
+    /// (`docs/scaling.md`). Any difference between the ranks' problems, and any input error
+    /// on any rank, is an error on every rank before the first step. The report's time is
+    /// the slowest rank's.
+    ///
+    /// ```no_run
+    /// # use stencil::prelude::*;
+    /// # use stencil::distributed::Mpi;
+    /// stencil! {
+    ///     sweep(+) fn right(mut u: Field1) -> Real { 0.5 * (u[-1] + u[1]) }
+    ///     sweep(-) fn left(mut u: Field1) -> Real { 0.5 * (u[-1] + u[1]) }
+    /// }
+    /// let mpi = Mpi::init()?;
+    /// let part = mpi.split(&Right, [1000], 1)?;
+    /// let mut u = part.local_grid(|[i]| if i == 0 { 1.0f64 } else { 0.0 })?;
+    /// let report = Alternating::new(Right, (), Left, ()).distributed(&part).run(&mut u, 50)?;
+    /// if let Some(whole) = part.gather(&u, 0)? {
+    ///     println!("{report}; u[500] = {}", whole[[500]]);
+    /// }
+    /// # Ok::<(), stencil::Error>(())
+    /// ```
+    #[cfg(feature = "mpi")]
+    pub fn distributed(mut self, subdomain: &'a crate::distributed::Subdomain<'a, N>) -> Self {
+        self.distributed = Some(subdomain);
+        self
+    }
+
     /// Runs `steps` steps on `u` (its boundary layer holds the Dirichlet values).
     ///
     /// **Errors**: [`Error::InvalidSchedule`] when a stencil is not a sweep or the schedule
     /// is not one a sweep runs; the input errors of [`Solver::run`](crate::Solver::run);
-    /// [`Error::NoGpu`] or [`Error::Launch`] from the GPU. `u` is unchanged on every error
-    /// found before the first step.
+    /// [`Error::NoGpu`] or [`Error::Launch`] from the GPU; in a distributed run, the errors
+    /// of [`Solver::distributed`](crate::Solver::distributed). `u` is unchanged on every
+    /// error found before the first step.
     pub fn run(&mut self, u: &mut Grid<T, N>, steps: usize) -> Result<StepsReport> {
+        #[cfg(feature = "mpi")]
+        if let Some(subdomain) = self.distributed {
+            return self.run_distributed(subdomain, u, steps);
+        }
         let schedule = self.schedule_for(A::META)?;
         self.schedule_for(B::META)?;
         let shape = u.shape();
@@ -173,6 +221,66 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
                 on_step,
             ),
         }
+    }
+
+    /// [`run`](Self::run) on this rank's part of the grid.
+    #[cfg(feature = "mpi")]
+    fn run_distributed(
+        &mut self,
+        subdomain: &'a crate::distributed::Subdomain<'a, N>,
+        u: &mut Grid<T, N>,
+        steps: usize,
+    ) -> Result<StepsReport> {
+        use crate::distributed::fingerprint;
+        use crate::solver::{backend_kind, param_bits, rank_device};
+        let prepared = (|| {
+            let schedule = self.schedule_for(A::META)?;
+            self.schedule_for(B::META)?;
+            let radius = A::META.radius[0].max(B::META.radius[0]);
+            if subdomain.radius() < radius {
+                return Err(Error::Mpi {
+                    reason: format!(
+                        "the grid was split for radius {} along axis 0, and `{}` and `{}` reach {radius} planes: \
+                         split with the stencil of the larger radius",
+                        subdomain.radius(),
+                        A::META.name,
+                        B::META.name
+                    ),
+                });
+            }
+            if u.shape() != subdomain.local_shape() {
+                return Err(Error::ShapeMismatch {
+                    field: format!("the unknown (rank {}'s part)", subdomain.rank()),
+                    expected: subdomain.local_shape().to_vec(),
+                    found: u.shape().to_vec(),
+                });
+            }
+            Layout::new(A::META, subdomain.global_shape())?;
+            Layout::new(B::META, subdomain.global_shape())?;
+            let shape = u.shape();
+            let fields =
+                (resolve_inputs::<A, T, N>(&self.inputs, shape)?, resolve_inputs::<B, T, N>(&self.inputs, shape)?);
+            let device = rank_device(self.backend, subdomain, A::META.name);
+            Ok((schedule, fields, device))
+        })();
+        let mut names: Vec<&str> = self.inputs.iter().map(|(n, _)| n.as_str()).collect();
+        names.sort_unstable();
+        let params = (param_bits::<A, T, N>(&self.first.1), param_bits::<B, T, N>(&self.second.1));
+        let items = [
+            ("the stencils", fingerprint(&(A::META.name, A::CUDA_SOURCE, B::META.name, B::CUDA_SOURCE))),
+            ("the precision", T::BYTES as u64),
+            ("the input fields", fingerprint(&names)),
+            ("the scalar parameters", fingerprint(&params)),
+            ("the number of steps", steps as u64),
+            ("the schedule", fingerprint(&self.schedule.to_string())),
+            ("the backend", fingerprint(&(backend_kind(self.backend), self.mode.name()))),
+        ];
+        let (schedule, fields, device) = subdomain.mpi().agree(prepared, &items)?;
+        let fields = (&fields.0[..], &fields.1[..]);
+        let params = (&self.first.1, &self.second.1);
+        let on_step = self.on_step.as_deref_mut();
+        let how = (device, self.mode, schedule);
+        crate::distributed::alternating::run::<A, B, T, N>(u, subdomain, params, fields, how, steps, on_step)
     }
 
     /// The schedule a sweep of `meta` runs: `Auto` resolved, and an error for schedules that

@@ -19,7 +19,7 @@ use crate::cpu::Difference;
 use crate::cpu::out_of_core::Ghosts;
 use crate::distributed::Halo;
 use crate::distributed::driver::{Engine, Passes};
-use crate::distributed::sweep::SweepEngine;
+use crate::distributed::sweep::{SweepEngine, Sweeps};
 use crate::slabs::Slabs;
 use crate::{Error, Grid, Inner, Real, Result, Schedule, Stencil};
 
@@ -104,12 +104,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             _ => None,
         };
         let sweeper = match S::META.is_sweep() {
-            true => {
-                let (pencils, module, kernel, _) =
-                    sweep_kernel::<S, T, N>(&gpu, mode, shape, tile_of(S::META, schedule)?)?;
-                let (tile, chunk, window) = (pencils.lanes[0], pencils.chunk, pencils.window);
-                Some(Sweeper { kernel, _module: module, tile, chunk, window, windows: Vec::new() })
-            }
+            true => Some(Sweeper::new::<S, T, N>(&gpu, mode, shape, schedule)?.0),
             false => None,
         };
         let block_shape = plain_shape::<N>()?;
@@ -264,71 +259,221 @@ struct Sweeper {
     windows: Vec<(usize, Pencils, Flags)>,
 }
 
-impl<S: Stencil<N>, T: Real, const N: usize> SweepEngine<T> for GpuEngine<'_, S, T, N> {
-    fn sweep(&mut self, planes: Range<usize>) -> Result<()> {
+impl Sweeper {
+    /// `S`'s wavefront kernel for a grid of `shape` under `schedule`, and the time taken to
+    /// get it.
+    fn new<S: Stencil<N>, T: Real, const N: usize>(
+        gpu: &Gpu,
+        mode: Mode,
+        shape: [usize; N],
+        schedule: Schedule,
+    ) -> Result<(Self, std::time::Duration)> {
+        let (pencils, module, kernel, jit) = sweep_kernel::<S, T, N>(gpu, mode, shape, tile_of(S::META, schedule)?)?;
+        let (tile, chunk, window) = (pencils.lanes[0], pencils.chunk, pencils.window);
+        Ok((Self { kernel, _module: module, tile, chunk, window, windows: Vec::new() }, jit.time))
+    }
+
+    /// Sweeps local interior `planes` of `current` (a grid of `shape`) in place on `stream`,
+    /// with the read-only fields `inputs` and the stencil's `scalars`.
+    fn sweep<S: Stencil<N>, T: Real, const N: usize>(
+        &mut self,
+        (gpu, stream): (&Gpu, &Arc<CudaStream>),
+        (current, shape): (&mut CudaSlice<T>, [usize; N]),
+        (inputs, scalars): (&[&CudaSlice<T>], &Scalars<T>),
+        planes: Range<usize>,
+    ) -> Result<()> {
         if planes.is_empty() {
             return Ok(());
         }
-        let kernel = || format!("{}_wavefront", S::META.name);
-        let Some(sweeper) = self.sweeper.as_mut() else {
-            return Err(Error::Launch { kernel: kernel(), reason: "only a sweep stencil sweeps".into() });
-        };
         // The kernel runs on a window of the buffers: the planes and the `r` around them,
         // seen as a grid whose interior is `planes`.
         let r = S::META.radius[0];
+        let plane_len: usize = shape[1..].iter().product();
         let window = planes.start - r..planes.end + r;
-        let elements = window.start * self.plane_len..window.end * self.plane_len;
-        let found = sweeper.windows.iter().position(|(len, ..)| *len == window.len());
+        let elements = window.start * plane_len..window.end * plane_len;
+        let found = self.windows.iter().position(|(len, ..)| *len == window.len());
         let at = match found {
             Some(at) => at,
             None => {
-                let mut shape = self.shape;
+                let mut shape = shape;
                 shape[0] = window.len();
-                let limits = (self.gpu.max_threads_per_block as usize, self.gpu.max_shared_per_block);
-                let pencils = Pencils::new::<S, T, N>(shape, sweeper.tile, Some(sweeper.chunk), limits)?;
-                if pencils.window != sweeper.window {
+                let limits = (gpu.max_threads_per_block as usize, gpu.max_shared_per_block);
+                let pencils = Pencils::new::<S, T, N>(shape, self.tile, Some(self.chunk), limits)?;
+                if pencils.window != self.window {
                     return Err(Error::Launch {
-                        kernel: kernel(),
+                        kernel: format!("{}_wavefront", S::META.name),
                         reason: format!(
                             "a window of {} planes needs {} planes of shared memory, the kernel has {}",
                             window.len(),
                             pencils.window,
-                            sweeper.window
+                            self.window
                         ),
                     });
                 }
-                let flags = Flags::new(&self.compute, &pencils)?;
-                sweeper.windows.push((window.len(), pencils, flags));
-                sweeper.windows.len() - 1
+                let flags = Flags::new(stream, &pencils)?;
+                self.windows.push((window.len(), pencils, flags));
+                self.windows.len() - 1
             }
         };
-        let (_, pencils, flags) = &mut sweeper.windows[at];
-        let mut u = self.current.slice_mut(elements.clone());
-        let inputs: Vec<_> = self.inputs.iter().flatten().map(|f| f.slice(elements.clone())).collect();
-        launch_sweep(&self.compute, (&mut u, &inputs, &self.scalars), flags, pencils, &sweeper.kernel)
+        let (_, pencils, flags) = &mut self.windows[at];
+        let mut u = current.slice_mut(elements.clone());
+        let inputs: Vec<_> = inputs.iter().map(|f| f.slice(elements.clone())).collect();
+        launch_sweep(stream, (&mut u, &inputs, scalars), flags, pencils, &self.kernel)
+    }
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> Sweeps<T> for GpuEngine<'_, S, T, N> {
+    fn sweep(&mut self, which: usize, planes: Range<usize>) -> Result<()> {
+        debug_assert_eq!(which, 0, "one stencil");
+        let Some(sweeper) = self.sweeper.as_mut() else {
+            return Err(Error::Launch {
+                kernel: format!("{}_wavefront", S::META.name),
+                reason: "only a sweep stencil sweeps".into(),
+            });
+        };
+        let inputs: Vec<&CudaSlice<T>> = self.inputs.iter().flatten().collect();
+        sweeper.sweep::<S, T, N>(
+            (&self.gpu, &self.compute),
+            (&mut self.current, self.shape),
+            (&inputs, &self.scalars),
+            planes,
+        )
     }
 
     fn read(&mut self, planes: Range<usize>, into: &mut [T]) -> Result<()> {
-        let elements = self.elements(&planes);
-        self.compute.memcpy_dtoh(&self.current.slice(elements), into).map_err(driver_error("copying to the host"))?;
-        self.compute.synchronize().map_err(driver_error("waiting for the device"))
+        read_planes(&self.compute, &self.current, self.elements(&planes), into)
     }
 
     fn write(&mut self, planes: Range<usize>, from: &[T]) -> Result<()> {
         let elements = self.elements(&planes);
-        let compute = &self.compute;
-        compute
-            .memcpy_htod(from, &mut self.current.slice_mut(elements))
-            .map_err(driver_error("copying to the device"))?;
-        // `from` may be reused as soon as this returns.
-        compute.synchronize().map_err(driver_error("waiting for the device"))
+        write_planes(&self.compute, &mut self.current, elements, from)
     }
+}
 
+impl<S: Stencil<N>, T: Real, const N: usize> SweepEngine<T> for GpuEngine<'_, S, T, N> {
     fn find_non_finite(&mut self, own: Range<usize>, _part: Range<usize>) -> Result<Option<usize>> {
         // As one process on the GPU: the measuring kernel's first non-finite S(u).
         self.update(own, 1, true)?;
         Ok(self.difference()?.first_non_finite)
     }
+}
+
+/// One stencil of [`GpuSweeps`]: its kernel, its read-only fields and its scalars.
+struct Swept<T: Real> {
+    sweeper: Sweeper,
+    inputs: Vec<CudaSlice<T>>,
+    scalars: Scalars<T>,
+}
+
+/// A rank's grid on one GPU, swept by two stencils in turn (alternating steps): no Jacobi
+/// kernels and one stream, since every message of the pipeline waits for its sweep.
+pub(crate) struct GpuSweeps<'g, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> {
+    u: &'g mut Grid<T, N>,
+    gpu: Gpu,
+    current: CudaSlice<T>,
+    shape: [usize; N],
+    stencils: (Swept<T>, Swept<T>),
+    _stencils: std::marker::PhantomData<(A, B)>,
+}
+
+impl<'g, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> GpuSweeps<'g, A, B, T, N> {
+    /// Uploads `u` and each stencil's read-only fields (`None` at the unknown) to GPU
+    /// `device` and gets both kernels; returns the time the kernels took.
+    pub(crate) fn new(
+        u: &'g mut Grid<T, N>,
+        params: (&A::Params<T>, &B::Params<T>),
+        fields: crate::steps::FieldPair<'_, T>,
+        (device, mode, schedule): (usize, Mode, Schedule),
+    ) -> Result<(Self, std::time::Duration)> {
+        let gpu = Gpu::open(device)?;
+        let shape = u.shape();
+        let (first, jit_first) = Sweeper::new::<A, T, N>(&gpu, mode, shape, schedule)?;
+        let (second, jit_second) = Sweeper::new::<B, T, N>(&gpu, mode, shape, schedule)?;
+        let stream = &gpu.stream;
+        let upload = |data: &[T]| stream.clone_htod(data).map_err(driver_error("copying to the device"));
+        let uploads = |fields: &[Option<&[T]>]| fields.iter().flatten().map(|f| upload(f)).collect::<Result<Vec<_>>>();
+        let current = upload(u.as_slice())?;
+        let stencils = (
+            Swept { sweeper: first, inputs: uploads(fields.0)?, scalars: Scalars::new(A::param_values(params.0)) },
+            Swept { sweeper: second, inputs: uploads(fields.1)?, scalars: Scalars::new(B::param_values(params.1)) },
+        );
+        stream.synchronize().map_err(driver_error("waiting for the device"))?;
+        let sweeps = Self { u, gpu, current, shape, stencils, _stencils: std::marker::PhantomData };
+        Ok((sweeps, jit_first + jit_second))
+    }
+
+    /// The device's name, for the report.
+    pub(crate) fn device_name(&self) -> &str {
+        &self.gpu.name
+    }
+
+    /// Waits for every sweep.
+    pub(crate) fn wait(&mut self) -> Result<()> {
+        self.gpu.stream.synchronize().map_err(driver_error("waiting for the device"))
+    }
+
+    /// Waits for every sweep and leaves the grid in the user's.
+    pub(crate) fn finish(self) -> Result<()> {
+        let stream = &self.gpu.stream;
+        stream.memcpy_dtoh(&self.current, self.u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
+        stream.synchronize().map_err(driver_error("waiting for the device"))
+    }
+
+    fn elements(&self, planes: &Range<usize>) -> Range<usize> {
+        let plane_len: usize = self.shape[1..].iter().product();
+        planes.start * plane_len..planes.end * plane_len
+    }
+}
+
+impl<A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Sweeps<T> for GpuSweeps<'_, A, B, T, N> {
+    fn sweep(&mut self, which: usize, planes: Range<usize>) -> Result<()> {
+        let at = (&self.gpu, &self.gpu.stream);
+        let grid = (&mut self.current, self.shape);
+        match which {
+            0 => {
+                let Swept { sweeper, inputs, scalars } = &mut self.stencils.0;
+                let inputs: Vec<&CudaSlice<T>> = inputs.iter().collect();
+                sweeper.sweep::<A, T, N>(at, grid, (&inputs, scalars), planes)
+            }
+            _ => {
+                let Swept { sweeper, inputs, scalars } = &mut self.stencils.1;
+                let inputs: Vec<&CudaSlice<T>> = inputs.iter().collect();
+                sweeper.sweep::<B, T, N>(at, grid, (&inputs, scalars), planes)
+            }
+        }
+    }
+
+    fn read(&mut self, planes: Range<usize>, into: &mut [T]) -> Result<()> {
+        read_planes(&self.gpu.stream, &self.current, self.elements(&planes), into)
+    }
+
+    fn write(&mut self, planes: Range<usize>, from: &[T]) -> Result<()> {
+        let elements = self.elements(&planes);
+        write_planes(&self.gpu.stream, &mut self.current, elements, from)
+    }
+}
+
+/// Copies `elements` of `buffer` into `into` on `stream`, and waits until they are there.
+fn read_planes<T: Real>(
+    stream: &Arc<CudaStream>,
+    buffer: &CudaSlice<T>,
+    elements: Range<usize>,
+    into: &mut [T],
+) -> Result<()> {
+    stream.memcpy_dtoh(&buffer.slice(elements), into).map_err(driver_error("copying to the host"))?;
+    stream.synchronize().map_err(driver_error("waiting for the device"))
+}
+
+/// Copies `from` into `elements` of `buffer` on `stream`, and waits (`from` may be reused as
+/// soon as this returns).
+fn write_planes<T: Real>(
+    stream: &Arc<CudaStream>,
+    buffer: &mut CudaSlice<T>,
+    elements: Range<usize>,
+    from: &[T],
+) -> Result<()> {
+    stream.memcpy_htod(from, &mut buffer.slice_mut(elements)).map_err(driver_error("copying to the device"))?;
+    stream.synchronize().map_err(driver_error("waiting for the device"))
 }
 
 impl<S: Stencil<N>, T: Real, const N: usize> Drop for GpuEngine<'_, S, T, N> {

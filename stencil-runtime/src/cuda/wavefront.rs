@@ -224,9 +224,6 @@ impl Flags {
 /// the same planes.
 pub(super) type SweepArgs<'a, 'b, T> = (&'a mut CudaViewMut<'b, T>, &'a [CudaView<'b, T>], &'a Scalars<T>);
 
-/// The host fields of two stencils, each in declaration order (`None` at the unknown).
-type FieldPair<'a, T> = (&'a [Option<&'a [T]>], &'a [Option<&'a [T]>]);
-
 /// One sweep in place on `u` (a grid, or a window of planes of one seen as a grid of its
 /// own), queued on `stream`; `inputs` holds the read-only fields in declaration order.
 pub(super) fn launch_sweep<T: Real>(
@@ -322,7 +319,7 @@ pub(super) fn tile_of(meta: &'static StencilMeta, schedule: Schedule) -> Result<
 pub(crate) fn alternate<A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize>(
     u: &mut Grid<T, N>,
     params: (&A::Params<T>, &B::Params<T>),
-    fields: FieldPair<'_, T>,
+    fields: crate::steps::FieldPair<'_, T>,
     (device, mode, schedule): (usize, Mode, Schedule),
     steps: usize,
     mut on_step: Option<&mut crate::StepFn<'_>>,

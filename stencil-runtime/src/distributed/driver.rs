@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 
-use super::sweep::{SweepEngine, iterate_sweeps};
+use super::sweep::{SweepEngine, Sweeps, iterate_sweeps};
 use super::tiles::iterate_tiles;
 use super::{Halo, Subdomain};
 use crate::cpu::hierarchical::{self, Cycle};
@@ -598,21 +598,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, 
     }
 }
 
-impl<S: Stencil<N>, T: Real, const N: usize> SweepEngine<T> for CpuEngine<'_, '_, S, T, N> {
-    fn sweep(&mut self, planes: Range<usize>) -> Result<()> {
-        if planes.is_empty() {
-            return Ok(());
-        }
-        // The planes and the `r` around them, seen as a grid whose interior is `planes`.
-        let window = planes.start - self.radius..planes.end + self.radius;
-        let elements = self.elements(&window);
-        let mut shape = self.shape;
-        shape[0] = window.len();
-        let layout = Layout::new(S::META, shape)?;
-        let fields: Vec<&[T]> = self.inputs.iter().map(|f| f.map_or(&[][..], |f| &f[elements.clone()])).collect();
-        let u = &mut self.u.as_mut_slice()[elements];
-        crate::cpu::sweep_once::<S, T, N>(&layout, u, &fields, &self.params, self.schedule);
-        Ok(())
+impl<S: Stencil<N>, T: Real, const N: usize> Sweeps<T> for CpuEngine<'_, '_, S, T, N> {
+    fn sweep(&mut self, which: usize, planes: Range<usize>) -> Result<()> {
+        debug_assert_eq!(which, 0, "one stencil");
+        sweep_planes::<S, T, N>((self.u.as_mut_slice(), self.shape), &self.inputs, &self.params, self.schedule, planes)
     }
 
     fn read(&mut self, planes: Range<usize>, into: &mut [T]) -> Result<()> {
@@ -625,7 +614,9 @@ impl<S: Stencil<N>, T: Real, const N: usize> SweepEngine<T> for CpuEngine<'_, '_
         self.u.as_mut_slice()[elements].copy_from_slice(from);
         Ok(())
     }
+}
 
+impl<S: Stencil<N>, T: Real, const N: usize> SweepEngine<T> for CpuEngine<'_, '_, S, T, N> {
     fn find_non_finite(&mut self, _own: Range<usize>, part: Range<usize>) -> Result<Option<usize>> {
         // As one process on the CPU: the first non-finite value of the iterate.
         use rayon::prelude::*;
@@ -633,6 +624,30 @@ impl<S: Stencil<N>, T: Real, const N: usize> SweepEngine<T> for CpuEngine<'_, '_
         let values = &self.u.as_slice()[elements.clone()];
         Ok(values.par_iter().position_first(|v| !v.is_finite()).map(|at| at + elements.start))
     }
+}
+
+/// Sweeps local interior `planes` of `u` (a grid of `shape`) in place with `S`, whose
+/// read-only fields are `inputs` (`None` at the unknown) over the same grid.
+pub(crate) fn sweep_planes<S: Stencil<N>, T: Real, const N: usize>(
+    (u, shape): (&mut [T], [usize; N]),
+    inputs: &[Option<&[T]>],
+    params: &S::Params<T>,
+    schedule: Schedule,
+    planes: Range<usize>,
+) -> Result<()> {
+    if planes.is_empty() {
+        return Ok(());
+    }
+    // The planes and the `r` around them, seen as a grid whose interior is `planes`.
+    let r = S::META.radius[0];
+    let plane_len: usize = shape[1..].iter().product();
+    let elements = (planes.start - r) * plane_len..(planes.end + r) * plane_len;
+    let mut window = shape;
+    window[0] = planes.len() + 2 * r;
+    let layout = Layout::new(S::META, window)?;
+    let fields: Vec<&[T]> = inputs.iter().map(|f| f.map_or(&[][..], |f| &f[elements.clone()])).collect();
+    crate::cpu::sweep_once::<S, T, N>(&layout, &mut u[elements], &fields, params, schedule);
+    Ok(())
 }
 
 /// Runs a checked job on this rank's part of the grid, on the CPU (`device` is

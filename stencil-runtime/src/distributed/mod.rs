@@ -21,13 +21,16 @@
 //! A `sweep(…)` stencil cannot use deep halos (one sweep carries influence through the
 //! whole grid): its sweeps are pipelined across the ranks instead, `radius` planes passed
 //! to each neighbour per sweep, and every rank's planes hold the single-process sweep's
-//! values (`sweep.rs` explains the order).
+//! values (`sweep.rs` explains the order). [`Alternating`](crate::Alternating) steps run
+//! the same pipeline with the two stencils in turn (`alternating.rs`).
 //! `docs/scaling.md` explains how to choose the depth.
 
 mod decomposition;
 
 pub use decomposition::Decomposition;
 
+#[cfg(feature = "mpi")]
+pub(crate) mod alternating;
 #[cfg(feature = "mpi")]
 mod comm;
 #[cfg(feature = "mpi")]

@@ -37,29 +37,36 @@ use crate::report::StopReason;
 use crate::solver::Job;
 use crate::{Direction, Error, Real, Report, Result, Stencil, Tolerance};
 
-/// A rank's grid on one backend, swept in place: what [`iterate_sweeps`] needs beyond an
-/// [`Engine`] (whose measuring `update` gives the residual and whose `stage`/`unstage` the
-/// final exchange).
-pub(crate) trait SweepEngine<T: Real>: Engine<T> {
-    /// Sweeps local interior `planes` of the current iterate in place, in the stencil's
-    /// declared order, reading the planes around them as they are.
-    fn sweep(&mut self, planes: Range<usize>) -> Result<()>;
+/// A rank's grid swept in place by one stencil or by several in turn: what the pipeline of
+/// sweeps needs.
+pub(crate) trait Sweeps<T: Real> {
+    /// Sweeps local interior `planes` of the current iterate in place with stencil `which`
+    /// (its index in the cycle of stencils; 0 for one stencil), in its declared order,
+    /// reading the planes around them as they are.
+    fn sweep(&mut self, which: usize, planes: Range<usize>) -> Result<()>;
 
     /// Copies `planes` of the current iterate into `into`, and waits until they are there.
     fn read(&mut self, planes: Range<usize>, into: &mut [T]) -> Result<()>;
 
     /// Copies `from` into `planes` of the current iterate, before any later sweep.
     fn write(&mut self, planes: Range<usize>, from: &[T]) -> Result<()>;
+}
 
+/// One sweep stencil's rank grid on one backend: what [`iterate_sweeps`] needs beyond
+/// [`Sweeps`] and an [`Engine`] (whose measuring `update` gives the residual and whose
+/// `stage`/`unstage` the final exchange).
+pub(crate) trait SweepEngine<T: Real>: Engine<T> + Sweeps<T> {
     /// A check without a tolerance: the first non-finite value (local flat index) where a
     /// single-process run on this backend looks, among the rank's `part` (its own planes and
     /// the boundary planes at its ends) or, measured, its `own` planes.
     fn find_non_finite(&mut self, own: Range<usize>, part: Range<usize>) -> Result<Option<usize>>;
 }
 
-/// One rank's planes in the order its sweep visits them along axis 0.
+/// One rank's planes in the order a sweep visits them along axis 0.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Order {
+    /// The side (0: below, 1: above) of the neighbour whose planes the sweep reaches first.
+    earlier_side: usize,
     /// The neighbour whose planes the sweep reaches first, and the one it reaches last.
     earlier: Option<usize>,
     later: Option<usize>,
@@ -73,9 +80,6 @@ struct Order {
     /// The own planes sent to the earlier and to the later neighbour (`radius` each).
     to_earlier: Range<usize>,
     to_later: Range<usize>,
-    /// The `radius` planes beyond the own ones on each side.
-    ghost_earlier: Range<usize>,
-    ghost_later: Range<usize>,
 }
 
 impl Order {
@@ -84,7 +88,6 @@ impl Order {
         // A lone rank may own fewer than `radius` planes.
         let low = own.start..(own.start + r).min(own.end);
         let high = own.end.saturating_sub(r).max(own.start)..own.end;
-        let (below, above) = (own.start - r..own.start, own.end..own.end + r);
         let split = own.len() >= 2 * r;
         let (earlier, later) = match direction {
             Direction::Ascending => (planes.below, planes.above),
@@ -105,30 +108,15 @@ impl Order {
             (Some(_), None) => (first, none, hull(&middle, &last)),
             (Some(_), Some(_)) => (first, middle, last),
         };
-        match direction {
-            Direction::Ascending => Self {
-                earlier,
-                later,
-                first,
-                middle,
-                last,
-                to_earlier: low,
-                to_later: high,
-                ghost_earlier: below,
-                ghost_later: above,
-            },
-            Direction::Descending => Self {
-                earlier,
-                later,
-                first,
-                middle,
-                last,
-                to_earlier: high,
-                to_later: low,
-                ghost_earlier: above,
-                ghost_later: below,
-            },
-        }
+        let (earlier_side, to_earlier, to_later) = match direction {
+            Direction::Ascending => (0, low, high),
+            Direction::Descending => (1, high, low),
+        };
+        Self { earlier_side, earlier, later, first, middle, last, to_earlier, to_later }
+    }
+
+    fn later_side(&self) -> usize {
+        1 - self.earlier_side
     }
 
     /// Whether the first planes read the later ghost planes.
@@ -137,47 +125,161 @@ impl Order {
     }
 }
 
-/// The later neighbour's first planes of each of its sweeps, received in order into the
-/// later ghost planes, and the buffer they arrive in.
-struct Later<'b, T> {
-    /// How many have been received: the ghost planes hold the later neighbour's planes
-    /// after that many sweeps (u⁰, the user's grid, for none).
-    received: usize,
-    buffer: &'b mut [T],
+/// The sweeps of a run, one [`Order`] each: sweep k (counted from 1) is the cycle's stencil
+/// `(k − 1) mod len`, which sweeps in the direction its order was made for.
+struct Cycle {
+    orders: Vec<Order>,
 }
 
-impl<T: Real> Later<'_, T> {
-    /// Makes the later ghost planes hold the later neighbour's planes after `sweeps` sweeps
-    /// (at most one more than they hold).
+impl Cycle {
+    /// The stencil of sweep `k` and its order.
+    fn of(&self, k: usize) -> (usize, &Order) {
+        let which = (k - 1) % self.orders.len();
+        (which, &self.orders[which])
+    }
+
+    /// Whether the neighbour on `side` reads this rank's planes facing it as sweep `k` left
+    /// them: it comes later in sweep k, or earlier in sweep k + 1 (where it reads this
+    /// rank's planes as they were before that sweep). Sweep k's planes are sent then only.
+    fn sends(&self, side: usize, k: usize) -> bool {
+        side == self.of(k).1.later_side() || side == self.of(k + 1).1.earlier_side
+    }
+
+    /// Whether the neighbour on `side` sends its planes facing this rank as sweep `k` left
+    /// them (its [`sends`](Self::sends), seen from this side).
+    fn receives(&self, side: usize, k: usize) -> bool {
+        side == self.of(k).1.earlier_side || side == self.of(k + 1).1.later_side()
+    }
+}
+
+/// A neighbour's planes received into this rank's ghost planes on one side.
+struct Side<T> {
+    rank: Option<usize>,
+    /// The `radius` ghost planes on this side.
+    ghost: Range<usize>,
+    /// The ghost planes hold the neighbour's planes as its sweep `received` left them (the
+    /// user's grid for 0).
+    received: usize,
+    buffer: Vec<T>,
+}
+
+/// The ghost planes on both sides (below, above).
+struct Sides<T>([Side<T>; 2]);
+
+impl<T: Real> Sides<T> {
+    /// Makes the ghost planes on `side` hold the neighbour's planes as its sweep `sweep` left
+    /// them, receiving every message it sent up to that sweep. (Its planes are not sent after
+    /// a sweep no one reads them at; the ghost planes then hold the last ones it sent, which
+    /// only the final exchange may leave so.)
     fn fetch(
         &mut self,
-        sweeps: usize,
-        (mpi, order): (&super::Mpi, &Order),
-        engine: &mut impl SweepEngine<T>,
+        (mpi, cycle): (&super::Mpi, &Cycle),
+        (side, sweep): (usize, usize),
+        engine: &mut impl Sweeps<T>,
     ) -> Result<()> {
-        let Some(later) = order.later.filter(|_| self.received < sweeps) else { return Ok(()) };
-        debug_assert_eq!(self.received + 1, sweeps, "the later neighbour's planes are fetched one sweep at a time");
-        mpi.post::<T>(&[], &mut [(later, &mut *self.buffer)], || Ok(()))?;
-        engine.write(order.ghost_later.clone(), self.buffer)?;
-        self.received = sweeps;
+        let Side { rank, ghost, received, buffer } = &mut self.0[side];
+        let Some(rank) = *rank else { return Ok(()) };
+        if *received >= sweep {
+            return Ok(());
+        }
+        let messages = (*received + 1..=sweep).filter(|&k| cycle.receives(side, k)).count();
+        for _ in 0..messages {
+            mpi.post::<T>(&[], &mut [(rank, &mut buffer[..])], || Ok(()))?;
+        }
+        if messages > 0 {
+            engine.write(ghost.clone(), buffer)?;
+        }
+        *received = sweep;
         Ok(())
     }
 }
 
-/// The rest of sweep `sweep` (counted from 1) after its first planes: the middle planes,
-/// the later neighbour's planes, the last planes, and the last planes sent on.
+/// The pipeline of sweeps on one rank (the module documentation describes it).
+pub(crate) struct Pipeline<T> {
+    cycle: Cycle,
+    sides: Sides<T>,
+    /// The planes sent after a sweep's first and last planes.
+    first_out: Vec<T>,
+    last_out: Vec<T>,
+}
+
+impl<T: Real> Pipeline<T> {
+    /// The pipeline of `planes` for a cycle of stencils, each sweeping in its direction
+    /// along the cut axis and of its radius there (at most the split's), with planes of
+    /// `plane_len` values. A stencil of a smaller radius than the split's also sweeps the
+    /// planes between its boundary layer and the split's, at the ends of the grid.
+    pub(crate) fn new(planes: &Planes, stencils: &[(Direction, usize)], plane_len: usize) -> Self {
+        let (own, r) = (&planes.own, planes.radius);
+        let message = vec![T::ZERO; r * plane_len];
+        let side = |rank, ghost| Side { rank, ghost, received: 0, buffer: message.clone() };
+        let order = |&(direction, radius): &(Direction, usize)| {
+            debug_assert!(radius <= r, "the split is for the larger radius");
+            let mut swept = planes.clone();
+            if planes.below.is_none() {
+                swept.own.start = radius;
+            }
+            if planes.above.is_none() {
+                swept.own.end = planes.count - radius;
+            }
+            Order::new(&swept, direction)
+        };
+        Self {
+            cycle: Cycle { orders: stencils.iter().map(order).collect() },
+            sides: Sides([side(planes.below, own.start - r..own.start), side(planes.above, own.end..own.end + r)]),
+            first_out: message.clone(),
+            last_out: message.clone(),
+        }
+    }
+
+    /// Sweep `k` (counted from 1; every sweep before it has been run) of this rank's own
+    /// planes.
+    pub(crate) fn sweep(&mut self, mpi: &super::Mpi, k: usize, engine: &mut impl Sweeps<T>) -> Result<()> {
+        let Self { cycle, sides, first_out, last_out } = self;
+        let (which, order) = cycle.of(k);
+        sides.fetch((mpi, cycle), (order.earlier_side, k), engine)?;
+        if order.first_reads_later() {
+            sides.fetch((mpi, cycle), (order.later_side(), k - 1), engine)?;
+        }
+        engine.sweep(which, order.first.clone())?;
+        let cycle = &*cycle;
+        match order.earlier.filter(|_| cycle.sends(order.earlier_side, k)) {
+            Some(earlier) => {
+                // The first planes travel while the rest is swept.
+                engine.read(order.to_earlier.clone(), first_out)?;
+                mpi.post(&[(earlier, &first_out[..])], &mut [], || {
+                    finish_sweep(engine, (mpi, cycle, k), sides, last_out)
+                })
+            }
+            None => finish_sweep(engine, (mpi, cycle, k), sides, last_out),
+        }
+    }
+
+    /// Makes the ghost planes on both sides hold the neighbours' planes as sweep `k` left
+    /// them (those on the earlier side of a sweep in the same direction as sweep `k` already
+    /// do).
+    pub(crate) fn settle(&mut self, mpi: &super::Mpi, k: usize, engine: &mut impl Sweeps<T>) -> Result<()> {
+        for side in 0..2 {
+            self.sides.fetch((mpi, &self.cycle), (side, k), engine)?;
+        }
+        Ok(())
+    }
+}
+
+/// The rest of sweep `k` after its first planes: the middle planes, the later neighbour's
+/// planes, the last planes, and the last planes sent on.
 fn finish_sweep<T: Real>(
-    (mpi, order, sweep): (&super::Mpi, &Order, usize),
-    engine: &mut impl SweepEngine<T>,
-    later: &mut Later<'_, T>,
+    engine: &mut impl Sweeps<T>,
+    (mpi, cycle, k): (&super::Mpi, &Cycle, usize),
+    sides: &mut Sides<T>,
     out: &mut [T],
 ) -> Result<()> {
-    engine.sweep(order.middle.clone())?;
-    later.fetch(sweep - 1, (mpi, order), engine)?;
-    engine.sweep(order.last.clone())?;
-    let Some(to) = order.later else { return Ok(()) };
+    let (which, order) = cycle.of(k);
+    engine.sweep(which, order.middle.clone())?;
+    sides.fetch((mpi, cycle), (order.later_side(), k - 1), engine)?;
+    engine.sweep(which, order.last.clone())?;
+    let Some(later) = order.later.filter(|_| cycle.sends(order.later_side(), k)) else { return Ok(()) };
     engine.read(order.to_later.clone(), out)?;
-    mpi.post(&[(to, &*out)], &mut [], || Ok(()))
+    mpi.post(&[(later, &*out)], &mut [], || Ok(()))
 }
 
 /// Runs `job`, a sweep stencil's, on `engine` over this rank's planes by the pipeline of
@@ -194,14 +296,10 @@ pub(crate) fn iterate_sweeps<S: Stencil<N>, T: Real, const N: usize, E: SweepEng
     let stop = job.stop;
     let mut monitor = monitor_for(job, sub)?;
     let direction = S::META.sweep.as_ref().expect("a sweep stencil").directions[0];
-    let order = Order::new(&planes, direction);
+    let mut pipeline = Pipeline::<T>::new(&planes, &[(direction, planes.radius)], sub.plane_len());
     let own = planes.own.clone();
     let part =
         if planes.below.is_some() { own.start } else { 0 }..if planes.above.is_some() { own.end } else { planes.count };
-    let message = vec![T::ZERO; planes.radius * sub.plane_len()];
-    let (mut first_out, mut last_out, mut earlier_in, mut later_in) =
-        (message.clone(), message.clone(), message.clone(), message);
-    let mut later = Later { received: 0, buffer: &mut later_in };
     if matches!(stop.tolerance, Some(Tolerance::Relative { .. })) {
         // The reference ρ(u⁰) is measured before the first sweep changes u.
         engine.update(own.clone(), 1, true)?;
@@ -215,28 +313,13 @@ pub(crate) fn iterate_sweeps<S: Stencil<N>, T: Real, const N: usize, E: SweepEng
             break Ok(StopReason::IterationLimit);
         }
         iteration += 1;
-        if let Some(earlier) = order.earlier {
-            mpi.post::<T>(&[], &mut [(earlier, &mut earlier_in[..])], || Ok(()))?;
-            engine.write(order.ghost_earlier.clone(), &earlier_in)?;
-        }
-        if order.first_reads_later() {
-            later.fetch(iteration - 1, (mpi, &order), &mut engine)?;
-        }
-        engine.sweep(order.first.clone())?;
-        match order.earlier {
-            Some(earlier) => {
-                // The first planes travel while the rest is swept.
-                engine.read(order.to_earlier.clone(), &mut first_out)?;
-                mpi.post(&[(earlier, &first_out[..])], &mut [], || {
-                    finish_sweep((mpi, &order, iteration), &mut engine, &mut later, &mut last_out)
-                })?;
-            }
-            None => finish_sweep((mpi, &order, iteration), &mut engine, &mut later, &mut last_out)?,
-        }
+        pipeline.sweep(mpi, iteration, &mut engine)?;
         if !stop.checks_at(iteration) {
             continue;
         }
-        later.fetch(iteration, (mpi, &order), &mut engine)?;
+        // Both sides of the own planes hold this sweep's values: the later neighbour's
+        // first planes are received early.
+        pipeline.settle(mpi, iteration, &mut engine)?;
         let d = match stop.tolerance {
             Some(_) => {
                 engine.update(own.clone(), 1, true)?;
@@ -259,7 +342,7 @@ pub(crate) fn iterate_sweeps<S: Stencil<N>, T: Real, const N: usize, E: SweepEng
     };
     // Every ghost plane holds the last sweep: the later neighbour's first planes (unless a
     // check brought them), then every ghost plane, `depth · radius` a side.
-    later.fetch(iteration, (mpi, &order), &mut engine)?;
+    pipeline.settle(mpi, iteration, &mut engine)?;
     planes.exchange(mpi, &mut engine, (send, recv))?;
     engine.wait()?;
     let wall = monitor.elapsed();
@@ -281,16 +364,16 @@ mod tests {
         let middle = planes(4..11, 15, Some(0), Some(2));
         let up = Order::new(&middle, Direction::Ascending);
         assert_eq!((up.earlier, up.later), (Some(0), Some(2)));
+        assert_eq!((up.earlier_side, up.later_side()), (0, 1));
         assert!(!up.first_reads_later());
         assert_eq!((up.first, up.middle, up.last), (4..6, 6..9, 9..11));
         assert_eq!((up.to_earlier, up.to_later), (4..6, 9..11));
-        assert_eq!((up.ghost_earlier, up.ghost_later), (2..4, 11..13));
         let down = Order::new(&middle, Direction::Descending);
         assert!(!down.first_reads_later());
         assert_eq!((down.earlier, down.later), (Some(2), Some(0)));
+        assert_eq!((down.earlier_side, down.later_side()), (1, 0));
         assert_eq!((down.first, down.middle, down.last), (9..11, 6..9, 4..6));
         assert_eq!((down.to_earlier, down.to_later), (9..11, 4..6));
-        assert_eq!((down.ghost_earlier, down.ghost_later), (11..13, 2..4));
     }
 
     #[test]
@@ -319,5 +402,33 @@ mod tests {
             assert_eq!(order.first, 2..3);
             assert!(order.middle.is_empty() && order.last.is_empty());
         }
+    }
+
+    /// Every sweep's ghost planes are sent by the neighbour: the earlier side's as this sweep
+    /// leaves them, the later side's as the sweep before left them. Every message is read
+    /// before the next one on that side is needed, and what one rank sends is what its
+    /// neighbour receives, so messages pair up in order.
+    #[test]
+    fn every_plane_a_sweep_reads_is_sent_once_and_received_in_order() {
+        use Direction::{Ascending as Up, Descending as Down};
+        let middle = planes(4..11, 15, Some(0), Some(2));
+        for directions in [vec![Up], vec![Down], vec![Up, Down], vec![Down, Up], vec![Up, Up, Down]] {
+            let cycle = Cycle { orders: directions.iter().map(|&d| Order::new(&middle, d)).collect() };
+            for k in 1..=12 {
+                let order = cycle.of(k).1;
+                assert!(cycle.receives(order.earlier_side, k), "{directions:?}, sweep {k}: earlier side");
+                if k > 1 {
+                    assert!(cycle.receives(order.later_side(), k - 1), "{directions:?}, sweep {k}: later side");
+                }
+                for side in 0..2 {
+                    assert_eq!(cycle.sends(side, k), cycle.receives(1 - side, k), "{directions:?}, sweep {k}");
+                }
+            }
+        }
+        // Opposite directions in turn: a sweep's planes facing the neighbour it comes first to
+        // are not sent (that neighbour reads them only after the next sweep).
+        let turn = Cycle { orders: vec![Order::new(&middle, Up), Order::new(&middle, Down)] };
+        assert!(turn.sends(1, 1) && !turn.sends(0, 1));
+        assert!(turn.sends(0, 2) && !turn.sends(1, 2));
     }
 }
