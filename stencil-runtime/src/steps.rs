@@ -132,22 +132,8 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
     /// on any rank, is an error on every rank before the first step. The report's time is
     /// the slowest rank's.
     ///
-    /// ```no_run
-    /// # use stencil::prelude::*;
-    /// # use stencil::distributed::Mpi;
-    /// stencil! {
-    ///     sweep(+) fn right(mut u: Field1) -> Real { 0.5 * (u[-1] + u[1]) }
-    ///     sweep(-) fn left(mut u: Field1) -> Real { 0.5 * (u[-1] + u[1]) }
-    /// }
-    /// let mpi = Mpi::init()?;
-    /// let part = mpi.split(&Right, [1000], 1)?;
-    /// let mut u = part.local_grid(|[i]| if i == 0 { 1.0f64 } else { 0.0 })?;
-    /// let report = Alternating::new(Right, (), Left, ()).distributed(&part).run(&mut u, 50)?;
-    /// if let Some(whole) = part.gather(&u, 0)? {
-    ///     println!("{report}; u[500] = {}", whole[[500]]);
-    /// }
-    /// # Ok::<(), stencil::Error>(())
-    /// ```
+    /// `examples/08_distributed.rs` (`--schedule symmetric`) runs symmetric Gauss–Seidel
+    /// steps this way.
     #[cfg(feature = "mpi")]
     pub fn distributed(mut self, subdomain: &'a crate::distributed::Subdomain<'a, N>) -> Self {
         self.distributed = Some(subdomain);

@@ -80,6 +80,8 @@ struct Order {
     /// The own planes sent to the earlier and to the later neighbour (`radius` each).
     to_earlier: Range<usize>,
     to_later: Range<usize>,
+    /// All the planes the sweep updates: the first, middle and last ones.
+    own: Range<usize>,
 }
 
 impl Order {
@@ -112,7 +114,7 @@ impl Order {
             Direction::Ascending => (0, low, high),
             Direction::Descending => (1, high, low),
         };
-        Self { earlier_side, earlier, later, first, middle, last, to_earlier, to_later }
+        Self { earlier_side, earlier, later, first, middle, last, to_earlier, to_later, own }
     }
 
     fn later_side(&self) -> usize {
@@ -167,6 +169,13 @@ struct Side<T> {
 struct Sides<T>([Side<T>; 2]);
 
 impl<T: Real> Sides<T> {
+    /// Whether making the ghost planes on `side` hold the neighbour's planes as its sweep
+    /// `sweep` left them needs a message not yet received.
+    fn waits(&self, cycle: &Cycle, (side, sweep): (usize, usize)) -> bool {
+        let Side { rank, received, .. } = &self.0[side];
+        rank.is_some() && (*received + 1..=sweep).any(|k| cycle.receives(side, k))
+    }
+
     /// Makes the ghost planes on `side` hold the neighbour's planes as its sweep `sweep` left
     /// them, receiving every message it sent up to that sweep. (Its planes are not sent after
     /// a sweep no one reads them at; the ghost planes then hold the last ones it sent, which
@@ -237,6 +246,13 @@ impl<T: Real> Pipeline<T> {
         let Self { cycle, sides, first_out, last_out } = self;
         let (which, order) = cycle.of(k);
         sides.fetch((mpi, cycle), (order.earlier_side, k), engine)?;
+        let sends_first = order.earlier.is_some() && cycle.sends(order.earlier_side, k);
+        if !sends_first && !sides.waits(cycle, (order.later_side(), k - 1)) {
+            // Nothing to send early and nothing to wait for (a sweep the other way after
+            // one this way): one launch over all the planes.
+            engine.sweep(which, order.own.clone())?;
+            return send_last(engine, (mpi, cycle, k), last_out);
+        }
         if order.first_reads_later() {
             sides.fetch((mpi, cycle), (order.later_side(), k - 1), engine)?;
         }
@@ -277,6 +293,16 @@ fn finish_sweep<T: Real>(
     engine.sweep(which, order.middle.clone())?;
     sides.fetch((mpi, cycle), (order.later_side(), k - 1), engine)?;
     engine.sweep(which, order.last.clone())?;
+    send_last(engine, (mpi, cycle, k), out)
+}
+
+/// Sends the last planes of sweep `k` to the later neighbour (when it reads them).
+fn send_last<T: Real>(
+    engine: &mut impl Sweeps<T>,
+    (mpi, cycle, k): (&super::Mpi, &Cycle, usize),
+    out: &mut [T],
+) -> Result<()> {
+    let order = cycle.of(k).1;
     let Some(later) = order.later.filter(|_| cycle.sends(order.later_side(), k)) else { return Ok(()) };
     engine.read(order.to_later.clone(), out)?;
     mpi.post(&[(later, &*out)], &mut [], || Ok(()))
