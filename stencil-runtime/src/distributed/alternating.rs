@@ -84,7 +84,6 @@ fn on_cut(meta: &'static StencilMeta) -> (Direction, usize) {
 /// of the grid, on the CPU (`device` is `None`) or on a GPU. Every rank calls it, after
 /// the ranks have agreed on the problem. A rank whose device cannot start makes every rank
 /// return an error.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn run<A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize>(
     u: &mut Grid<T, N>,
     sub: &Subdomain<'_, N>,
