@@ -27,6 +27,15 @@
 //! measured over the own planes and reduced over all ranks, as one process measures it.
 //! At the end, every ghost plane (all `depth · radius` a side) is exchanged once more, so
 //! the rank's grid holds the last sweep everywhere.
+//!
+//! The same [`Pipeline`] runs a cycle of stencils in turn ([`Alternating`](crate::Alternating)
+//! steps), each sweeping in its own direction. Which neighbour is earlier then changes from
+//! sweep to sweep, so a rank sends its planes facing a neighbour after sweep k only when
+//! that neighbour reads them as sweep k left them: it comes later in sweep k, or earlier in
+//! sweep k + 1 ([`Cycle::sends`]). Each rank works out the same rule for the other side
+//! ([`Cycle::receives`]), so the messages between two ranks pair up in order. A sweep with
+//! nothing to send early and nothing to wait for (one the other way after one this way)
+//! runs in one launch.
 
 use std::ops::Range;
 
