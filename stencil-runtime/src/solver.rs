@@ -301,13 +301,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 reason: "distributed runs do not write checkpoints; gather the result and save it instead".into(),
             });
         }
-        if u.shape() != subdomain.local_shape() {
-            return Err(Error::ShapeMismatch {
-                field: format!("the unknown (rank {}'s part)", subdomain.rank()),
-                expected: subdomain.local_shape().to_vec(),
-                found: u.shape().to_vec(),
-            });
-        }
+        check_part(u, subdomain)?;
         crate::cpu::Layout::new(meta, subdomain.global_shape())?;
         // As in one process: a hierarchical schedule checks once per cycle by default.
         let check_every = match (self.check_every, schedule) {
@@ -505,6 +499,22 @@ pub(crate) fn rank_device<const N: usize>(
             None => Some(subdomain.mpi().node_rank() % crate::cuda::device_count().max(1)),
         },
     }
+}
+
+/// That `u` has the shape of this rank's part of the grid.
+#[cfg(feature = "mpi")]
+pub(crate) fn check_part<T: Real, const N: usize>(
+    u: &Grid<T, N>,
+    subdomain: &crate::distributed::Subdomain<'_, N>,
+) -> Result<()> {
+    if u.shape() != subdomain.local_shape() {
+        return Err(Error::ShapeMismatch {
+            field: format!("the unknown (rank {}'s part)", subdomain.rank()),
+            expected: subdomain.local_shape().to_vec(),
+            found: u.shape().to_vec(),
+        });
+    }
+    Ok(())
 }
 
 /// A stencil's scalar parameters as bits, for checking that ranks agree on them.

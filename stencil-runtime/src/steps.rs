@@ -218,7 +218,7 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
         steps: usize,
     ) -> Result<StepsReport> {
         use crate::distributed::fingerprint;
-        use crate::solver::{backend_kind, param_bits, rank_device};
+        use crate::solver::{backend_kind, check_part, param_bits, rank_device};
         let prepared = (|| {
             let schedule = self.schedule_for(A::META)?;
             self.schedule_for(B::META)?;
@@ -234,13 +234,7 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
                     ),
                 });
             }
-            if u.shape() != subdomain.local_shape() {
-                return Err(Error::ShapeMismatch {
-                    field: format!("the unknown (rank {}'s part)", subdomain.rank()),
-                    expected: subdomain.local_shape().to_vec(),
-                    found: u.shape().to_vec(),
-                });
-            }
+            check_part(u, subdomain)?;
             Layout::new(A::META, subdomain.global_shape())?;
             Layout::new(B::META, subdomain.global_shape())?;
             let shape = u.shape();
