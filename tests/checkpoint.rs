@@ -177,21 +177,40 @@ fn a_checkpoint_that_cannot_be_written_is_an_error_and_keeps_the_last_one() {
     let u0 = random::<f64, 3>(SHAPE, 12);
     let f = random::<f64, 3>(SHAPE, 13);
     let dir = tempfile::tempdir().unwrap();
+    // Found before the run: a missing folder, or a folder where the file would go.
     let missing = dir.path().join("no-such-folder").join("u.npz");
-    let err =
-        solver(&f, Schedule::Plain).max_iterations(8).checkpoint(Checkpoint::every(4, &missing)).run(&mut u0.clone());
-    assert!(matches!(err, Err(Error::Io { .. })), "{err:?}");
-
-    // A good checkpoint at 4; then a run whose rename fails (a non-empty folder stands where
-    // its file would go): an error, no partial file left, the checkpoint at 4 whole.
-    let path = dir.path().join("u.npz");
-    solver(&f, Schedule::Plain).max_iterations(4).checkpoint(Checkpoint::every(4, &path)).run(&mut u0.clone()).unwrap();
     let blocked = dir.path().join("blocked");
     std::fs::create_dir_all(blocked.join("inside")).unwrap();
-    let err =
-        solver(&f, Schedule::Plain).max_iterations(8).checkpoint(Checkpoint::every(4, &blocked)).run(&mut u0.clone());
-    assert!(matches!(err, Err(Error::Io { .. })), "{err:?}");
-    assert!(!dir.path().join("blocked.partial").exists());
+    for path in [&missing, &blocked] {
+        let mut u = u0.clone();
+        let err = solver(&f, Schedule::Plain).max_iterations(8).checkpoint(Checkpoint::every(4, path)).run(&mut u);
+        assert!(matches!(err, Err(Error::CheckpointUnwritable { .. })), "{err:?}");
+        assert_eq!(differing(&u, &u0), 0, "nothing ran");
+    }
+
+    // A good checkpoint at 4; then the partial file of the one at 8 cannot be created (a
+    // folder appears in its place): an error that says what the grid holds, and the
+    // checkpoint at 4 whole.
+    let path = dir.path().join("u.npz");
+    let partial = dir.path().join("u.npz.partial");
+    let mut u = u0.clone();
+    let err = solver(&f, Schedule::Plain)
+        .max_iterations(12)
+        .check_every(4)
+        .checkpoint(Checkpoint::every(4, &path))
+        .on_progress(|p| {
+            if p.iteration == 8 {
+                std::fs::create_dir_all(partial.join("inside")).unwrap();
+            }
+        })
+        .run(&mut u);
+    match err {
+        Err(Error::Interrupted { holds: Some(8), checkpoint: Some((p, 4)), source }) => {
+            assert_eq!(p, path);
+            assert!(matches!(*source, Error::Io { .. }), "{source}");
+        }
+        other => panic!("expected an interrupted run holding iterate 8: {other:?}"),
+    }
     assert_eq!(Checkpoint::read::<f64, 3>(&path).unwrap().iteration, 4);
 }
 

@@ -47,6 +47,17 @@ pub enum Error {
         /// Why it is invalid.
         reason: String,
     },
+    /// Memory could not be allocated: the host's, page-locked, or a device's. Nothing was
+    /// changed by the call that failed.
+    #[error("out of memory: {what} needs {}, which {memory} cannot provide", crate::memory::human_bytes(*bytes))]
+    OutOfMemory {
+        /// What was being allocated.
+        what: String,
+        /// Its size in bytes.
+        bytes: usize,
+        /// Where.
+        memory: crate::MemoryKind,
+    },
     /// The iterate holds NaN or ±∞.
     #[error(
         "the iterate became non-finite ({value}) at index {index:?}, found at iteration {iteration} (values are checked every {check_every} iterations); the grid holds that iterate"
@@ -104,6 +115,14 @@ pub enum Error {
     Duplicate {
         /// The repeated name.
         name: String,
+    },
+    /// Scalar parameters given in two ways at once, so that one value would be lost.
+    #[error("{what} given twice, {how}; give every value once")]
+    ParametersGivenTwice {
+        /// The parameter, or "the parameters".
+        what: String,
+        /// The two ways.
+        how: String,
     },
     /// A scalar parameter was not given.
     #[error(
@@ -245,6 +264,14 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A checkpoint path where no checkpoint can be written, found before the run starts.
+    #[error("checkpoints cannot be written to `{path}`: {reason}; nothing was run")]
+    CheckpointUnwritable {
+        /// The path given.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// Writing a checkpoint failed; the previous checkpoint, if any, is still in place.
     #[error("cannot write checkpoint `{path}`: {source}")]
     WriteCheckpoint {
@@ -257,6 +284,21 @@ pub enum Error {
     /// A checkpoint interval of 0 iterations.
     #[error("a checkpoint every 0 iterations cannot be written; use 1 or more")]
     InvalidCheckpoint,
+    /// A run stopped by an error after it had written to the grid: says what the grid holds
+    /// and where the last checkpoint is.
+    #[error(
+        "the run stopped after writing to the grid, which holds {}{}; cause: {source}",
+        holds.map_or("values that are not one iterate (a copy from the device failed midway)".into(), |i| format!("iterate {i}")),
+        checkpoint.as_ref().map(|(p, i)| format!("; the last checkpoint, `{}`, holds iterate {i}", p.display())).unwrap_or_default()
+    )]
+    Interrupted {
+        /// The iterate the grid holds, or `None` when it holds no one iterate.
+        holds: Option<usize>,
+        /// The last checkpoint written by this run or resumed from, and its iteration.
+        checkpoint: Option<(PathBuf, usize)>,
+        /// What stopped the run.
+        source: Box<Error>,
+    },
     /// An out-of-core pass failed after writing some slabs back: the grid is not one
     /// iterate. Its planes below `written_to` (along the slowest axis) hold iterate
     /// `pass_end`, the others iterate `pass_start`.

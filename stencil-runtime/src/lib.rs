@@ -12,6 +12,7 @@ pub mod cuda;
 pub mod distributed;
 mod error;
 mod grid;
+mod memory;
 pub mod model;
 mod monitor;
 mod real;
@@ -26,10 +27,11 @@ mod stop;
 #[doc(hidden)]
 pub mod __private;
 
-pub use checkpoint::{Checkpoint, Saved};
+pub use checkpoint::{Checkpoint, Inputs, Saved};
 pub use cpu::Difference;
 pub use error::{Error, Result};
 pub use grid::{ColorMap, Grid, Slice};
+pub use memory::MemoryKind;
 pub use real::Real;
 pub use report::{Progress, Report, ResidualSample, SlabProgress, StopReason};
 pub use schedule::{Backend, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Inner, Schedule};
@@ -38,4 +40,4 @@ pub use stencil::{
     Direction, FieldMeta, ParamMeta, ReadMeta, ScalarKind, ScalarValue, Stencil, StencilMeta, SweepMeta,
 };
 pub use steps::{Alternating, StepFn, StepsReport};
-pub use stop::{DEFAULT_CHECK_EVERY, Norm, Tolerance};
+pub use stop::{DEFAULT_CHECK_EVERY, MAX_UNLIMITED_CHECK_EVERY, Norm, Tolerance};

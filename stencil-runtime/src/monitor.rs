@@ -2,13 +2,50 @@
 //! whether the tolerance is met. One implementation, so the stopping rules mean the same
 //! thing on every backend.
 
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crate::checkpoint::Writer;
 use crate::report::{ResidualSample, StopReason};
 use crate::solver::ProgressFn;
 use crate::stop::StopRule;
-use crate::{Norm, Progress, Real, Report, Schedule, Stencil, Tolerance};
+use crate::{Error, Norm, Progress, Real, Report, Schedule, Stencil, Tolerance};
+
+/// What the user's grid holds while a run goes on, so that an error can say it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Held {
+    /// What it held when the run was called: nothing has been written to it.
+    #[default]
+    Untouched,
+    /// One whole iterate.
+    Iterate(usize),
+    /// A copy into it from the device failed midway: not one iterate.
+    Mixed,
+}
+
+/// What a single-process run's grid holds, and the iteration of its last checkpoint,
+/// kept where the solver can read them after a backend returns an error.
+#[derive(Debug, Default)]
+pub(crate) struct GridState {
+    pub held: Cell<Held>,
+    /// The iteration of the last checkpoint written or resumed from.
+    pub checkpoint: Cell<Option<usize>>,
+}
+
+impl GridState {
+    /// `error`, raised by a run whose checkpoints go to `path`, with what the grid holds and
+    /// the last checkpoint added where the grid was changed and the error does not say it.
+    pub fn explain(&self, error: Error, path: Option<&std::path::Path>) -> Error {
+        let checkpoint = path.zip(self.checkpoint.get()).map(|(p, i)| (p.to_owned(), i));
+        match (self.held.get(), &error) {
+            (Held::Untouched, _) | (_, Error::NonFinite { .. } | Error::StoppedMidPass { .. }) => error,
+            (Held::Iterate(iteration), _) => {
+                Error::Interrupted { holds: Some(iteration), checkpoint, source: Box::new(error) }
+            }
+            (Held::Mixed, _) => Error::Interrupted { holds: None, checkpoint, source: Box::new(error) },
+        }
+    }
+}
 
 pub(crate) struct Monitor<'r, 'a> {
     stop: StopRule,
@@ -21,6 +58,10 @@ pub(crate) struct Monitor<'r, 'a> {
     /// The iteration the run started from (a checkpoint's, or 0).
     first: usize,
     checkpoint: Option<Writer>,
+    /// Where the run keeps what the user's grid holds (single-process runs).
+    held: Option<&'r GridState>,
+    /// A relative tolerance met because ρ(u⁰) = 0.
+    start_satisfies: bool,
 }
 
 impl<'r, 'a> Monitor<'r, 'a> {
@@ -35,6 +76,8 @@ impl<'r, 'a> Monitor<'r, 'a> {
             progress,
             first: 0,
             checkpoint: None,
+            held: None,
+            start_satisfies: false,
         }
     }
 
@@ -48,7 +91,17 @@ impl<'r, 'a> Monitor<'r, 'a> {
         monitor.first = job.start.iteration;
         monitor.reference = job.start.reference;
         monitor.checkpoint = job.checkpoint.take();
+        monitor.held = job.held;
         monitor
+    }
+
+    /// Records that the user's grid now holds iterate `iteration` (backends that update it
+    /// in place call this after every iteration; GPU backends only copy into it at
+    /// checkpoints and at the end).
+    pub fn holds(&self, iteration: usize) {
+        if let Some(state) = self.held {
+            state.held.set(Held::Iterate(iteration));
+        }
     }
 
     /// The iteration the run starts from.
@@ -69,8 +122,17 @@ impl<'r, 'a> Monitor<'r, 'a> {
         let converged = self.check(recorded_at, measured);
         let reference = self.reference;
         if let Some(writer) = self.checkpoint.as_mut().filter(|w| w.due(iteration)) {
+            if let Some(state) = self.held {
+                state.held.set(Held::Mixed);
+            }
             to_host(u)?;
+            if let Some(state) = self.held {
+                state.held.set(Held::Iterate(iteration));
+            }
             writer.save(u, iteration, reference, S::META.name)?;
+            if let Some(state) = self.held {
+                state.checkpoint.set(Some(iteration));
+            }
         }
         Ok(converged)
     }
@@ -115,9 +177,16 @@ impl<'r, 'a> Monitor<'r, 'a> {
         }
         match (self.stop.tolerance, value) {
             (Some(Tolerance::Absolute { eps, .. }), Some(v)) => v < eps,
-            (Some(Tolerance::Relative { factor, .. }), Some(v)) => {
-                self.reference.is_some_and(|[max, l2]| v < factor * self.norm(max, l2))
-            }
+            (Some(Tolerance::Relative { factor, .. }), Some(v)) => match self.reference {
+                // ρ₀ = 0: the start is a fixed point, which every positive factor accepts
+                // (nothing is below 0 · ρ₀, so the plain rule would never stop).
+                Some([max, l2]) if self.norm(max, l2) == 0.0 && factor > 0.0 => {
+                    self.start_satisfies = true;
+                    true
+                }
+                Some([max, l2]) => v < factor * self.norm(max, l2),
+                None => false,
+            },
             _ => false,
         }
     }
@@ -148,7 +217,10 @@ impl<'r, 'a> Monitor<'r, 'a> {
             shape: shape.to_vec(),
             interior_points: self.points,
             iterations,
-            stop,
+            stop: match stop {
+                StopReason::Converged if self.start_satisfies => StopReason::StartSatisfies,
+                other => other,
+            },
             tolerance: self.stop.tolerance,
             residuals: self.residuals,
             wall,

@@ -21,6 +21,9 @@ pub enum StopReason {
     Converged,
     /// The iteration limit was reached first.
     IterationLimit,
+    /// A relative tolerance, met at the first check because the initial guess is already a
+    /// fixed point (ρ(u⁰) = 0, so no iterate can reduce it).
+    StartSatisfies,
 }
 
 /// Progress handed to the callback after every residual check.
@@ -126,6 +129,7 @@ impl fmt::Display for Report {
             (StopReason::Converged, Some(t)) => format!("converged: {t}"),
             (StopReason::Converged, None) => "converged".into(),
             (StopReason::IterationLimit, _) => "iteration limit reached".into(),
+            (StopReason::StartSatisfies, _) => "the initial guess is already a fixed point: ρ₀ = 0".into(),
         };
         writeln!(f, "stencil      {} ({}) on {}", self.stencil, self.precision, shape.join("×"))?;
         writeln!(f, "backend      {}, schedule {}", self.backend, self.schedule)?;

@@ -48,6 +48,11 @@ impl Slabs {
     /// of `planes` planes only: a rank's own planes in its local grid, whose ghost planes
     /// (at least `height · radius` a side where `own` does not reach the boundary layer)
     /// hold the iterate a pass starts from and are read, never written back.
+    ///
+    /// A height above `planes` is lowered to it: with a radius of 1 or more, a pass that
+    /// long already loads the whole grid as every slab's chunk, so longer passes would
+    /// compute the same iterates (passes are exact, whatever their length) in buffers no
+    /// larger; and `height · radius` then stays within the grid's planes.
     pub fn over(
         own: Range<usize>,
         planes: usize,
@@ -57,6 +62,7 @@ impl Slabs {
         width: usize,
     ) -> Self {
         let width = width.clamp(1, own.len().max(1));
+        let height = height.min(planes);
         let slabs = own.clone().step_by(width).map(|a| a..(a + width).min(own.end)).collect();
         Self { planes, radius, plane_len, height, own: slabs, skewed: false, first: 0 }.rotated()
     }
@@ -205,6 +211,7 @@ impl Slabs {
         skewed: bool,
     ) -> Option<usize> {
         let plane_bytes = plane_len.checked_mul(elem)?;
+        let height = height.min(planes);
         let ghost = height.checked_mul(radius)?;
         let budget = limit / plane_bytes.max(1);
         // An estimate from the chunk's planes, then down to the first width that fits.
@@ -266,15 +273,42 @@ impl Slabs {
     /// Bytes of the buffers of [`widest`](Self::widest) for these slabs (skewed: two slots of
     /// `arrays` windows, no separate carry; rotated: two carries).
     pub fn buffer_bytes(&self, arrays: usize, elem: usize) -> usize {
-        let carries = if self.skewed {
-            0
-        } else if self.first == 0 {
-            1
+        let planes = (2 * arrays * self.max_chunk()).saturating_add(self.carries() * self.ghost(self.height));
+        planes.saturating_mul(self.plane_len).saturating_mul(elem)
+    }
+
+    /// Carry buffers of `ghost(height)` planes: none for skewed slabs (a window's lower
+    /// planes come from the previous window), one for pyramids, two when rotated.
+    fn carries(&self) -> usize {
+        match (self.skewed, self.first) {
+            (true, _) => 0,
+            (false, 0) => 1,
+            (false, _) => 2,
+        }
+    }
+
+    /// What [`buffer_bytes`](Self::buffer_bytes) counts, in words, for errors.
+    pub fn describe_buffers(&self, arrays: usize) -> String {
+        let width = self.own.first().map_or(0, |r| r.len());
+        let r = self.radius;
+        let shape = if self.skewed {
+            format!(
+                "skewed windows of up to {} planes (a slab of {width} and (height {} + 1) · radius {r} below it)",
+                self.max_chunk(),
+                self.height
+            )
         } else {
-            2
+            format!(
+                "chunks of up to {} planes (a slab of {width} and height {} · radius {r} ghost planes per side)",
+                self.max_chunk(),
+                self.height
+            )
         };
-        let carry = carries * self.ghost(self.height);
-        (2 * arrays * self.max_chunk() + carry) * self.plane_len * elem
+        let carries = match self.carries() {
+            0 => String::new(),
+            n => format!(", and {n} carr{} of {} planes", if n == 1 { "y" } else { "ies" }, self.ghost(self.height)),
+        };
+        format!("{shape}, in two slots of {arrays} buffers{carries}")
     }
 }
 

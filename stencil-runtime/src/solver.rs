@@ -3,7 +3,8 @@
 
 use std::collections::HashSet;
 
-use crate::checkpoint::{Start, Writer};
+use crate::checkpoint::{Start, Writer, resume};
+use crate::monitor::{GridState, Held};
 use crate::stop::StopRule;
 use crate::{Backend, Error, Grid, Progress, Real, Report, Result, Schedule, SlabProgress, Stencil, Tolerance};
 
@@ -18,6 +19,8 @@ pub struct Solver<'a, S: Stencil<N>, T: Real, const N: usize> {
     stencil: S,
     inputs: Vec<(String, &'a Grid<T, N>)>,
     params: Option<S::Params<T>>,
+    /// `params` was called more than once.
+    params_twice: bool,
     named_params: Vec<(String, f64)>,
     backend: Backend,
     schedule: Schedule,
@@ -54,6 +57,8 @@ pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
     pub model_chooses: bool,
     /// Whether the user set the check period (else it follows the schedule).
     pub check_every_given: bool,
+    /// Where a single-process run records what the user's grid holds.
+    pub held: Option<&'r crate::monitor::GridState>,
 }
 
 impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
@@ -64,6 +69,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             stencil,
             inputs: Vec::new(),
             params: None,
+            params_twice: false,
             named_params: Vec::new(),
             backend: Backend::default(),
             schedule: Schedule::default(),
@@ -88,12 +94,17 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     }
 
     /// Sets every scalar parameter at once, typed (the struct generated with the stencil).
+    /// Each value is given once: this and [`param`](Self::param) together, or this twice,
+    /// make [`run`](Self::run) return [`Error::Duplicate`].
     pub fn params(mut self, params: S::Params<T>) -> Self {
+        self.params_twice |= self.params.is_some();
         self.params = Some(params);
         self
     }
 
-    /// Sets scalar parameter `name` (ignored if [`params`](Self::params) is also given).
+    /// Sets scalar parameter `name` by name (for a parameter chosen at run time; the typed
+    /// [`params`](Self::params) catches a misspelt name at compile time). A value given twice
+    /// is [`Error::Duplicate`].
     pub fn param(mut self, name: &str, value: f64) -> Self {
         self.named_params.push((name.to_owned(), value));
         self
@@ -248,6 +259,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             on_slab: None,
             model_chooses: false,
             check_every_given: self.check_every.is_some(),
+            held: None,
         };
         crate::distributed::driver::run(job, u, subdomain, device, self.mode)
     }
@@ -337,6 +349,13 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         if let Some(subdomain) = self.distributed {
             return self.run_distributed(subdomain, u);
         }
+        let state = GridState::default();
+        let path = self.checkpoint.as_ref().map(|c| c.path().to_owned());
+        self.run_watched(u, &state).map_err(|e| state.explain(e, path.as_deref()))
+    }
+
+    /// [`run`](Self::run) in one process, recording in `state` what `u` holds.
+    fn run_watched(&mut self, u: &mut Grid<T, N>, state: &GridState) -> Result<Report> {
         // The device the run goes to, `None` for the CPU (with `Backend::Auto`'s notice).
         let device = match self.backend {
             Backend::Cpu => None,
@@ -374,14 +393,24 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         };
         let schedule = choice.as_ref().map_or(self.schedule, |c| c.schedule).resolve(S::META)?;
         // A hierarchical schedule's natural period is one cycle (when asked for; chosen by
-        // `Auto`, it checks as `Plain` would).
+        // `Auto`, it checks as `Plain` would), and paper 000's Algorithm 1 checks once per
+        // pass; a run without a limit looks at least every `MAX_UNLIMITED_CHECK_EVERY`.
+        let natural = |period: usize| match self.max_iterations {
+            None => period.min(crate::stop::MAX_UNLIMITED_CHECK_EVERY),
+            Some(_) => period,
+        };
         let check_every = match (self.check_every, schedule) {
-            (None, Schedule::Hierarchical { sub, .. }) if choice.is_none() => Some(sub),
-            // Paper 000's Algorithm 1 checks once per pass.
-            (None, Schedule::OutOfCore { height, .. }) => Some(height),
+            (None, Schedule::Hierarchical { sub, .. }) if choice.is_none() => Some(natural(sub)),
+            // No pass is longer than the grid's planes (`Slabs::over`).
+            (None, Schedule::OutOfCore { height, .. }) => Some(natural(height.min(u.shape()[0]))),
             (m, _) => m,
         };
         let mut stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
+        if let Schedule::Hierarchical { sub, .. } = schedule
+            && !schedule.is_exact_blocking(S::META)
+        {
+            stop.check_gap(sub, "an inexact hierarchical cycle, which is never cut short, runs")?;
+        }
         let inputs = self.resolve_inputs(u.shape())?;
         let params = self.resolve_params()?;
         let (start, checkpoint) = match &self.checkpoint {
@@ -390,13 +419,18 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 if c.interval() == 0 {
                     return Err(Error::InvalidCheckpoint);
                 }
+                c.prove_writable()?;
                 stop.checkpoint_every = Some(c.interval());
+                let recorded = crate::Inputs::of::<S, T, N>(&params, &inputs);
                 let start = if c.resumes() && c.path().exists() {
-                    resume::<S, T, N>(c, u, self.tolerance)?
+                    let start = resume::<S, T, N>(c, u, (self.tolerance, self.max_iterations), &recorded)?;
+                    state.held.set(Held::Iterate(start.iteration));
+                    state.checkpoint.set(Some(start.iteration));
+                    start
                 } else {
                     Start::default()
                 };
-                (start, Some(Writer::new(c, start.iteration, start.iteration > 0)))
+                (start, Some(Writer::new(c, start.iteration, start.iteration > 0, recorded)))
             }
         };
         let job = Job {
@@ -412,6 +446,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             on_slab: self.on_slab.as_mut(),
             model_chooses: choice.as_ref().is_some_and(|c| matches!(c.schedule, Schedule::OutOfCore { .. })),
             check_every_given: self.check_every.is_some(),
+            held: Some(state),
         };
         let mut report = match device {
             None => crate::cpu::run(job, u),
@@ -444,6 +479,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 stencil: self.stencil,
                 inputs: self.inputs.clone(),
                 params: self.params,
+                params_twice: self.params_twice,
                 named_params: self.named_params.clone(),
                 backend: Backend::Cuda { device },
                 schedule,
@@ -463,15 +499,29 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         })
     }
 
-    /// The typed parameters, or those given by name, checked.
+    /// The typed parameters, or those given by name, checked: each value given once.
     fn resolve_params(&self) -> Result<S::Params<T>> {
-        match self.params {
-            Some(p) => Ok(p),
-            None => {
-                let named: Vec<(&str, f64)> = self.named_params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-                check_unique(named.iter().map(|(n, _)| *n))?;
-                S::params_from_values::<T>(&named)
-            }
+        let named: Vec<(&str, f64)> = self.named_params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        check_unique(named.iter().map(|(n, _)| *n))?;
+        let meta = S::META;
+        match (self.params, named.first()) {
+            (Some(_), _) if self.params_twice => Err(Error::ParametersGivenTwice {
+                what: "the parameters".into(),
+                how: "`.params(…)` was called twice".into(),
+            }),
+            (Some(p), None) => Ok(p),
+            (Some(_), Some(&(name, _))) => match meta.params.iter().any(|q| q.name == name) {
+                true => Err(Error::ParametersGivenTwice {
+                    what: format!("parameter `{name}`"),
+                    how: format!("by `.params(…)` and by `.param(\"{name}\", …)`"),
+                }),
+                false => Err(Error::UnknownParameter {
+                    stencil: meta.name,
+                    name: name.into(),
+                    known: list(meta.params.iter().map(|q| q.name)),
+                }),
+            },
+            (None, _) => S::params_from_values::<T>(&named),
         }
     }
 
@@ -572,28 +622,6 @@ pub(crate) fn resolve_inputs<'a, S: Stencil<N>, T: Real, const N: usize>(
         }
     }
     Ok(resolved)
-}
-
-/// Loads checkpoint `c` into `u` after checking that it is this run's: the same stencil,
-/// shape and precision, and ρ(u⁰) for a relative tolerance. `u` is untouched on error.
-fn resume<S: Stencil<N>, T: Real, const N: usize>(
-    c: &crate::Checkpoint,
-    u: &mut Grid<T, N>,
-    tolerance: Option<Tolerance>,
-) -> Result<Start> {
-    let saved = crate::Checkpoint::read::<T, N>(c.path())?;
-    let fail = |reason: String| Err(Error::ReadCheckpoint { path: c.path().to_owned(), reason });
-    if saved.stencil != S::META.name {
-        return fail(format!("it was written by stencil `{}`, not `{}`", saved.stencil, S::META.name));
-    }
-    if saved.grid.shape() != u.shape() {
-        return fail(format!("its grid has shape {:?}, the run's {:?}", saved.grid.shape(), u.shape()));
-    }
-    if matches!(tolerance, Some(Tolerance::Relative { .. })) && saved.reference.is_none() {
-        return fail("it holds no ρ(u⁰), which a relative tolerance needs; resume with an absolute tolerance".into());
-    }
-    u.as_mut_slice().copy_from_slice(saved.grid.as_slice());
-    Ok(Start { iteration: saved.iteration, reference: saved.reference })
 }
 
 fn check_unique<'n>(names: impl Iterator<Item = &'n str>) -> Result<()> {

@@ -75,6 +75,13 @@ pub(crate) struct StopRule {
 /// shorter run.
 pub const DEFAULT_CHECK_EVERY: usize = 100;
 
+/// The longest a run with a tolerance and no iteration limit may go between two looks at its
+/// residual: 2²⁰ iterations. Such a run stops only at a check, so a longer period (one meant
+/// as an iteration limit, say) would keep it going long after it converged, in practice for
+/// ever; with [`max_iterations`](crate::Solver::max_iterations) any period is allowed (the
+/// last iteration is always checked).
+pub const MAX_UNLIMITED_CHECK_EVERY: usize = 1 << 20;
+
 impl StopRule {
     pub fn new(
         max_iterations: Option<usize>,
@@ -108,7 +115,42 @@ impl StopRule {
             }
             _ => {}
         }
-        Ok(Self { max_iterations, tolerance, check_every, checkpoint_every: None })
+        let rule = Self { max_iterations, tolerance, check_every, checkpoint_every: None };
+        rule.check_gap(check_every, "the residual is checked every")?;
+        Ok(rule)
+    }
+
+    /// That a run without an iteration limit looks at its residual at least every
+    /// [`MAX_UNLIMITED_CHECK_EVERY`] iterations: `gap` is the most iterations between two
+    /// checks (the check period, or an inexact hierarchical cycle, which is never cut short),
+    /// `what` says which, as in "{what} {gap} iterations".
+    pub fn check_gap(&self, gap: usize, what: &str) -> Result<()> {
+        if self.max_iterations.is_some() || gap <= MAX_UNLIMITED_CHECK_EVERY {
+            return Ok(());
+        }
+        Err(Error::NeverStops {
+            reason: format!(
+                "{what} {gap} iterations and no iteration limit is set, so the run would go on for {gap} iterations \
+                 after converging; without a limit the residual must be looked at at least every {MAX_UNLIMITED_CHECK_EVERY} \
+                 iterations: lower the period, or set `max_iterations`"
+            ),
+        })
+    }
+
+    /// The first iteration after `iteration` that ends with a check, found without walking
+    /// the iterations between (a cycle or pass may be long).
+    fn next_check_after(&self, iteration: usize) -> Option<usize> {
+        let next_multiple = |m: usize| (iteration / m).checked_add(1).and_then(|q| q.checked_mul(m));
+        let relative_start = matches!(self.tolerance, Some(Tolerance::Relative { .. })) && iteration == 0;
+        [
+            next_multiple(self.check_every),
+            self.max_iterations.filter(|&max| max > iteration),
+            self.checkpoint_every.and_then(next_multiple),
+            relative_start.then_some(1),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Whether iteration `k` (1-based) ends with a residual check.
@@ -164,10 +206,10 @@ impl StopRule {
         let left = match self.max_iterations {
             Some(max) if iteration >= max => return None,
             Some(max) => max - iteration,
-            None => usize::MAX,
+            None => usize::MAX - iteration,
         };
         let mut len = sub.min(left);
-        let first_check = (iteration + 1..=iteration + len).find(|&k| self.checks_at(k));
+        let first_check = self.next_check_after(iteration).filter(|&k| k <= iteration + len);
         if exact && let Some(k) = first_check {
             len = k - iteration;
         }

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use super::Difference;
 use super::layout::Layout;
-use crate::{Real, Stencil};
+use crate::{Real, Result, Stencil};
 
 /// The shape of one cycle: tile edge, halo per axis, subiterations, and the planes of axis 0
 /// whose cores its tiles cover.
@@ -32,9 +32,15 @@ impl<const N: usize> Cycle<N> {
     /// The cycle of `sub` subiterations with tiles of `tile` points and `halo` points of
     /// working region on every side of each axis with a nonzero radius (no stencil reads
     /// along the others, so a halo there would only cost memory), over the whole interior.
+    ///
+    /// A tile or halo beyond the grid's largest axis is lowered to it (as the GPU kernel
+    /// does): the tiles and working regions are clipped to the grid anyway, so nothing
+    /// computed changes, and the boxes' arithmetic cannot overflow.
     pub fn new(layout: &Layout<N>, tile: usize, halo: usize, sub: usize) -> Self {
+        let largest = layout.shape.iter().copied().max().unwrap_or(1);
         let cores0 = (layout.radius[0], layout.shape[0] - layout.radius[0]);
-        Self { tile, halo: layout.radius.map(|r| if r == 0 { 0 } else { halo }), sub, cores0 }
+        let halo = halo.min(largest);
+        Self { tile: tile.min(largest), halo: layout.radius.map(|r| if r == 0 { 0 } else { halo }), sub, cores0 }
     }
 
     /// Number of tiles per axis.
@@ -113,6 +119,9 @@ impl<T> DisjointWrites<T> {
 /// ‖S(w) − w‖ over the cores, w being the working regions' values before subiteration `step`
 /// (for step 0, and for any step of exact blocking, one plain application: see
 /// `StopRule::next_cycle`), and the first non-finite value of the new iterate.
+///
+/// **Errors**: [`Error::OutOfMemory`] when a tile's working region cannot be allocated; the
+/// current iterate (`fields[unknown]`) is intact, `target` partly written.
 pub(crate) fn cycle<S: Stencil<N>, T: Real, const N: usize>(
     layout: &Layout<N>,
     cycle: &Cycle<N>,
@@ -120,7 +129,7 @@ pub(crate) fn cycle<S: Stencil<N>, T: Real, const N: usize>(
     target: &mut [T],
     params: &S::Params<T>,
     measure: Option<usize>,
-) -> Option<Difference> {
+) -> Result<Option<Difference>> {
     let tiles = cycle.tiles(layout);
     let count: usize = tiles.iter().product();
     let out = DisjointWrites(target.as_mut_ptr(), target.len());
@@ -136,8 +145,8 @@ pub(crate) fn cycle<S: Stencil<N>, T: Real, const N: usize>(
             }
             one_tile::<S, T, N>(layout, cycle, fields, params, tile_boxes(layout, cycle, index), measure, out)
         })
-        .reduce(Difference::default, Difference::merge);
-    measure.map(|_| difference)
+        .try_reduce(Difference::default, |a, b| Ok(a.merge(b)))?;
+    Ok(measure.map(|_| difference))
 }
 
 fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
@@ -148,7 +157,7 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
     boxes: TileBoxes<N>,
     measure: Option<usize>,
     out: &DisjointWrites<T>,
-) -> Difference {
+) -> Result<Difference> {
     let meta = S::META;
     let unknown = meta.unknown;
     let (lo, hi) = boxes.region;
@@ -170,11 +179,13 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
         })
         .collect();
 
+    // At most the grid's size: the region is clipped to it.
     let len: usize = width.iter().product();
-    let mut current = Vec::with_capacity(len);
+    let what = || format!("a hierarchical tile's working region ({width:?} points)");
+    let mut current = crate::memory::with_capacity(len, what)?;
     for_each_in_box(lo, hi, |at| current.push(fields[unknown][global(at)]));
     // Points that are never updated keep their loaded values in both buffers.
-    let mut next = current.clone();
+    let mut next = crate::memory::copy_of(&current, what)?;
     let updated: ([usize; N], [usize; N]) =
         (std::array::from_fn(|a| lo[a] + layout.radius[a]), std::array::from_fn(|a| hi[a] - layout.radius[a]));
     let (core_lo, core_hi) = boxes.core;
@@ -212,5 +223,5 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
         // SAFETY: `at` is in this tile's core, and the cores of the tiles are disjoint.
         unsafe { out.write(g, v) };
     });
-    difference
+    Ok(difference)
 }

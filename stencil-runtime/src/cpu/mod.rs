@@ -39,7 +39,10 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     // A second buffer: the Jacobi target, or where a sweep's residual is measured. It
     // starts as a copy so that its boundary layer holds the Dirichlet values.
     // Allocated before the clock starts, so that reports time the iterations alone.
-    let mut scratch: Option<Vec<T>> = (!meta.is_sweep() || stop.tolerance.is_some()).then(|| u.as_slice().to_vec());
+    let mut scratch = match !meta.is_sweep() || stop.tolerance.is_some() {
+        true => Some(second_buffer(u)?),
+        false => None,
+    };
     let points = layout.interior_points();
     let mut monitor = Monitor::for_job(&mut job, points);
     let mut iteration = monitor.first_iteration();
@@ -67,12 +70,13 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
                 }),
             }
         } else {
-            let target = scratch.get_or_insert_with(|| u.as_slice().to_vec());
+            let Some(target) = scratch.as_mut() else { unreachable!("Jacobi runs allocate their second buffer") };
             let fields = fields_with(&job.inputs, meta.unknown, u.as_slice());
             let d = plain::apply::<S, T, N>(&layout, &fields, target, &job.params, check);
             u.swap_data(target);
             d
         };
+        monitor.holds(iteration);
         let Some(d) = difference else { continue };
         if let Some(at) = d.first_non_finite {
             return Err(stop.non_finite(u, at, iteration));
@@ -123,7 +127,7 @@ fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
 ) -> Result<Report> {
     let meta = S::META;
     let stop = job.stop;
-    let mut target = u.as_slice().to_vec();
+    let mut target = second_buffer(u)?;
     let points = layout.interior_points();
     let mut monitor = Monitor::for_job(&mut job, points);
     let mut iteration = monitor.first_iteration();
@@ -134,8 +138,9 @@ fn run_cycles<S: Stencil<N>, T: Real, const N: usize>(
         let fields = fields_with(&job.inputs, meta.unknown, u.as_slice());
         let this = hierarchical::Cycle { sub: plan.len, ..cycle };
         let difference =
-            hierarchical::cycle::<S, T, N>(layout, &this, &fields, &mut target, &job.params, plan.measure_step);
+            hierarchical::cycle::<S, T, N>(layout, &this, &fields, &mut target, &job.params, plan.measure_step)?;
         u.swap_data(&mut target);
+        monitor.holds(iteration);
         let Some(d) = difference else { continue };
         if let Some(at) = d.first_non_finite {
             return Err(stop.non_finite(u, at, iteration));
@@ -176,40 +181,25 @@ pub(crate) fn slabs_for<const N: usize>(
     let planes = layout.shape[0];
     let radius = layout.radius[0];
     let plane_len: usize = layout.shape[1..].iter().product();
-    let one_plane =
-        || Slabs::over(own.clone(), planes, radius, plane_len, height, 1).skew(skewed).buffer_bytes(arrays, elem);
+    let slabs_of = |width| Slabs::over(own.clone(), planes, radius, plane_len, height, width).skew(skewed);
+    let too_large = |slabs: Slabs, limit| Error::DeviceMemory {
+        needed: slabs.buffer_bytes(arrays, elem),
+        limit,
+        reason: slabs.describe_buffers(arrays),
+    };
     let width = match (slab, device_memory) {
         (Some(width), _) => width,
         (None, Some(limit)) => {
-            Slabs::widest(limit, (own.clone(), planes, radius, plane_len), height, arrays, elem, skewed).ok_or_else(
-                || Error::DeviceMemory {
-                    needed: one_plane(),
-                    limit,
-                    reason: format!(
-                        "a slab of one plane with {} ghost planes per side, in two slots of {arrays} buffers",
-                        height * radius
-                    ),
-                },
-            )?
+            Slabs::widest(limit, (own.clone(), planes, radius, plane_len), height, arrays, elem, skewed)
+                .ok_or_else(|| too_large(slabs_of(1), limit))?
         }
         (None, None) => own.len(),
     };
-    let slabs = Slabs::over(own, planes, radius, plane_len, height, width).skew(skewed);
-    if let Some(limit) = device_memory {
-        let needed = slabs.buffer_bytes(arrays, elem);
-        if needed > limit {
-            return Err(Error::DeviceMemory {
-                needed,
-                limit,
-                reason: format!(
-                    "slabs of {} planes with {} ghost planes per side, in two slots of {arrays} buffers",
-                    slabs.own[0].len(),
-                    height * radius
-                ),
-            });
-        }
+    let slabs = slabs_of(width);
+    match device_memory {
+        Some(limit) if slabs.buffer_bytes(arrays, elem) > limit => Err(too_large(slabs, limit)),
+        _ => Ok(slabs),
     }
-    Ok(slabs)
 }
 
 /// Runs a Jacobi stencil by passes of the out-of-core pyramid over `slabs`, with the
@@ -224,7 +214,7 @@ fn run_slabs<S: Stencil<N>, T: Real, const N: usize>(
     inner: crate::Inner,
 ) -> Result<Report> {
     let stop = job.stop;
-    let mut work = out_of_core::Workspace::new(slabs);
+    let mut work = out_of_core::Workspace::new(slabs)?;
     let mut monitor = Monitor::for_job(&mut job, layout.interior_points());
     let mut on_slab = job.on_slab.take();
     let pass = out_of_core::Pass::<S, T, N> {
@@ -249,6 +239,7 @@ fn run_slabs<S: Stencil<N>, T: Real, const N: usize>(
         let difference = pass
             .run(u.as_mut_slice(), &mut work, (plan.len, plan.measure_step.is_some()), &mut written, None)
             .map_err(|(written, e)| slabs.interrupted(pass_start..iteration, written, monitor.last_checkpoint(), e))?;
+        monitor.holds(iteration);
         let Some(d) = difference else { continue };
         if let Some(at) = d.first_non_finite {
             return Err(stop.non_finite(u, at, iteration));
@@ -278,14 +269,21 @@ fn fields_with<'a, T>(inputs: &[Option<&'a [T]>], index: usize, unknown: &'a [T]
     inputs.iter().enumerate().map(|(i, f)| if i == index { unknown } else { f.unwrap_or(&[]) }).collect()
 }
 
-/// ρ(u) = ‖S(u) − u‖ by one plain application into `scratch`.
+/// The iterate's second buffer (the Jacobi target, or where a sweep's residual is measured):
+/// a copy of `u`, so that its boundary layer holds the Dirichlet values.
+pub(crate) fn second_buffer<T: Real, const N: usize>(u: &Grid<T, N>) -> Result<Vec<T>> {
+    crate::memory::copy_of(u.as_slice(), || format!("the solver's second buffer (shape {:?}, {})", u.shape(), T::NAME))
+}
+
+/// ρ(u) = ‖S(u) − u‖ by one plain application into `scratch` (allocated for every run
+/// with a tolerance).
 fn residual<S: Stencil<N>, T: Real, const N: usize>(
     layout: &Layout<N>,
     job: &Job<'_, '_, S, T, N>,
     u: &Grid<T, N>,
     scratch: &mut Option<Vec<T>>,
 ) -> Difference {
-    let target = scratch.get_or_insert_with(|| u.as_slice().to_vec());
+    let Some(target) = scratch.as_mut() else { unreachable!("runs with a tolerance allocate a second buffer") };
     let fields = fields_with(&job.inputs, S::META.unknown, u.as_slice());
     plain::apply::<S, T, N>(layout, &fields, target, &job.params, true).expect("measured")
 }

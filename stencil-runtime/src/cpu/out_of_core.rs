@@ -32,15 +32,21 @@ pub(crate) struct Workspace<T> {
 
 impl<T: Real> Workspace<T> {
     /// Allocated once, before the clock starts.
-    pub fn new(slabs: &Slabs) -> Self {
+    ///
+    /// **Errors**: [`Error::OutOfMemory`] when the host cannot hold the buffers.
+    pub fn new(slabs: &Slabs) -> Result<Self, Error> {
+        // No overflow: chunks and carries lie within the grid (`Slabs::over` clamps the height).
         let chunk = slabs.max_chunk() * slabs.plane_len;
         let carry = slabs.ghost(slabs.height) * slabs.plane_len;
-        Self {
-            current: vec![T::ZERO; chunk],
-            next: vec![T::ZERO; chunk],
-            carry: vec![T::ZERO; carry],
-            upper_carry: vec![T::ZERO; if slabs.first == 0 { 0 } else { carry }],
-        }
+        let buffer = |len: usize, what: &'static str| {
+            crate::memory::filled(len, T::ZERO, move || format!("the out-of-core {what} ({len} elements)"))
+        };
+        Ok(Self {
+            current: buffer(chunk, "chunk buffer")?,
+            next: buffer(chunk, "chunk buffer")?,
+            carry: buffer(carry, "carry")?,
+            upper_carry: buffer(if slabs.first == 0 { 0 } else { carry }, "upper carry")?,
+        })
     }
 }
 
@@ -131,6 +137,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                     Inner::Hierarchical { tile, halo, .. } if !last_measured => {
                         let cycle = hierarchical::Cycle::new(&layout, tile, halo, steps);
                         hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, target, self.params, None)
+                            .map_err(|e| (s, e))?
                     }
                     _ => plain::apply::<S, T, N>(&layout, &fields, target, self.params, last_measured),
                 };

@@ -152,7 +152,9 @@ pub(crate) fn wavefront<S: Stencil<N>, T: Real, const N: usize>(
 ) {
     let walk = Walk::new(layout, sweep_meta::<S, N>(), S::META.unknown, true);
     let shared = SharedMut { ptr: u.as_mut_ptr(), len: u.len() };
-    let tile = tile.max(1) as i64;
+    // A tile beyond the largest skewed extent is one tile: the sequential sweep.
+    let largest = walk.z_max().into_iter().max().unwrap_or(0) + 1;
+    let tile = (tile.max(1) as u64).min(largest as u64) as i64;
     let tiles: [i64; N] = walk.z_max().map(|z| z / tile + 1);
     let waves = tiles.iter().map(|t| t - 1).sum::<i64>() as usize + 1;
     let mut by_wave: Vec<Vec<[i64; N]>> = vec![Vec::new(); waves];

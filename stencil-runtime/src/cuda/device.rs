@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream, sys};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits, sys};
 
 use crate::{Error, Result};
 
@@ -40,8 +40,21 @@ pub(crate) fn driver_error(what: &str) -> impl FnOnce(cudarc::driver::DriverErro
     move |e| Error::Cuda { what: what.to_owned(), message: format!("{e:?}") }
 }
 
+/// [`driver_error`] for an allocation of `bytes` on device `device`: the driver's
+/// out-of-memory code becomes [`Error::OutOfMemory`].
+fn allocation_error(what: &str, bytes: usize, device: usize) -> impl FnOnce(cudarc::driver::DriverError) -> Error + '_ {
+    move |e| match e.0 {
+        sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+            Error::OutOfMemory { what: what.to_owned(), bytes, memory: crate::MemoryKind::Device { device } }
+        }
+        _ => Error::Cuda { what: format!("allocating {what}"), message: format!("{e:?}") },
+    }
+}
+
 /// An open device: its context, a stream, and what the JIT needs to know about it.
 pub struct Gpu {
+    /// The device's ordinal.
+    pub ordinal: usize,
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
     /// The device's name, e.g. "NVIDIA H200".
@@ -63,6 +76,27 @@ impl Gpu {
     /// (free, total) device memory in bytes, or the driver's error.
     pub(crate) fn free_memory(&self) -> std::result::Result<(usize, usize), String> {
         self.ctx.mem_get_info().map_err(|e| format!("{e:?}"))
+    }
+
+    /// `len` zeros of `T` on the device, ordered on `stream`; `what` names them in errors.
+    pub(crate) fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        stream: &Arc<CudaStream>,
+        len: usize,
+        what: &str,
+    ) -> Result<CudaSlice<T>> {
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        stream.alloc_zeros::<T>(len).map_err(allocation_error(what, bytes, self.ordinal))
+    }
+
+    /// A device copy of `data`, ordered on `stream`; `what` names it in errors.
+    pub(crate) fn upload<T: DeviceRepr>(
+        &self,
+        stream: &Arc<CudaStream>,
+        data: &[T],
+        what: &str,
+    ) -> Result<CudaSlice<T>> {
+        stream.clone_htod(data).map_err(allocation_error(what, std::mem::size_of_val(data), self.ordinal))
     }
 
     /// Opens device `ordinal`.
@@ -91,6 +125,7 @@ impl Gpu {
             .result()
             .map_err(driver_error("reading the driver version"))?;
         Ok(Self {
+            ordinal,
             ctx,
             stream,
             name,

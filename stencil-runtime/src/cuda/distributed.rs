@@ -114,8 +114,8 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         // streams to this engine (events below), instead of making every use of a buffer
         // wait for every earlier one, which would serialise the copies and the update.
         let stream = &gpu.stream;
-        let upload = |data: &[T]| stream.clone_htod(data).map_err(driver_error("copying to the device"));
-        let allocate = |n: usize| stream.alloc_zeros::<f64>(n).map_err(driver_error("allocating"));
+        let upload = |data: &[T]| gpu.upload(stream, data, "a grid");
+        let allocate = |n: usize| gpu.alloc_zeros::<f64>(stream, n, "the residual's per-block results");
         // The buffers are allocated without cudarc's event tracking: with it, every use of a
         // buffer on one stream waits for its last use on the other, so the copies of the
         // planes sent would wait for the update of the middle planes (the same buffer) and
@@ -130,14 +130,13 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             let inputs = inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<Vec<_>>>()?;
             let (current, next) = (upload(u.as_slice())?, upload(u.as_slice())?);
             let sums = (allocate(MEASURED_LAUNCHES * blocks)?, allocate(MEASURED_LAUNCHES * blocks)?);
-            let first_bad =
-                stream.clone_htod(&[u64::MAX; MEASURED_LAUNCHES]).map_err(driver_error("copying to the device"))?;
+            let first_bad = gpu.upload(stream, &[u64::MAX; MEASURED_LAUNCHES], "the non-finite flags")?;
             let cycle_check = cycle_blocks
                 .map(|blocks| {
                     Ok(CycleCheck {
                         block_max: allocate(blocks)?,
                         block_sum: allocate(blocks)?,
-                        first_bad: stream.clone_htod(&[u64::MAX]).map_err(driver_error("copying to the device"))?,
+                        first_bad: gpu.upload(stream, &[u64::MAX], "the non-finite flag")?,
                     })
                 })
                 .transpose()?;
@@ -310,7 +309,7 @@ impl Sweeper {
                         ),
                     });
                 }
-                let flags = Flags::new(stream, &pencils)?;
+                let flags = Flags::new(gpu, stream, &pencils)?;
                 self.windows.push((window.len(), pencils, flags));
                 self.windows.len() - 1
             }
@@ -390,7 +389,7 @@ impl<'g, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> GpuSweeps<'g, A,
         let (first, jit_first) = Sweeper::new::<A, T, N>(&gpu, mode, shape, schedule)?;
         let (second, jit_second) = Sweeper::new::<B, T, N>(&gpu, mode, shape, schedule)?;
         let stream = &gpu.stream;
-        let upload = |data: &[T]| stream.clone_htod(data).map_err(driver_error("copying to the device"));
+        let upload = |data: &[T]| gpu.upload(stream, data, "a grid");
         let uploads = |fields: &[Option<&[T]>]| fields.iter().flatten().map(|f| upload(f)).collect::<Result<Vec<_>>>();
         let current = upload(u.as_slice())?;
         let stencils = (

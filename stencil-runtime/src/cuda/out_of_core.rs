@@ -227,8 +227,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         // allocated with more than one stream in the context.
         let stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
         let (up, compute, down) = (stream()?, stream()?, stream()?);
-        let alloc =
-            |stream: &Arc<CudaStream>, n: usize| stream.alloc_zeros::<T>(n.max(1)).map_err(driver_error("allocating"));
+        let alloc = |stream: &Arc<CudaStream>, n: usize| gpu.alloc_zeros::<T>(stream, n.max(1), "a slab buffer");
         let chunk_len = slabs.max_chunk() * slabs.plane_len;
         let mut slots = Vec::with_capacity(2);
         for _ in 0..2 {
@@ -243,9 +242,9 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         let carry = alloc(&compute, slabs.ghost(slabs.height) * slabs.plane_len)?;
         let upper_carry =
             alloc(&compute, if slabs.first == 0 { 0 } else { slabs.ghost(slabs.height) * slabs.plane_len })?;
-        let allocate = |n: usize| compute.alloc_zeros::<f64>(n.max(1)).map_err(driver_error("allocating"));
+        let allocate = |n: usize| gpu.alloc_zeros::<f64>(&compute, n.max(1), "the residual's per-block results");
         let (block_max, block_sum) = (allocate(total_blocks)?, allocate(total_blocks)?);
-        let first_bad = compute.alloc_zeros::<u64>(slabs.own.len()).map_err(driver_error("allocating"))?;
+        let first_bad = gpu.alloc_zeros::<u64>(&compute, slabs.own.len(), "the non-finite flags")?;
         let pyramid = Self {
             gpu,
             slabs,
@@ -305,7 +304,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             return Ok(None);
         }
         // Every write-back is enqueued; an error reading the check is the device's own.
-        self.measured(len).map(Some).map_err(|error| (0, error))
+        self.measured(len).map(Some).map_err(|error| (self.slabs.own.len(), error))
     }
 
     /// Waits for every copy and kernel.
@@ -679,13 +678,14 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
                 (None, Some(_)) => true,
                 _ => false,
             };
-            let (height, width, _) =
-                model::best(&model_shape, limit, arrays, &costs, skewed).ok_or_else(|| crate::Error::DeviceMemory {
-                    needed: Slabs::new(model_shape.planes, model_shape.radius, model_shape.plane_len, 1, 1)
-                        .buffer_bytes(arrays, T::BYTES),
+            let (height, width, _) = model::best(&model_shape, limit, arrays, &costs, skewed).ok_or_else(|| {
+                let smallest = Slabs::new(model_shape.planes, model_shape.radius, model_shape.plane_len, 1, 1);
+                crate::Error::DeviceMemory {
+                    needed: smallest.buffer_bytes(arrays, T::BYTES),
                     limit,
-                    reason: format!("a slab of one plane with {} ghost planes per side", model_shape.radius),
-                })?;
+                    reason: smallest.describe_buffers(arrays),
+                }
+            })?;
             slabs_of(height, Some(width), skewed)?
         }
     };
@@ -732,6 +732,8 @@ pub(super) fn run<S: Stencil<N>, T: Real, const N: usize>(
         let measured = pyramid
             .pass(u.as_mut_slice(), &inputs, (len, plan.measure_step.is_some()), (written, None))
             .map_err(|(written, e)| slabs.interrupted(pass_start..iteration, written, monitor.last_checkpoint(), e))?;
+        // The pass's write-backs are done: the grid holds its iterate.
+        monitor.holds(iteration);
         let Some(d) = measured else { continue };
         if let Some(at) = d.first_non_finite {
             return Err(stop.non_finite(u, at, iteration));
@@ -790,7 +792,7 @@ fn probe<S: Stencil<N>, T: Real, const N: usize>(
     let len = planes * shape.plane_len;
     let bytes = (len * shape.elem) as f64;
     let stream = &gpu.stream;
-    let alloc = || stream.alloc_zeros::<T>(len).map_err(driver_error("allocating"));
+    let alloc = || gpu.alloc_zeros::<T>(stream, len, "a probe buffer");
     let (mut a, mut b, field) = (alloc()?, alloc()?, alloc()?);
     let best_of = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
         let mut best = f64::INFINITY;

@@ -30,8 +30,8 @@ pub fn copy_bandwidth(device: usize, bytes: usize, repetitions: usize) -> Result
     let stream = &gpu.stream;
     // Filled with a pattern, not zeros: some memory systems move zeros faster.
     let pattern: Vec<f32> = (0..4 * n).map(|i| (i % 1021) as f32).collect();
-    let a = stream.clone_htod(&pattern).map_err(driver_error("copying to the device"))?;
-    let mut b = stream.alloc_zeros::<f32>(4 * n).map_err(driver_error("allocating"))?;
+    let a = gpu.upload(stream, &pattern, "the copy probe's source")?;
+    let mut b = gpu.alloc_zeros::<f32>(stream, 4 * n, "the copy probe's target")?;
     let cfg = LaunchConfig {
         grid_dim: (n.div_ceil(256).min(1 << 20) as u32, 1, 1),
         block_dim: (256, 1, 1),

@@ -506,8 +506,8 @@ impl<T: Real> DeviceState<T> {
         blocks: usize,
     ) -> Result<Self> {
         let stream = &gpu.stream;
-        let upload = |data: &[T]| stream.clone_htod(data).map_err(driver_error("copying to the device"));
-        let allocate = || stream.alloc_zeros::<f64>(blocks).map_err(driver_error("allocating"));
+        let upload = |data: &[T]| gpu.upload(stream, data, "a grid");
+        let allocate = || gpu.alloc_zeros::<f64>(stream, blocks, "the residual's per-block results");
         Ok(Self {
             inputs: job.inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<_>>()?,
             current: upload(u.as_slice())?,
@@ -516,7 +516,7 @@ impl<T: Real> DeviceState<T> {
             extents: dims.map(|n| n as i64),
             block_max: allocate()?,
             block_sum: allocate()?,
-            first_bad: stream.clone_htod(&[u64::MAX]).map_err(driver_error("copying to the device"))?,
+            first_bad: gpu.upload(stream, &[u64::MAX], "the non-finite flag")?,
         })
     }
 

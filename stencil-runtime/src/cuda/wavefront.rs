@@ -87,8 +87,16 @@ impl Pencils {
         let radius: [usize; 3] = std::array::from_fn(|k| meta.radius.get(k).copied().unwrap_or(0));
         let interior: [usize; 3] = std::array::from_fn(|k| extents[k] - 2 * radius[k]);
         let skew: [usize; 3] = std::array::from_fn(|k| sweep.skew.get(k).copied().unwrap_or(0) as usize);
+        if interior.iter().zip(&extents).any(|(&i, _)| i > i32::MAX as usize / (2 + skew.iter().sum::<usize>()))
+            || extents.iter().product::<usize>() > i64::MAX as usize
+        {
+            return Err(fail("the grid's axes are too long for the kernel's `int` coordinates".into()));
+        }
+        // The largest z₁ and z₂ of an interior point: the pencils cover [0, z_max] on each.
+        let z1_max = interior[1] - 1 + skew[1] * (interior[0] - 1);
+        let z2_max = interior[2] - 1 + skew[2] * z1_max;
         let lanes = [if N >= 2 { tile } else { 1 }, if N >= 3 { tile } else { 1 }];
-        if lanes[0] * lanes[1] > max_threads {
+        if lanes[0].saturating_mul(lanes[1]) > max_threads {
             return Err(fail(format!(
                 "a tile of {tile} × {tile} lanes needs {} threads per block, and the device allows {max_threads}: \
                  use a tile of at most {} in 3-D",
@@ -118,14 +126,6 @@ impl Pencils {
                 lanes[1] + 2 * z_radius[2]
             )));
         }
-        if interior.iter().zip(&extents).any(|(&i, _)| i > i32::MAX as usize / (2 + skew.iter().sum::<usize>()))
-            || extents.iter().product::<usize>() > i64::MAX as usize
-        {
-            return Err(fail("the grid's axes are too long for the kernel's `int` coordinates".into()));
-        }
-        // The largest z₁ and z₂ of an interior point: the pencils cover [0, z_max] on each.
-        let z1_max = interior[1] - 1 + skew[1] * (interior[0] - 1);
-        let z2_max = interior[2] - 1 + skew[2] * z1_max;
         let count = [(z1_max + 1).div_ceil(lanes[0]), (z2_max + 1).div_ceil(lanes[1])];
         let mut pencils: Vec<[usize; 2]> = (0..count[0]).flat_map(|p1| (0..count[1]).map(move |p2| [p1, p2])).collect();
         // Tile-hyperplane order: every pencil comes after those it waits for.
@@ -173,7 +173,7 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     let measure_cfg = plain_config::<S, N>(gpu, dims, radius, plain_shape::<N>()?)?;
     let (x, y, z) = measure_cfg.grid_dim;
     let mut state = DeviceState::upload(gpu, &job, u, dims, x as usize * y as usize * z as usize)?;
-    let mut flags = Flags::new(&gpu.stream, &pencils)?;
+    let mut flags = Flags::new(gpu, &gpu.stream, &pencils)?;
     let stop = job.stop;
     let mut monitor = Monitor::for_job(&mut job, layout.interior_points());
     let mut iteration = monitor.first_iteration();
@@ -211,11 +211,11 @@ pub(super) struct Flags {
 
 impl Flags {
     /// The flags of `pencils`, allocated on `stream`.
-    pub(super) fn new(stream: &Arc<CudaStream>, pencils: &Pencils) -> Result<Self> {
+    pub(super) fn new(gpu: &Gpu, stream: &Arc<CudaStream>, pencils: &Pencils) -> Result<Self> {
         Ok(Self {
-            order: stream.clone_htod(&pencils.order).map_err(driver_error("copying to the device"))?,
-            progress: stream.alloc_zeros(pencils.count[0] * pencils.count[1]).map_err(driver_error("allocating"))?,
-            ticket: stream.alloc_zeros(1).map_err(driver_error("allocating"))?,
+            order: gpu.upload(stream, &pencils.order, "the wavefront's pencil order")?,
+            progress: gpu.alloc_zeros(stream, pencils.count[0] * pencils.count[1], "the wavefront's ready flags")?,
+            ticket: gpu.alloc_zeros(stream, 1, "the wavefront's ticket")?,
         })
     }
 }
@@ -273,8 +273,14 @@ pub(super) fn sweep_kernel<S: Stencil<N>, T: Real, const N: usize>(
         Err(_) => None,
     };
     let limits = (gpu.max_threads_per_block as usize, gpu.max_shared_per_block);
-    // A tile that was not asked for (`Plain`, `Auto`) is halved until its windows fit.
-    let (mut tile, explicit) = tile;
+    // A tile that was not asked for (`Plain`, `Auto`) is halved until its windows fit. One
+    // wider than the grid's longest axis (in skewed coordinates, at most the sum of the
+    // axes times the largest skew factor plus one) is lowered to it: its pencils hold the
+    // whole of every lane extent either way, so the sweep is the same.
+    let (tile, explicit) = tile;
+    let skew_sum = 1 + meta.sweep.as_ref().map_or(0, |s| s.skew.iter().map(|&c| c as usize).sum::<usize>());
+    let longest = shape.iter().sum::<usize>().saturating_mul(skew_sum.saturating_mul(skew_sum));
+    let mut tile = tile.min(longest.max(1));
     let pencils = loop {
         match Pencils::new::<S, T, N>(shape, tile, chunk, limits) {
             Err(Error::Launch { .. }) if !explicit && tile > 1 => tile /= 2,
@@ -331,14 +337,14 @@ pub(crate) fn alternate<A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize>(
     let (pencils_b, _module_b, kernel_b, jit_b) =
         sweep_kernel::<B, T, N>(&gpu, mode, shape, tile_of(B::META, schedule)?)?;
     let stream = &gpu.stream;
-    let upload = |data: &[T]| stream.clone_htod(data).map_err(driver_error("copying to the device"));
+    let upload = |data: &[T]| gpu.upload(stream, data, "a grid");
     let mut current = upload(u.as_slice())?;
     let inputs_a: Vec<Option<CudaSlice<T>>> =
         fields.0.iter().map(|f| f.map(upload).transpose()).collect::<Result<_>>()?;
     let inputs_b: Vec<Option<CudaSlice<T>>> =
         fields.1.iter().map(|f| f.map(upload).transpose()).collect::<Result<_>>()?;
     let scalars = (Scalars::new(A::param_values(params.0)), Scalars::new(B::param_values(params.1)));
-    let mut flags = (Flags::new(stream, &pencils_a)?, Flags::new(stream, &pencils_b)?);
+    let mut flags = (Flags::new(&gpu, stream, &pencils_a)?, Flags::new(&gpu, stream, &pencils_b)?);
     stream.synchronize().map_err(driver_error("waiting for the device"))?;
     let views = (read_only(&inputs_a), read_only(&inputs_b));
     let every = steps.div_ceil(100).max(1);

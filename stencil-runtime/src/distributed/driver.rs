@@ -458,15 +458,18 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
         inputs: Vec<Option<&'j [T]>>,
         params: S::Params<T>,
         (schedule, measures): (Schedule, bool),
-    ) -> Self {
+    ) -> Result<Self> {
         let shape = u.shape();
-        Self {
+        let next = match S::META.is_sweep() && !measures {
+            true => Vec::new(),
+            false => crate::cpu::second_buffer(u)?,
+        };
+        Ok(Self {
             cycle: match schedule {
                 Schedule::Hierarchical { tile, halo, .. } => Some((tile, halo)),
                 _ => None,
             },
-            // A copy of `u`, so that its boundary layer holds the Dirichlet values.
-            next: if S::META.is_sweep() && !measures { Vec::new() } else { u.as_slice().to_vec() },
+            next,
             u,
             inputs,
             params,
@@ -476,7 +479,7 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
             plane_len: shape[1..].iter().product(),
             measured: None,
             cycle_checked: false,
-        }
+        })
     }
 
     fn elements(&self, planes: &Range<usize>) -> Range<usize> {
@@ -511,7 +514,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, 
         let measured = match self.cycle {
             Some(cycle) if steps > 1 => {
                 let cycle = Cycle::new(&layout, cycle.0, cycle.1, steps);
-                hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, out, &self.params, None)
+                hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, out, &self.params, None)?
             }
             _ => crate::cpu::plain_apply::<S, T, N>(&layout, &fields, out, &self.params, measure),
         };
@@ -539,7 +542,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T> for CpuEngine<'_, '_, S, 
             .map(|(i, f)| if i == S::META.unknown { current } else { f.unwrap_or(&[]) })
             .collect();
         let written =
-            hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, &mut self.next, &self.params, check.then_some(0));
+            hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, &mut self.next, &self.params, check.then_some(0))?;
         if let Some(written) = written {
             // The first of the cycle's launches replaces the measuring update's finding.
             let checked = std::mem::replace(&mut self.cycle_checked, true);
@@ -681,7 +684,7 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize>(
     match device {
         None => {
             let measures = job.stop.tolerance.is_some();
-            let engine = CpuEngine::<S, T, N>::new(u, job.inputs.clone(), job.params, (job.schedule, measures));
+            let engine = CpuEngine::<S, T, N>::new(u, job.inputs.clone(), job.params, (job.schedule, measures))?;
             let backend = format!("{ranks}, {}", crate::Backend::Cpu);
             if sweeps {
                 return iterate_sweeps(&mut job, sub, engine, halos, backend);
@@ -743,7 +746,7 @@ fn run_passes<S: Stencil<N>, T: Real, const N: usize>(
                 inner: config.inner,
                 fail_after: None,
             };
-            let mut passes = CpuPasses { pass, work: out_of_core::Workspace::new(&slabs) };
+            let mut passes = CpuPasses { pass, work: out_of_core::Workspace::new(&slabs)? };
             let backend = format!("{ranks}, {}", crate::Backend::Cpu);
             iterate_passes(&mut job, sub, u, (&slabs, &mut passes), backend)
         }

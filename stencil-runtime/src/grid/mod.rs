@@ -32,20 +32,33 @@ pub struct Grid<T, const N: usize> {
     shape: [usize; N],
 }
 
-/// Number of points of `shape`, or an error if an axis is empty or the count overflows.
-pub(crate) fn checked_len<const N: usize>(shape: [usize; N]) -> Result<usize> {
-    let invalid = |reason: &str| Error::InvalidShape { shape: shape.to_vec(), reason: reason.into() };
+/// Number of points of `shape`, or an error if an axis is empty or the grid's bytes (of
+/// `elem` bytes per point) are more than a process can address.
+pub(crate) fn checked_len<const N: usize>(shape: [usize; N], elem: usize) -> Result<usize> {
+    let invalid = |reason: String| Error::InvalidShape { shape: shape.to_vec(), reason };
     if N == 0 {
-        return Err(invalid("a grid needs at least one axis"));
+        return Err(invalid("a grid needs at least one axis".into()));
     }
     if shape.contains(&0) {
-        return Err(invalid("every axis needs at least one point"));
+        return Err(invalid("every axis needs at least one point".into()));
     }
-    shape
-        .iter()
-        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
-        .filter(|&n| n <= isize::MAX as usize)
-        .ok_or_else(|| invalid("too many points to index"))
+    let points = shape.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n));
+    match points.and_then(|p| p.checked_mul(elem)).filter(|&b| b <= isize::MAX as usize) {
+        Some(_) => Ok(points.unwrap_or_default()),
+        None => {
+            let points: u128 =
+                shape.iter().map(|&n| n as u128).try_fold(1u128, |a, n| a.checked_mul(n)).unwrap_or(u128::MAX);
+            Err(invalid(format!(
+                "{points} points of {elem} B are more bytes than a process can address ({} B at most)",
+                isize::MAX
+            )))
+        }
+    }
+}
+
+/// What a grid's allocation is called in [`Error::OutOfMemory`].
+fn describe<T: Real, const N: usize>(shape: [usize; N]) -> impl Fn() -> String {
+    move || format!("a grid of shape {shape:?} ({})", T::NAME)
 }
 
 /// Row-major strides of `shape`, in elements.
@@ -70,17 +83,25 @@ pub(crate) fn unflatten<const N: usize>(shape: [usize; N], mut flat: usize) -> [
 impl<T: Real, const N: usize> Grid<T, N> {
     /// A grid of zeros.
     ///
-    /// **Errors**: [`Error::InvalidShape`] for an empty axis.
+    /// **Errors**: [`Error::InvalidShape`] for an empty axis or more bytes than a process
+    /// can address, [`Error::OutOfMemory`] when the host cannot provide them.
     pub fn zeros(shape: [usize; N]) -> Result<Self> {
         Self::filled(shape, T::ZERO)
     }
 
     /// A grid with every point set to `value`.
     ///
-    /// **Errors**: [`Error::InvalidShape`] for an empty axis.
+    /// ```
+    /// use stencil_runtime::{Error, Grid};
+    /// // 8·10¹⁵ B: no machine has that much memory, and the process lives on.
+    /// let e = Grid::<f64, 3>::filled([100_000; 3], 1.0).unwrap_err();
+    /// assert!(matches!(e, Error::OutOfMemory { bytes: 8_000_000_000_000_000, .. }));
+    /// ```
+    ///
+    /// **Errors**: as [`zeros`](Self::zeros).
     pub fn filled(shape: [usize; N], value: T) -> Result<Self> {
-        let len = checked_len(shape)?;
-        Ok(Self { data: vec![value; len], shape })
+        let len = checked_len(shape, T::BYTES)?;
+        Ok(Self { data: crate::memory::filled(len, value, describe::<T, N>(shape))?, shape })
     }
 
     /// A grid whose value at every index is `f(index)`, evaluated in parallel.
@@ -91,10 +112,12 @@ impl<T: Real, const N: usize> Grid<T, N> {
     /// assert_eq!(g[[1, 2, 3]], 123.0);
     /// ```
     ///
-    /// **Errors**: [`Error::InvalidShape`] for an empty axis.
+    /// **Errors**: as [`zeros`](Self::zeros).
     pub fn from_fn(shape: [usize; N], f: impl Fn([usize; N]) -> T + Sync) -> Result<Self> {
-        let len = checked_len(shape)?;
-        let data = (0..len).into_par_iter().map(|flat| f(unflatten(shape, flat))).collect();
+        let len = checked_len(shape, T::BYTES)?;
+        let mut data = crate::memory::with_capacity(len, describe::<T, N>(shape))?;
+        // Collects into the room reserved above: no second allocation.
+        (0..len).into_par_iter().map(|flat| f(unflatten(shape, flat))).collect_into_vec(&mut data);
         Ok(Self { data, shape })
     }
 
@@ -108,10 +131,10 @@ impl<T: Real, const N: usize> Grid<T, N> {
     /// assert!(a.as_slice().iter().all(|v| (-1.0..1.0).contains(v)));
     /// ```
     ///
-    /// **Errors**: [`Error::InvalidShape`] for an empty axis or a range that is empty or
-    /// not finite.
+    /// **Errors**: as [`zeros`](Self::zeros), and [`Error::InvalidShape`] for a range that
+    /// is empty or not finite.
     pub fn random_uniform(shape: [usize; N], low: T, high: T, seed: u64) -> Result<Self> {
-        let len = checked_len(shape)?;
+        let len = checked_len(shape, T::BYTES)?;
         let (lo, hi) = (low.to_f64(), high.to_f64());
         if !(lo.is_finite() && hi.is_finite() && lo < hi) {
             return Err(Error::InvalidShape {
@@ -119,30 +142,31 @@ impl<T: Real, const N: usize> Grid<T, N> {
                 reason: format!("random range [{lo}, {hi}) is empty or not finite"),
             });
         }
+        let mut data = crate::memory::with_capacity(len, describe::<T, N>(shape))?;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         // Drawn in f64 and rounded, so f32 and f64 grids of one seed hold the same values
         // to the precision of each type; the clamp keeps rounding from reaching `high`.
-        let data = (0..len)
-            .map(|_| {
-                let v = T::from_f64(rng.random_range(lo..hi));
-                if v < high { v } else { low }
-            })
-            .collect();
+        data.extend((0..len).map(|_| {
+            let v = T::from_f64(rng.random_range(lo..hi));
+            if v < high { v } else { low }
+        }));
         Ok(Self { data, shape })
     }
 
     /// Wraps an ndarray array of any layout (copied into C order).
     ///
-    /// **Errors**: [`Error::RankMismatch`] if the array does not have `N` axes,
-    /// [`Error::InvalidShape`] for an empty axis.
+    /// **Errors**: [`Error::RankMismatch`] if the array does not have `N` axes; as
+    /// [`zeros`](Self::zeros) otherwise.
     pub fn from_array<D: ndarray::Dimension>(array: ndarray::ArrayView<'_, T, D>) -> Result<Self> {
         if array.ndim() != N {
             return Err(Error::RankMismatch { expected: N, found: array.ndim() });
         }
         let mut shape = [0usize; N];
         shape.copy_from_slice(array.shape());
-        checked_len(shape)?;
-        Ok(Self { data: array.iter().copied().collect(), shape })
+        let len = checked_len(shape, T::BYTES)?;
+        let mut data = crate::memory::with_capacity(len, describe::<T, N>(shape))?;
+        data.extend(array.iter().copied());
+        Ok(Self { data, shape })
     }
 
     /// Sets every point within `width[axis]` of the edge on some axis to `f(index)`.
