@@ -1,15 +1,15 @@
 //! `Schedule::Hierarchical` on the GPU against its CPU twin, bit for bit in exact mode, for
 //! exact configurations (halo ≥ sub · radius, which also equal `Plain`) and for paper 003's
 //! inexact iteration (halo = radius), in f32 and f64, 1-D/2-D/3-D, prime sizes, tiles
-//! larger than the grid and a user-written radius-2 stencil. Needs a GPU: without one the
-//! tests say they were skipped, and with `STENCIL_REQUIRE_GPU=1` a missing GPU is a failure.
+//! larger than the grid and a user-written radius-2 stencil. Needs a GPU: the tests are ignored unless asked for
+//! (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without one.
 
 use stencil::builtin::{Jacobi5, Jacobi7};
 use stencil::cuda::Mode;
 use stencil::prelude::*;
 
 mod common;
-use common::{differing, gpu, random};
+use common::{differing, random, require_gpu};
 
 stencil! {
     /// Radius 2 in 1-D.
@@ -96,10 +96,9 @@ fn check<S: Stencil<N>, T: Real, const N: usize>(
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn three_dimensional_exact_and_inexact() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     for config in [(8, 4, 4), (8, 1, 4), (5, 3, 3), (4, 1, 1), (64, 2, 2)] {
         check::<_, f32, 3>(Jacobi7, [19, 23, 29], "f", &[("h2", 0.1)], config);
         check::<_, f64, 3>(Jacobi7, [19, 23, 29], "f", &[("h2", 0.1)], config);
@@ -108,10 +107,9 @@ fn three_dimensional_exact_and_inexact() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn two_dimensional_exact_and_inexact() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     for config in [(32, 16, 16), (32, 1, 16), (32, 8, 8), (7, 2, 5), (1, 1, 3)] {
         check::<_, f32, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], config);
         check::<_, f64, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], config);
@@ -121,10 +119,9 @@ fn two_dimensional_exact_and_inexact() {
 /// 1-D and 2-D configurations whose working region is at most 32 points wide run the register
 /// kernel `_hier_rows` (the others above run the shared-memory kernel).
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn register_kernel_in_one_and_two_dimensions() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     for config in [(24, 4, 4), (28, 2, 8), (30, 1, 1), (16, 8, 3), (3, 1, 2)] {
         check::<_, f32, 2>(Jacobi5, [97, 113], "f", &[("h2", 0.01)], config);
         check::<_, f64, 2>(Jacobi5, [97, 113], "f", &[("h2", 0.01)], config);
@@ -140,10 +137,9 @@ fn register_kernel_in_one_and_two_dimensions() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn one_dimensional_and_radius_two() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     for config in [(32, 8, 4), (32, 2, 8), (13, 5, 2)] {
         check::<_, f32, 1>(Wide, [1009], "f", &[("w", 0.5)], config);
         check::<_, f64, 1>(Wide, [1009], "f", &[("w", 0.5)], config);
@@ -155,10 +151,9 @@ fn one_dimensional_and_radius_two() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn converges_like_the_cpu_twin() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     let shape = [130, 130];
     let f = Grid::<f64, 2>::filled(shape, 1.0).unwrap();
     let solve = |backend| {
@@ -183,10 +178,9 @@ fn converges_like_the_cpu_twin() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn a_working_region_beyond_shared_memory_is_an_error() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     let shape = [300, 300, 300];
     let f = Grid::<f64, 3>::zeros(shape).unwrap();
     let u0 = Grid::<f64, 3>::filled(shape, 2.0).unwrap();
@@ -207,10 +201,9 @@ fn a_working_region_beyond_shared_memory_is_an_error() {
 /// `Schedule::Auto` on the GPU times plain and exact blocking, keeps the fastest, says so, and
 /// computes what `Plain` computes, bit for bit in exact mode.
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn auto_chooses_by_measurement_and_equals_plain() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     let shape = [515, 1029];
     let run = |schedule: Schedule, backend: Backend| {
         let f = random::<f32, 2>(shape, 2);

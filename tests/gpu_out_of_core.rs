@@ -2,15 +2,15 @@
 //! mode: a device-memory limit that forces at least four slabs, heights that neither the
 //! slab width nor the iteration count divide, f32 and f64, 1-D/2-D/3-D, radius 2, an exact
 //! hierarchical inner schedule, stopping on a tolerance, a non-finite value and a limit
-//! that does not fit. Needs a GPU: without one the tests say they were skipped, and with
-//! `STENCIL_REQUIRE_GPU=1` a missing GPU is a failure.
+//! that does not fit. Needs a GPU: the tests are ignored unless asked for
+//! (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without one.
 
 use stencil::builtin::{Jacobi5, Jacobi7};
 use stencil::cuda::Mode;
 use stencil::prelude::*;
 
 mod common;
-use common::{differing, gpu, random};
+use common::{differing, random, require_gpu};
 
 stencil! {
     /// Radius 2 in 1-D.
@@ -105,10 +105,9 @@ fn check<S: Stencil<N>, T: Real, const N: usize>(
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn three_dimensional_f32_and_f64() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     for (width, height, iterations, check_every) in [(7, 4, 23, 4), (5, 3, 10, 7), (1, 2, 9, 3), (11, 6, 6, 6)] {
         let config = (width, height, Inner::Plain);
         check::<_, f32, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], config, iterations, check_every);
@@ -117,10 +116,9 @@ fn three_dimensional_f32_and_f64() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn two_and_one_dimensional() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     for (width, height) in [(13, 5), (20, 8), (3, 1)] {
         check::<_, f32, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (width, height, Inner::Plain), 17, 5);
         check::<_, f64, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (width, height, Inner::Plain), 17, 5);
@@ -130,10 +128,9 @@ fn two_and_one_dimensional() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn radius_two_and_an_exact_hierarchical_inner_schedule() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     check::<_, f64, 3>(Varied, [43, 19, 23], "k", &[], (6, 3, Inner::Plain), 13, 4);
     let inner = Inner::Hierarchical { tile: 8, halo: 4, sub: 2 };
     check::<_, f64, 3>(Varied, [43, 19, 23], "k", &[], (6, 5, inner), 13, 5);
@@ -143,10 +140,9 @@ fn radius_two_and_an_exact_hierarchical_inner_schedule() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn skewed_slabs_equal_plain() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     // Slabs narrower than height · radius included (width 1 and 3).
     for (width, height, iterations, check_every) in [(7, 4, 23, 4), (1, 2, 9, 3), (11, 6, 6, 6), (3, 9, 20, 9)] {
         let config = (width, height, Inner::Skewed);
@@ -159,10 +155,9 @@ fn skewed_slabs_equal_plain() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn converges_like_plain_and_stops_at_the_same_iteration() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     let shape = [66, 34, 34];
     let f = Grid::<f32, 3>::filled(shape, 1.0).unwrap();
     let solve = |schedule| {
@@ -191,10 +186,9 @@ fn converges_like_plain_and_stops_at_the_same_iteration() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn a_non_finite_value_and_a_limit_that_does_not_fit_are_errors() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     let shape = [40, 20, 20];
     let f = Grid::<f64, 3>::filled(shape, 1.0).unwrap();
     let mut u0 = random::<f64, 3>(shape, 4);
@@ -232,10 +226,9 @@ fn a_non_finite_value_and_a_limit_that_does_not_fit_are_errors() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn a_resumed_gpu_run_ends_where_an_uninterrupted_one_does_and_a_stopped_pass_says_so() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     let shape = [40, 17, 33];
     let f = random::<f32, 3>(shape, 2);
     let u0 = random::<f32, 3>(shape, 1);

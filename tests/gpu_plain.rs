@@ -1,7 +1,7 @@
 //! The CUDA backend against the CPU twin: bit for bit in exact mode, within a stated
 //! tolerance in fast mode, for f32 and f64, 1-D/2-D/3-D, prime sizes and sizes smaller
-//! than one tile. Needs a GPU: without one the tests say they were skipped, and with
-//! `STENCIL_REQUIRE_GPU=1` a missing GPU is a failure.
+//! than one tile. Needs a GPU: the tests are ignored unless asked for
+//! (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without one.
 
 use stencil::builtin::{Jacobi5, Jacobi7};
 use stencil::cuda::Mode;
@@ -9,7 +9,7 @@ use stencil::prelude::*;
 use stencil::{Error, Report};
 
 mod common;
-use common::{gpu, random};
+use common::{random, require_gpu};
 
 stencil! {
     /// A user-written radius-2 stencil in 1-D.
@@ -96,24 +96,23 @@ fn exact_all<T: Real>() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn exact_mode_is_bitwise_f32() {
-    if gpu() {
-        exact_all::<f32>();
-    }
+    require_gpu();
+    exact_all::<f32>();
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn exact_mode_is_bitwise_f64() {
-    if gpu() {
-        exact_all::<f64>();
-    }
+    require_gpu();
+    exact_all::<f64>();
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn fast_mode_is_within_rounding() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     for schedule in [Schedule::Plain, Schedule::Tiled] {
         let (c, _, g, _) = both::<_, f32, 3>(Jacobi7, [37, 41, 29], "f", &[("h2", 0.01)], schedule, Mode::Fast);
         let r = max_relative(&c, &g);
@@ -125,10 +124,9 @@ fn fast_mode_is_within_rounding() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn transcendental_functions_agree_to_a_few_ulps() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     let (c, _, g, _) = both::<_, f64, 2>(Smooth, [45, 51], "", &[], Schedule::Plain, Mode::Exact);
     let r = max_relative(&c, &g);
     assert!(r < 1e-14, "f64: relative difference {r}");
@@ -138,10 +136,9 @@ fn transcendental_functions_agree_to_a_few_ulps() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn convergence_takes_the_same_iterations() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     let n = 33;
     let f = Grid::<f64, 3>::filled([n; 3], 1.0).unwrap();
     let run = |backend| {
@@ -166,10 +163,9 @@ fn convergence_takes_the_same_iterations() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn non_finite_values_are_found_where_the_cpu_finds_them() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     let mut f = Grid::<f32, 2>::filled([9, 9], 0.0).unwrap();
     f[[4, 5]] = f32::INFINITY;
     let run = |backend| {

@@ -1,9 +1,8 @@
 //! The GPU wavefront against the CPU's sequential sweep in declared order, bit for bit in
 //! exact mode: the alternate-triangular half-steps, a 9-point sweep (hyperplane (2, 1),
 //! skewed tiles), descending directions, 3-D with diagonal and radius-2 reads, and 1-D;
-//! tiles of 1 lane to more than the grid, prime sizes, f32 and f64. Needs a GPU: without
-//! one the tests say they were skipped, and with `STENCIL_REQUIRE_GPU=1` a missing GPU is a
-//! failure.
+//! tiles of 1 lane to more than the grid, prime sizes, f32 and f64. Needs a GPU: the tests are ignored unless asked for
+//! (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without one.
 
 use stencil::builtin::{AtHalf1, AtHalf2, alternate_triangular};
 use stencil::cuda::Mode;
@@ -11,7 +10,7 @@ use stencil::prelude::*;
 use stencil::{Norm, Report, Tolerance};
 
 mod common;
-use common::{differing, gpu, random};
+use common::{differing, random, require_gpu};
 
 stencil! {
     /// The 9-point Gauss–Seidel sweep: its reads (−1, +1) earlier and (+1, −1) later rule out
@@ -78,10 +77,9 @@ fn tiles(tiles: &[usize]) -> impl Iterator<Item = Schedule> + '_ {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn alternate_triangular_half_steps_equal_the_sequential_sweep() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     let p = alternate_triangular::<f64>(0.002, 1.0, -0.5, 0.5, 0.0, 0.1, 0.1).unwrap();
     let params = [("tau", p.tau), ("a_w", p.a_w), ("a_e", p.a_e), ("a_s", p.a_s), ("a_n", p.a_n), ("sigma", 0.0)];
     for shape in [[37, 53], [5, 5], [101, 7], [3, 200], [130, 97]] {
@@ -94,10 +92,9 @@ fn alternate_triangular_half_steps_equal_the_sequential_sweep() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn nine_point_and_descending_sweeps_equal_the_sequential_sweep() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     for shape in [[41, 29], [4, 4], [67, 3], [96, 128]] {
         for schedule in tiles(&[1, 2, 5, 32, 64]) {
             let what = format!("{shape:?} {schedule}");
@@ -109,10 +106,9 @@ fn nine_point_and_descending_sweeps_equal_the_sequential_sweep() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn three_and_one_dimensional_sweeps_equal_the_sequential_sweep() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     for shape in [[13, 11, 17], [6, 7, 8], [23, 5, 31]] {
         for schedule in tiles(&[1, 2, 3, 8]) {
             let what = format!("{shape:?} {schedule}");
@@ -132,10 +128,9 @@ fn three_and_one_dimensional_sweeps_equal_the_sequential_sweep() {
 /// The same stopping iteration and residuals on both backends: ρ is measured by one plain
 /// application after the sweep, and ρ(u⁰) before the first for a relative tolerance.
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn tolerances_stop_at_the_same_sweep() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     let shape = [45, 38];
     let f = random::<f64, 2>(shape, 4);
     let run = |backend| -> (Grid<f64, 2>, Report) {
@@ -165,10 +160,9 @@ fn tolerances_stop_at_the_same_sweep() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
 fn tiles_too_large_for_the_device_are_errors() {
-    if !gpu() {
-        return;
-    }
+    require_gpu();
     let mut u = random::<f32, 3>([20, 20, 20], 1);
     let f = random::<f32, 3>([20, 20, 20], 2);
     let error = Solver::new(Gs7)

@@ -145,7 +145,7 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
     /// **Errors**: [`Error::InvalidSchedule`] when a stencil is not a sweep or the schedule
     /// is not one a sweep runs; the input errors of [`Solver::run`](crate::Solver::run);
     /// [`Error::NoGpu`] or [`Error::Launch`] from the GPU; in a distributed run, the errors
-    /// of [`Solver::distributed`](crate::Solver::distributed). `u` is unchanged on every
+    /// of `Solver::distributed` (feature `mpi`). `u` is unchanged on every
     /// error found before the first step.
     pub fn run(&mut self, u: &mut Grid<T, N>, steps: usize) -> Result<StepsReport> {
         #[cfg(feature = "mpi")]

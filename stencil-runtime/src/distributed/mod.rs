@@ -2,9 +2,9 @@
 //! (a process; one per GPU, or per CPU node), with deep halos.
 //!
 //! - [`Decomposition`] is the cut (pure arithmetic, always available).
-//! - With the cargo feature `mpi`: [`Mpi`] initialises MPI, [`Mpi::split`] gives this
-//!   rank's [`Subdomain`], [`Solver::distributed`](crate::Solver::distributed) runs a solver
-//!   on it, and [`Subdomain::gather`] collects a result.
+//! - With the cargo feature `mpi` (these items exist only then, so they are named here
+//!   without links): `Mpi` initialises MPI, `Mpi::split` gives this rank's `Subdomain`,
+//!   `Solver::distributed` runs a solver on it, and `Subdomain::gather` collects a result.
 //!
 //! A run exchanges `depth · radius` ghost planes with each neighbour once every `depth`
 //! iterations; in between, each rank updates a region that shrinks by `radius` planes per
