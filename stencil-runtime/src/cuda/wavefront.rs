@@ -97,11 +97,11 @@ impl Pencils {
         let z2_max = interior[2] - 1 + skew[2] * z1_max;
         let lanes = [if N >= 2 { tile } else { 1 }, if N >= 3 { tile } else { 1 }];
         if lanes[0].saturating_mul(lanes[1]) > max_threads {
+            let largest = if N >= 3 { max_threads.isqrt() } else { max_threads };
             return Err(fail(format!(
-                "a tile of {tile} × {tile} lanes needs {} threads per block, and the device allows {max_threads}: \
-                 use a tile of at most {} in 3-D",
-                lanes[0] * lanes[1],
-                (max_threads as f64).sqrt() as usize
+                "a tile of {tile} lanes per axis needs {} threads per block, and the device allows {max_threads}: \
+                 use a tile of at most {largest}",
+                lanes[0].saturating_mul(lanes[1])
             )));
         }
         let chunk = chunk.unwrap_or(tile).max(1);
