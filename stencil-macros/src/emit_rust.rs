@@ -3,89 +3,27 @@
 
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
+use syn::ext::IdentExt;
 
 use crate::ir::{self, BinOp, ExprKind, Method, Stencil, Ty, UnOp};
 
 pub fn emit(s: &Stencil) -> TokenStream {
     let p = quote!(::stencil::__private);
-    let vis = &s.vis;
     let docs = &s.docs;
+    let vis = &s.vis;
     let ty_name = s.type_name();
-    let params_name = s.params_name();
-    let name_str = s.name.to_string();
-    let dim = s.dim;
-    let slots = s.reads.len();
-
-    let param_fields = s.scalars.iter().map(|sc| {
-        let n = &sc.name;
-        let t = scalar_type(sc.ty);
-        let doc = format!("`{}`: {}.", n, if sc.ty == Ty::Real { "`Real`" } else { "`i32`" });
-        quote!(#[doc = #doc] pub #n: #t)
-    });
-    let marker = s
-        .scalars
-        .iter()
-        .all(|sc| sc.ty != Ty::Real)
-        .then(|| quote!(#[doc(hidden)] pub __element: ::core::marker::PhantomData<T>,));
-    let marker_init = marker.as_ref().map(|_| quote!(__element: ::core::marker::PhantomData,));
-    let params_doc = format!("Run-time parameters of [`{ty_name}`].");
-    let type_doc_default = format!("The stencil `{name_str}`.");
+    let type_doc_default = format!("The stencil `{}`.", s.name);
     let type_docs = if docs.is_empty() { quote!(#[doc = #type_doc_default]) } else { quote!(#(#docs)*) };
-
-    let ctor_args = s.scalars.iter().map(|sc| {
-        let n = &sc.name;
-        let t = scalar_type(sc.ty);
-        quote!(#n: #t)
-    });
-    let ctor_fields = s.scalars.iter().map(|sc| &sc.name);
-    let values = s.scalars.iter().map(|sc| {
-        let n = &sc.name;
-        match sc.ty {
-            Ty::Int => quote!(#p::ScalarValue::I32(params.#n)),
-            _ => quote!(#p::ScalarValue::Real(params.#n)),
-        }
-    });
+    let params = emit_params(s);
     let meta = emit_meta(s, &p);
     let cuda_source = crate::emit_cuda::emit(s);
-    let loads = (0..slots).map(|i| {
-        let r = format_ident!("__r{}", i);
-        quote!(let #r: T = load(#i);)
-    });
-    let scalars = s.scalars.iter().map(|sc| {
-        let n = &sc.name;
-        let local = format_ident!("__p_{}", n);
-        let t = scalar_type(sc.ty);
-        quote!(let #local: #t = params.#n;)
-    });
-    let body = emit_block_inner(s, &s.body);
-    let from_values = s.scalars.iter().map(|sc| {
-        let n = &sc.name;
-        let key = n.to_string();
-        match sc.ty {
-            Ty::Int => quote!(#n: #p::param_i32(Self::META, values, #key)?),
-            _ => quote!(#n: <T as #p::Real>::from_f64(#p::param_value(Self::META, values, #key)?)),
-        }
-    });
-
+    let stencil_impl = emit_stencil_impl(s, &p);
     quote! {
         #type_docs
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
         #vis struct #ty_name;
 
-        #[doc = #params_doc]
-        #[derive(Clone, Copy, Debug, PartialEq)]
-        #vis struct #params_name<T> {
-            #(#param_fields,)*
-            #marker
-        }
-
-        impl<T> #params_name<T> {
-            /// Parameters in declaration order.
-            #[allow(clippy::too_many_arguments)]
-            pub fn new(#(#ctor_args),*) -> Self {
-                Self { #(#ctor_fields,)* #marker_init }
-            }
-        }
+        #params
 
         impl #ty_name {
             /// The stencil's metadata.
@@ -96,8 +34,104 @@ pub fn emit(s: &Stencil) -> TokenStream {
             pub const CUDA_SOURCE: &'static str = #cuda_source;
         }
 
+        #stencil_impl
+    }
+}
+
+/// Whether the parameter struct takes the element type: only a stencil with a `Real`
+/// scalar has a field of type `T`. Without one the struct is not generic, so that it can be
+/// written as a plain struct literal (`PickParams { n: 1 }`), with no marker field.
+fn params_generic(s: &Stencil) -> bool {
+    s.scalars.iter().any(|sc| sc.ty == Ty::Real)
+}
+
+/// The parameter struct as a type: `NameParams<T>` or `NameParams`.
+fn params_type(s: &Stencil) -> TokenStream {
+    let name = s.params_name();
+    if params_generic(s) { quote!(#name<T>) } else { quote!(#name) }
+}
+
+/// The parameter struct `NameParams`, one public field per scalar, and its constructor.
+fn emit_params(s: &Stencil) -> TokenStream {
+    let vis = &s.vis;
+    let name = s.params_name();
+    let doc = format!("Run-time parameters of [`{}`].", s.type_name());
+    let fields = s.scalars.iter().map(|sc| {
+        let n = &sc.name;
+        let t = scalar_type(sc.ty);
+        let doc = format!("`{}`: {}.", n, if sc.ty == Ty::Real { "`Real`" } else { "`i32`" });
+        quote!(#[doc = #doc] pub #n: #t)
+    });
+    let args = s.scalars.iter().map(|sc| {
+        let n = &sc.name;
+        let t = scalar_type(sc.ty);
+        quote!(#n: #t)
+    });
+    let inits = s.scalars.iter().map(|sc| &sc.name);
+    // The fields are named as the stencil's parameters, which follow the stencil's own
+    // conventions (`Re`, `Pe`), not Rust's.
+    let (head, generics, body) = match (params_generic(s), s.scalars.is_empty()) {
+        (true, _) => (quote!(#name<T> { #(#fields,)* }), quote!(<T>), quote!(Self { #(#inits,)* })),
+        (false, false) => (quote!(#name { #(#fields,)* }), quote!(), quote!(Self { #(#inits,)* })),
+        (false, true) => (quote!(#name;), quote!(), quote!(Self)),
+    };
+    let derives = if s.scalars.is_empty() { quote!(Default, Eq, Hash,) } else { quote!() };
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, Copy, Debug, PartialEq, #derives)]
+        #[allow(non_snake_case)]
+        #vis struct #head
+
+        #[allow(non_snake_case)]
+        impl #generics #name #generics {
+            /// Parameters in declaration order.
+            #[allow(clippy::too_many_arguments, clippy::new_without_default)]
+            pub fn new(#(#args),*) -> Self {
+                #body
+            }
+        }
+    }
+}
+
+/// `impl Stencil<N> for Name`: the point function, its row loop and the parameters by name.
+fn emit_stencil_impl(s: &Stencil, p: &TokenStream) -> TokenStream {
+    let ty_name = s.type_name();
+    let params_name = s.params_name();
+    let params_ty = params_type(s);
+    let dim = s.dim;
+    let slots = s.reads.len();
+    // Internal names are numbered, never built from the stencil's names, so that no
+    // parameter or binding can shadow them and no lint speaks of them.
+    let loads = (0..slots).map(|i| {
+        let r = read_name(i);
+        quote!(let #r: T = load(#i);)
+    });
+    let scalars = s.scalars.iter().enumerate().map(|(i, sc)| {
+        let n = &sc.name;
+        let local = scalar_name(i);
+        let t = scalar_type(sc.ty);
+        quote!(let #local: #t = params.#n;)
+    });
+    let body = emit_block_inner(s, &s.body);
+    let values = s.scalars.iter().map(|sc| {
+        let n = &sc.name;
+        match sc.ty {
+            Ty::Int => quote!(#p::ScalarValue::I32(params.#n)),
+            _ => quote!(#p::ScalarValue::Real(params.#n)),
+        }
+    });
+    let from_values = s.scalars.iter().map(|sc| {
+        let n = &sc.name;
+        let key = n.unraw().to_string();
+        match sc.ty {
+            Ty::Int => quote!(#n: #p::param_i32(Self::META, values, #key)?),
+            _ => quote!(#n: <T as #p::Real>::from_f64(#p::param_value(Self::META, values, #key)?)),
+        }
+    });
+    let built = if s.scalars.is_empty() { quote!(#params_name) } else { quote!(#params_name { #(#from_values,)* }) };
+    quote! {
         impl #p::Stencil<#dim> for #ty_name {
-            type Params<T: #p::Real> = #params_name<T>;
+            type Params<T: #p::Real> = #params_ty;
 
             const META: &'static #p::StencilMeta = #ty_name::META;
 
@@ -119,16 +153,27 @@ pub fn emit(s: &Stencil) -> TokenStream {
                 }
             }
 
+            #[allow(unused_variables)]
             fn param_values<T: #p::Real>(params: &Self::Params<T>) -> ::std::vec::Vec<#p::ScalarValue<T>> {
                 ::std::vec![#(#values),*]
             }
 
             fn params_from_values<T: #p::Real>(values: &[(&str, f64)]) -> #p::Result<Self::Params<T>> {
                 #p::check_params(Self::META, values)?;
-                Ok(#params_name { #(#from_values,)* #marker_init })
+                Ok(#built)
             }
         }
     }
+}
+
+/// The point function's local for read slot `i`.
+fn read_name(i: usize) -> proc_macro2::Ident {
+    format_ident!("__stencil_r{}", i)
+}
+
+/// The point function's local for scalar `i`.
+fn scalar_name(i: usize) -> proc_macro2::Ident {
+    format_ident!("__stencil_p{}", i)
 }
 
 fn scalar_type(ty: Ty) -> TokenStream {
@@ -143,14 +188,14 @@ fn emit_meta(s: &Stencil, p: &TokenStream) -> TokenStream {
     let name = s.name.to_string();
     let dim = s.dim;
     let fields = s.fields.iter().enumerate().map(|(i, f)| {
-        let n = f.name.to_string();
+        let n = f.name.unraw().to_string();
         let unknown = i == s.unknown;
         let offsets = s.offsets_of(i);
         let offsets = offsets.iter().map(|o| quote!(&[#(#o),*]));
         quote!(#p::FieldMeta { name: #n, unknown: #unknown, offsets: &[#(#offsets),*] })
     });
     let params = s.scalars.iter().map(|sc| {
-        let n = sc.name.to_string();
+        let n = sc.name.unraw().to_string();
         let kind = if sc.ty == Ty::Int { quote!(I32) } else { quote!(Real) };
         quote!(#p::ParamMeta { name: #n, kind: #p::ScalarKind::#kind })
     });
@@ -190,13 +235,14 @@ fn emit_meta(s: &Stencil, p: &TokenStream) -> TokenStream {
     })
 }
 
-fn local_name(s: &Stencil, i: usize) -> proc_macro2::Ident {
-    format_ident!("__l{}_{}", i, s.locals[i].name)
+/// The point function's local for `let` binding `i`.
+fn local_name(i: usize) -> proc_macro2::Ident {
+    format_ident!("__stencil_l{}", i)
 }
 
 fn emit_block_inner(s: &Stencil, b: &ir::Block) -> TokenStream {
     let lets = b.lets.iter().map(|(i, e)| {
-        let n = local_name(s, *i);
+        let n = local_name(*i);
         let t = scalar_type(s.locals[*i].ty);
         let v = emit_expr(s, e);
         quote!(let #n: #t = #v;)
@@ -219,15 +265,15 @@ fn emit_expr(s: &Stencil, e: &ir::Expr) -> TokenStream {
         }
         ExprKind::Bool(v) => quote!(#v),
         ExprKind::Scalar(i) => {
-            let n = format_ident!("__p_{}", s.scalars[*i].name);
+            let n = scalar_name(*i);
             quote!(#n)
         }
         ExprKind::Local(i) => {
-            let n = local_name(s, *i);
+            let n = local_name(*i);
             quote!(#n)
         }
         ExprKind::Read(slot) => {
-            let r = format_ident!("__r{}", slot);
+            let r = read_name(*slot);
             quote!(#r)
         }
         ExprKind::Unary(op, x) => {

@@ -1,12 +1,15 @@
 //! The checked, typed model of a stencil that every emitter reads.
 
 use proc_macro2::{Ident, Span};
+use syn::ext::IdentExt;
 use syn::{Attribute, Visibility};
 
-pub use crate::parse::{BinOp, UnOp};
+pub use crate::ast::{BinOp, UnOp};
 
-/// The largest |offset| accepted on any axis: the shared-memory tiles of the CUDA kernels
-/// hold halos of at most this width.
+/// The largest |offset| accepted on any axis. Every schedule and kernel handles any radius up
+/// to it (the tiled kernel stages in shared memory only what fits); the bound keeps the
+/// compile-time search for a sweep's wavefront short, since it grows as the sixth power of
+/// the radius for diagonal reads in 3-D (`docs/dsl.md`, *Reading fields*).
 pub const MAX_RADIUS: usize = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,6 +234,7 @@ impl Stencil {
 /// `jacobi7` → `Jacobi7`, `at_half_1` → `AtHalf1`.
 pub fn type_name(name: &Ident) -> Ident {
     let camel: String = name
+        .unraw()
         .to_string()
         .split('_')
         .filter(|s| !s.is_empty())

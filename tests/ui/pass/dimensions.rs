@@ -24,7 +24,7 @@ fn main() {
     assert_eq!(m.reads[0].offset, &[-1]);
     assert_eq!(m.reads[1].offset, &[1]);
     assert!(m.sweep.is_none());
-    let p = Average1Params::<f64> { __element: core::marker::PhantomData };
+    let p = Average1Params;
     let reads = [3.0, 5.0];
     assert_eq!(<Average1 as Stencil<1>>::point(|s| reads[s], &p), 4.0);
 

@@ -19,22 +19,22 @@ stencil! {
 fn main() {
     let x = 0.7f64;
     let one = |s: usize| [x, -1.5][s];
-    let none = AbsParams::<f64> { __element: core::marker::PhantomData };
+    let none = AbsParams;
     assert_eq!(<Abs as Stencil<1>>::point(|_| -x, &none), x.abs());
-    assert_eq!(<Sqrt as Stencil<1>>::point(one, &SqrtParams { __element: core::marker::PhantomData }), x.sqrt());
-    assert_eq!(<Exp as Stencil<1>>::point(one, &ExpParams { __element: core::marker::PhantomData }), x.exp());
-    assert_eq!(<Ln as Stencil<1>>::point(one, &LnParams { __element: core::marker::PhantomData }), x.ln());
-    assert_eq!(<Sin as Stencil<1>>::point(one, &SinParams { __element: core::marker::PhantomData }), x.sin());
-    assert_eq!(<Cos as Stencil<1>>::point(one, &CosParams { __element: core::marker::PhantomData }), x.cos());
-    assert_eq!(<Tanh as Stencil<1>>::point(one, &TanhParams { __element: core::marker::PhantomData }), x.tanh());
-    let p = PowiParams::<f64> { k: 3, __element: core::marker::PhantomData };
+    assert_eq!(<Sqrt as Stencil<1>>::point(one, &SqrtParams), x.sqrt());
+    assert_eq!(<Exp as Stencil<1>>::point(one, &ExpParams), x.exp());
+    assert_eq!(<Ln as Stencil<1>>::point(one, &LnParams), x.ln());
+    assert_eq!(<Sin as Stencil<1>>::point(one, &SinParams), x.sin());
+    assert_eq!(<Cos as Stencil<1>>::point(one, &CosParams), x.cos());
+    assert_eq!(<Tanh as Stencil<1>>::point(one, &TanhParams), x.tanh());
+    let p = PowiParams { k: 3 };
     assert_eq!(<Powi as Stencil<1>>::point(one, &p), x.powi(3) + x.powi(2));
-    let pm = MinParams::<f64> { __element: core::marker::PhantomData };
+    let pm = MinParams;
     assert_eq!(<Min as Stencil<1>>::point(one, &pm), -1.5);
-    let px = MaxParams::<f64> { __element: core::marker::PhantomData };
+    let px = MaxParams;
     assert_eq!(<Max as Stencil<1>>::point(one, &px), 0.7);
     assert_eq!(<MulAdd as Stencil<1>>::point(one, &MulAddParams { a: 3.0 }), x.mul_add(3.0, 1.0));
-    let pc = ChainedParams::<f64> { __element: core::marker::PhantomData };
+    let pc = ChainedParams;
     assert_eq!(<Chained as Stencil<1>>::point(|_| -9.0, &pc), 2.0);
     assert_eq!(<Chained as Stencil<1>>::point(|_| 0.01, &pc), 0.5);
     // mul_add counts two operations, every other method one.

@@ -15,6 +15,6 @@ fn main() {
     assert_eq!(m.reads[1].offset, &[0, 1]);
     assert_eq!(m.reads[2].offset, &[0, 0]);
     let reads = [2.0f64, 5.0, 7.0];
-    let v = <Signs as Stencil<2>>::point(|s| reads[s], &SignsParams { n: 3, __element: core::marker::PhantomData });
+    let v = <Signs as Stencil<2>>::point(|s| reads[s], &SignsParams { n: 3 });
     assert_eq!(v, -2.0 + -(5.0 - 2.0) * -3.0 + 7.0);
 }

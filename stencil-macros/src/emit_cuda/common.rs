@@ -1,0 +1,102 @@
+//! What the kernels share: the 3-D view of offsets, names as C identifiers, kernel
+//! parameters, the global-memory accessors and the block reduction of the measuring kernels.
+
+use crate::ir::{Stencil, Ty};
+use crate::writer::Writer;
+
+/// The stencil's offset or radius on the 3-D axes (see the module's documentation; the
+/// runtime maps shapes the same way).
+pub(super) fn to_3d<T: Copy + Default>(values: &[T]) -> [T; 3] {
+    let zero = T::default();
+    match *values {
+        [a] => [zero, zero, a],
+        [a, b] => [a, zero, b],
+        [a, b, c] => [a, b, c],
+        _ => unreachable!("stencils have 1 to 3 axes"),
+    }
+}
+
+/// A name of the stencil as a C identifier: without Rust's raw prefix (`r#type` is `type`)
+/// and with every character beyond ASCII as a universal character name (`φ` is `\u03c6`),
+/// which NVRTC accepts in identifiers but not as UTF-8. It only ever follows an internal
+/// prefix (`f_`, `p_`, `AT_` …), so it cannot be a keyword or meet an internal name.
+pub(super) fn c_name(ident: &proc_macro2::Ident) -> String {
+    use syn::ext::IdentExt;
+    let mut out = String::new();
+    for c in ident.unraw().to_string().chars() {
+        match c {
+            c if c.is_ascii() => out.push(c),
+            c if (c as u32) <= 0xffff => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out
+}
+
+pub(super) fn scalar_c_type(ty: Ty) -> &'static str {
+    match ty {
+        Ty::Real => "real",
+        Ty::Int => "int",
+        Ty::Bool => "bool",
+    }
+}
+
+pub(super) fn scalar_args(s: &Stencil) -> String {
+    s.scalars.iter().map(|sc| format!(", p_{}", c_name(&sc.name))).collect()
+}
+
+pub(super) fn field_params(s: &Stencil) -> String {
+    // Fields are `f_<name>`, scalars `p_<name>`: no user name can collide with a kernel's own
+    // variables or with a C keyword.
+    let fields: Vec<String> =
+        s.fields.iter().map(|f| format!("const real* __restrict__ f_{}", c_name(&f.name))).collect();
+    let scalars: String =
+        s.scalars.iter().map(|sc| format!(", const {} p_{}", scalar_c_type(sc.ty), c_name(&sc.name))).collect();
+    format!(
+        "real* __restrict__ out, {}, const long long n0, const long long n1, const long long n2{scalars}",
+        fields.join(", ")
+    )
+}
+
+/// `#define AT_f(d0, d1, d2) …` for every field, reading global memory around flat index `i`.
+pub(super) fn define_global_access(w: &mut Writer, s: &Stencil, skip: &[usize]) {
+    for (_, f) in s.fields.iter().enumerate().filter(|(i, _)| !skip.contains(i)) {
+        let n = c_name(&f.name);
+        w.line(format!("#define AT_{n}(d0, d1, d2) f_{n}[i + (d0) * s0 + (d1) * s1 + (d2)]"));
+    }
+}
+
+pub(super) fn undefine_access(w: &mut Writer, s: &Stencil) {
+    for f in &s.fields {
+        w.line(format!("#undef AT_{}", c_name(&f.name)));
+    }
+}
+
+/// The end of the measuring kernels: `my_max` and `my_sum` reduced within each warp by
+/// shuffles, then across the block's warps in shared memory, and written to the block's entry.
+pub(super) fn emit_block_reduction(w: &mut Writer) {
+    w.line("// Block reduction: within each warp by shuffles, then across warps in shared memory.");
+    w.line("__shared__ double warp_max[32], warp_sum[32];");
+    w.open("for (int offset = 16; offset > 0; offset /= 2)");
+    w.line("const double other_max = __shfl_down_sync(0xffffffffu, my_max, offset);");
+    w.line("my_sum += __shfl_down_sync(0xffffffffu, my_sum, offset);");
+    w.line("my_max = other_max > my_max ? other_max : my_max;");
+    w.close("");
+    w.line("const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);");
+    w.line("const int warps = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;");
+    w.open("if (t % 32 == 0)");
+    w.line("warp_max[t / 32] = my_max;");
+    w.line("warp_sum[t / 32] = my_sum;");
+    w.close("");
+    w.line("__syncthreads();");
+    w.open("if (t == 0)");
+    w.line("double block_maximum = 0.0, block_total = 0.0;");
+    w.open("for (int k = 0; k < warps; ++k)");
+    w.line("block_maximum = warp_max[k] > block_maximum ? warp_max[k] : block_maximum;");
+    w.line("block_total += warp_sum[k];");
+    w.close("");
+    w.line("const long long b = blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);");
+    w.line("block_max[b] = block_maximum;");
+    w.line("block_sum[b] = block_total;");
+    w.close("");
+}

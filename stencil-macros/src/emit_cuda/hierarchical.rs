@@ -1,0 +1,257 @@
+//! Hierarchical subiterations (paper 003): the working region of a tile in shared memory, or
+//! for narrow 1-D and 2-D regions in the registers of one warp.
+
+use super::common::*;
+use crate::ir::Stencil;
+use crate::writer::Writer;
+
+/// Read-only fields that the hierarchical kernel stages in shared memory: those read at a
+/// point other than the thread's own (the others are read from global memory; staging them
+/// too costs shared memory and measured no faster on an H100).
+pub(super) fn hierarchical_staged(s: &Stencil) -> Vec<usize> {
+    (0..s.fields.len())
+        .filter(|&f| f != s.unknown && s.reads.iter().any(|r| r.field == f && r.offset.iter().any(|&d| d != 0)))
+        .collect()
+}
+
+/// Three nested loops, one thread per point, over the local box `[lo, hi)` of the working
+/// region; defines the local index `l` and the global index `g`.
+pub(super) fn region_loops(w: &mut Writer, lo: [&str; 3], hi: [&str; 3]) {
+    w.open(format!("for (int l0 = {} + threadIdx.z; l0 < {}; l0 += blockDim.z)", lo[0], hi[0]));
+    w.open(format!("for (int l1 = {} + threadIdx.y; l1 < {}; l1 += blockDim.y)", lo[1], hi[1]));
+    w.open(format!("for (int l2 = {} + threadIdx.x; l2 < {}; l2 += blockDim.x)", lo[2], hi[2]));
+    w.line("const int l = (l0 * w1 + l1) * w2 + l2;");
+    w.line("const idx g = (o0 + l0) * s0 + (o1 + l1) * s1 + (o2 + l2);");
+}
+
+pub(super) fn close_region_loops(w: &mut Writer) {
+    w.close("");
+    w.close("");
+    w.close("");
+}
+
+pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
+    let name = &s.name;
+    let unknown = &c_name(&s.fields[s.unknown].name);
+    let staged = hierarchical_staged(s);
+    w.line("// Hierarchical subiterations (paper 003): one block per core tile of `tile` points per axis. The");
+    w.line("// block loads the tile's working region (the core and h0, h1, h2 points on each side, clipped at the");
+    w.line("// grid's edge) into shared memory, twice for the unknown (double buffer) and once for every");
+    w.line("// read-only field read off the point, then runs `sub` Jacobi subiterations on the region's points at");
+    w.line("// distance ≥ the radius from its edge; the outer ring keeps its loaded values. Then the core is");
+    w.line("// written to `out`. With `measure` > 0, subiteration `measure` − 1 measures S(u) − u on the core (per");
+    w.line("// block, max |·| and Σ(·)² in double) and the written values are checked for NaN or ±∞ (atomicMin).");
+    w.line("// The cores of the grid's axis 0 tile [lo0, hi0): its interior in one process; a part of it, aligned");
+    w.line("// to the whole grid's tiles, under an MPI rank. Launch with one block per tile: gridDim = (tiles on");
+    w.line("// axis 2, axis 1, axis 0), any blockDim, and");
+    w.line(format!("// dynamic shared memory of (2 + {}) · Π min(tile + 2h, n) elements.", staged.len()));
+    w.open(format!(
+        "extern \"C\" __global__ void {name}_hier({}, const int tile, const int lo0, const int hi0, const int h0, const int h1, const int h2, const int sub, const int measure, double* __restrict__ block_max, double* __restrict__ block_sum, unsigned long long* __restrict__ first_bad)",
+        field_params(s)
+    ));
+    w.line("extern __shared__ double stencil_shared[]; // double: aligned for either element type");
+    w.line("const idx N0 = (idx)n0, N1 = (idx)n1, N2 = (idx)n2;");
+    w.line("const idx s1 = N2;");
+    w.line("const idx s0 = N1 * N2;");
+    w.line("// The core [c, e) and the working region [o, o + w) per axis; the cores of the grid's axis 0 tile");
+    w.line("// [lo0, hi0).");
+    let (axis_0, axis_2) = core_bounds(s);
+    w.line(format!("const idx c0 = {}, c1 = R1 + (idx)blockIdx.y * tile, c2 = {};", axis_0[0], axis_2[0]));
+    w.line(format!("const idx e0 = {}, e1 = min(c1 + (idx)tile, N1 - R1), e2 = {};", axis_0[1], axis_2[1]));
+    w.line("const idx o0 = max(c0 - (idx)h0, (idx)0), o1 = max(c1 - (idx)h1, (idx)0), o2 = max(c2 - (idx)h2, (idx)0);");
+    w.line("const int w0 = (int)(min(e0 + (idx)h0, N0) - o0), w1 = (int)(min(e1 + (idx)h1, N1) - o1), w2 = (int)(min(e2 + (idx)h2, N2) - o2);");
+    w.line("const int volume = w0 * w1 * w2;");
+    w.line("real* current = (real*)stencil_shared;");
+    w.line("real* next = current + volume;");
+    for (j, &f) in staged.iter().enumerate() {
+        w.line(format!("real* const region_{} = current + {} * volume;", c_name(&s.fields[f].name), j + 2));
+    }
+    region_loops(w, ["0", "0", "0"], ["w0", "w1", "w2"]);
+    w.line(format!("current[l] = next[l] = f_{unknown}[g];"));
+    for &f in &staged {
+        let n = &c_name(&s.fields[f].name);
+        w.line(format!("region_{n}[l] = f_{n}[g];"));
+    }
+    close_region_loops(w);
+    w.line("__syncthreads();");
+    w.line("double my_max = 0.0, my_sum = 0.0;");
+    w.open("for (int step = 0; step < sub; ++step)");
+    region_loops(w, ["R0", "R1", "R2"], ["w0 - R0", "w1 - R1", "w2 - R2"]);
+    w.line("const int local_offset_0 = w1 * w2;");
+    for (f, field) in s.fields.iter().enumerate() {
+        let n = &c_name(&field.name);
+        let access = if f == s.unknown {
+            "current[l + (d0) * local_offset_0 + (d1) * w2 + (d2)]".to_string()
+        } else if staged.contains(&f) {
+            format!("region_{n}[l + (d0) * local_offset_0 + (d1) * w2 + (d2)]")
+        } else {
+            format!("f_{n}[g + (d0) * s0 + (d1) * s1 + (d2)]")
+        };
+        w.line(format!("#define AT_{n}(d0, d1, d2) {access}"));
+    }
+    w.line(format!("const real v = {name}_point(STENCIL_READS{});", scalar_args(s)));
+    undefine_access(w, s);
+    w.line("const bool in_core = o0 + l0 >= c0 && o0 + l0 < e0 && o1 + l1 >= c1 && o1 + l1 < e1 && o2 + l2 >= c2 && o2 + l2 < e2;");
+    w.open("if (measure && step == measure - 1 && in_core)");
+    w.line("const double d = (double)(v - current[l]);");
+    w.line("my_sum += d * d;");
+    w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
+    w.close("");
+    w.line("next[l] = v;");
+    close_region_loops(w);
+    w.line("__syncthreads();");
+    w.line("real* const done = next;");
+    w.line("next = current;");
+    w.line("current = done;");
+    w.close("");
+    region_loops(
+        w,
+        ["(int)(c0 - o0)", "(int)(c1 - o1)", "(int)(c2 - o2)"],
+        ["(int)(e0 - o0)", "(int)(e1 - o1)", "(int)(e2 - o2)"],
+    );
+    w.line("const real v = current[l];");
+    w.line("out[g] = v;");
+    w.line("if (measure && !isfinite(v)) atomicMin(first_bad, (unsigned long long)g);");
+    close_region_loops(w);
+    w.line("if (!measure) return;");
+    emit_block_reduction(w);
+    w.close("");
+    w.blank();
+}
+
+/// The first core point of the block's tile and its end on the kernel's axes 0 and 2. The
+/// cores of the grid's axis 0 (the kernel's axis 0, or 2 for a 1-D grid, which the kernels
+/// see as 1 × 1 × n) tile `[lo0, hi0)`; those of the other axes the interior.
+pub(super) fn core_bounds(s: &Stencil) -> ([&'static str; 2], [&'static str; 2]) {
+    const CUT_0: [&str; 2] = ["(idx)lo0 + (idx)blockIdx.z * tile", "min(c0 + (idx)tile, (idx)hi0)"];
+    const CUT_2: [&str; 2] = ["(idx)lo0 + (idx)blockIdx.x * tile", "min(c2 + (idx)tile, (idx)hi0)"];
+    const INTERIOR_0: [&str; 2] = ["R0 + (idx)blockIdx.z * tile", "min(c0 + (idx)tile, N0 - R0)"];
+    const INTERIOR_2: [&str; 2] = ["R2 + (idx)blockIdx.x * tile", "min(c2 + (idx)tile, N2 - R2)"];
+    if s.dim == 1 { (INTERIOR_0, CUT_2) } else { (CUT_0, INTERIOR_2) }
+}
+
+/// The fields the `_hier_rows` kernel keeps in registers: the unknown, then the read-only
+/// fields read off the point (they need other rows or lanes). A read-only field read only at
+/// the point is read from memory (through the read-only cache) each subiteration instead,
+/// which leaves registers for more warps.
+pub(super) fn register_fields(s: &Stencil) -> Vec<usize> {
+    std::iter::once(s.unknown).chain(hierarchical_staged(s)).collect()
+}
+
+/// The register form of the hierarchical kernel, for 1-D and 2-D stencils whose working
+/// region is at most 32 points wide along the contiguous axis: one warp per tile, lane `x`
+/// holding column `x` of the working region (HIER_ROWS points along the slow axis) in
+/// registers. Neighbours along the column are other registers of the same thread, neighbours
+/// across columns come from other lanes by shuffles; no shared memory and no barrier. Same
+/// partition, same operations and same results as `<name>_hier`.
+pub(super) fn emit_hierarchical_rows(w: &mut Writer, s: &Stencil) {
+    let name = &s.name;
+    let unknown = &c_name(&s.fields[s.unknown].name);
+    let kept = register_fields(s);
+    w.line("// Hierarchical subiterations in registers (1-D and 2-D): one warp per core tile, lane x holding");
+    w.line("// column x of the working region (HIER_ROWS points along the slow axis; rows past the grid repeat");
+    w.line("// its last row, lanes past the region repeat its last column, and neither is ever updated or");
+    w.line("// stored) of the unknown and of the read-only fields read off the point; fields read only at the");
+    w.line("// point are read from memory. A read across columns is a shuffle from the lane d2 away; every");
+    w.line("// lane evaluates every read, so the shuffles never diverge. Same partition and operations as the");
+    w.line("// shared-memory kernel. Launch with gridDim = (tiles on axis 2, 1, tiles on axis 0), blockDim =");
+    w.line("// (32, 1, 1), and -DHIER_ROWS = the working region's rows, min(tile + 2·h0, n0).");
+    w.line("#ifndef HIER_ROWS");
+    w.line("#define HIER_ROWS 1");
+    w.line("#endif");
+    w.line("// Warps resident per SM that the register allocation must allow (the launch bound).");
+    w.line("#ifndef HIER_MIN_BLOCKS");
+    w.line("#define HIER_MIN_BLOCKS 1");
+    w.line("#endif");
+    w.line("// The value held by the lane `d` columns away (`d` is a constant once the reads are unrolled).");
+    w.open("__device__ __forceinline__ real stencil_lane_shift(const real v, const int d)");
+    w.line("return d == 0 ? v : d > 0 ? __shfl_down_sync(0xffffffffu, v, d) : __shfl_up_sync(0xffffffffu, v, -d);");
+    w.close("");
+    w.open(format!(
+        "extern \"C\" __global__ void __launch_bounds__(32, HIER_MIN_BLOCKS) {name}_hier_rows({}, const int tile, const int lo0, const int hi0, const int h0, const int h1, const int h2, const int sub, const int measure, double* __restrict__ block_max, double* __restrict__ block_sum, unsigned long long* __restrict__ first_bad)",
+        field_params(s)
+    ));
+    w.line("const idx N0 = (idx)n0, N2 = (idx)n2;");
+    w.line("const idx s0 = (idx)n1 * N2; // n1 is 1");
+    w.line("// The core [c, e) and the working region [o, o + w) on axes 0 and 2; the cores of the grid's axis 0");
+    w.line("// tile [lo0, hi0).");
+    let (axis_0, axis_2) = core_bounds(s);
+    w.line(format!("const idx c0 = {}, c2 = {};", axis_0[0], axis_2[0]));
+    w.line(format!("const idx e0 = {}, e2 = {};", axis_0[1], axis_2[1]));
+    w.line("const idx o0 = max(c0 - (idx)h0, (idx)0), o2 = max(c2 - (idx)h2, (idx)0);");
+    w.line("const int w0 = (int)(min(e0 + (idx)h0, N0) - o0), w2 = (int)(min(e2 + (idx)h2, N2) - o2);");
+    w.line("const int lane = threadIdx.x;");
+    w.line("const bool lane_in_core = o2 + lane >= c2 && o2 + lane < e2;");
+    w.line("const bool lane_updates = lane >= R2 && lane < w2 - R2;");
+    w.line("// Row j of this lane's column is at base + j · s0 (j < w0).");
+    w.line("const idx base = o0 * s0 + o2 + min(lane, w2 - 1);");
+    for &f in &kept {
+        w.line(format!("real reg_{}[HIER_ROWS];", c_name(&s.fields[f].name)));
+    }
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < HIER_ROWS; ++j)");
+    w.line("const idx g = base + (idx)min(j, w0 - 1) * s0;");
+    for &f in &kept {
+        let n = &c_name(&s.fields[f].name);
+        w.line(format!("reg_{n}[j] = f_{n}[g];"));
+    }
+    w.close("");
+    w.line("double my_max = 0.0, my_sum = 0.0;");
+    w.open("for (int step = 0; step < sub; ++step)");
+    // The measuring subiteration (`measure` − 1) has its own copy of the loop, so that the
+    // other subiterations carry no test for it.
+    w.open("if (measure && step == measure - 1)");
+    emit_rows_subiteration(w, s, &kept, true);
+    w.reopen("else");
+    emit_rows_subiteration(w, s, &kept, false);
+    w.close("");
+    w.close("");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < HIER_ROWS; ++j)");
+    w.open("if (lane_in_core && o0 + j >= c0 && o0 + j < e0)");
+    w.line("const idx g = base + (idx)j * s0;");
+    w.line(format!("out[g] = reg_{unknown}[j];"));
+    w.line(format!("if (measure && !isfinite(reg_{unknown}[j])) atomicMin(first_bad, (unsigned long long)g);"));
+    w.close("");
+    w.close("");
+    w.line("if (!measure) return;");
+    emit_block_reduction(w);
+    w.close("");
+    w.blank();
+}
+
+/// One subiteration of `_hier_rows` over the lane's column, unrolled; `measure`: also
+/// accumulate S(u) − u over the core.
+pub(super) fn emit_rows_subiteration(w: &mut Writer, s: &Stencil, kept: &[usize], measure: bool) {
+    let name = &s.name;
+    let unknown = &c_name(&s.fields[s.unknown].name);
+    w.line("real next[HIER_ROWS];");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < HIER_ROWS; ++j)");
+    w.open("if (j < R0 || j >= HIER_ROWS - R0)");
+    w.line(format!("next[j] = reg_{unknown}[j];"));
+    w.line("continue;");
+    w.close("");
+    for (f, field) in s.fields.iter().enumerate() {
+        let n = &c_name(&field.name);
+        if kept.contains(&f) {
+            w.line(format!("#define AT_{n}(d0, d1, d2) stencil_lane_shift(reg_{n}[j + (d0)], (d2))"));
+        } else {
+            // Read only at the point (d0 = d1 = d2 = 0): the lane's own row j.
+            w.line(format!("#define AT_{n}(d0, d1, d2) __ldg(&f_{n}[base + (idx)min(j, w0 - 1) * s0])"));
+        }
+    }
+    w.line(format!("const real v = {name}_point(STENCIL_READS{});", scalar_args(s)));
+    undefine_access(w, s);
+    if measure {
+        w.open("if (lane_in_core && o0 + j >= c0 && o0 + j < e0)");
+        w.line(format!("const double d = (double)(v - reg_{unknown}[j]);"));
+        w.line("my_sum += d * d;");
+        w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
+        w.close("");
+    }
+    w.line(format!("next[j] = lane_updates && j < w0 - R0 ? v : reg_{unknown}[j];"));
+    w.close("");
+    w.line("#pragma unroll");
+    w.line(format!("for (int j = 0; j < HIER_ROWS; ++j) reg_{unknown}[j] = next[j];"));
+}
