@@ -79,6 +79,25 @@ pub(crate) fn with_capacity<T>(len: usize, what: impl Fn() -> String) -> Result<
     Ok(v)
 }
 
+/// `len` zeros, or [`Error::OutOfMemory`] naming `what()`. Allocated zeroed (the
+/// operating system hands out zero pages lazily), so a large grid costs nothing until written.
+pub(crate) fn zeroed<T: crate::Real>(len: usize, what: impl Fn() -> String) -> Result<Vec<T>> {
+    let Some(bytes) = bytes_of::<T>(len) else { return Err(unaddressable::<T>(&what, len)) };
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<T>(len).map_err(|_| unaddressable::<T>(&what, len))?;
+    // SAFETY: `layout` has a non-zero size (len ≥ 1 and `T` is `f32` or `f64`).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        return Err(Error::OutOfMemory { what: what(), bytes, memory: MemoryKind::Host });
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout of `[T; len]`
+    // (what `Vec` uses for a capacity of `len`), and all-zero bytes are the value 0.0 of
+    // `f32` and `f64` (`Real` is sealed to them), so all `len` elements are initialised.
+    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
+}
+
 /// `len` copies of `value`, or [`Error::OutOfMemory`] naming `what()`.
 pub(crate) fn filled<T: Clone>(len: usize, value: T, what: impl Fn() -> String) -> Result<Vec<T>> {
     let mut v = with_capacity(len, what)?;
@@ -107,6 +126,10 @@ mod tests {
         assert!(matches!(&e, Error::OutOfMemory { bytes, memory: MemoryKind::Host, .. } if *bytes == 1 << 61), "{e}");
         assert!(e.to_string().contains("a huge buffer") && e.to_string().contains("2.0 EiB"), "{e}");
         assert_eq!(copy_of(&[1, 2, 3], String::new).unwrap(), [1, 2, 3]);
+        assert_eq!(zeroed::<f32>(5, String::new).unwrap(), [0.0; 5]);
+        assert!(zeroed::<f64>(0, String::new).unwrap().is_empty());
+        assert!(matches!(zeroed::<f64>(1 << 58, String::new), Err(Error::OutOfMemory { .. })));
+        assert!(matches!(zeroed::<f64>(usize::MAX / 4, String::new), Err(Error::InvalidShape { .. })));
     }
 
     #[test]

@@ -74,7 +74,7 @@ pub struct Gpu {
 
 impl Gpu {
     /// (free, total) device memory in bytes, or the driver's error.
-    pub(crate) fn free_memory(&self) -> std::result::Result<(usize, usize), String> {
+    pub fn free_memory(&self) -> std::result::Result<(usize, usize), String> {
         self.ctx.mem_get_info().map_err(|e| format!("{e:?}"))
     }
 
@@ -135,5 +135,21 @@ impl Gpu {
             max_grid_yz,
             max_shared_per_block,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_drivers_out_of_memory_code_is_an_out_of_memory_error() {
+        let oom = cudarc::driver::DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+        let e = allocation_error("a grid", 1 << 40, 3)(oom);
+        assert!(
+            matches!(&e, Error::OutOfMemory { bytes, memory: crate::MemoryKind::Device { device: 3 }, .. } if *bytes == 1 << 40),
+            "{e}"
+        );
+        assert!(e.to_string().contains("a grid needs 1.0 TiB"), "{e}");
     }
 }

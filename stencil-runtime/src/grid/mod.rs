@@ -86,7 +86,8 @@ impl<T: Real, const N: usize> Grid<T, N> {
     /// **Errors**: [`Error::InvalidShape`] for an empty axis or more bytes than a process
     /// can address, [`Error::OutOfMemory`] when the host cannot provide them.
     pub fn zeros(shape: [usize; N]) -> Result<Self> {
-        Self::filled(shape, T::ZERO)
+        let len = checked_len(shape, T::BYTES)?;
+        Ok(Self { data: crate::memory::zeroed(len, describe::<T, N>(shape))?, shape })
     }
 
     /// A grid with every point set to `value`.
@@ -100,6 +101,9 @@ impl<T: Real, const N: usize> Grid<T, N> {
     ///
     /// **Errors**: as [`zeros`](Self::zeros).
     pub fn filled(shape: [usize; N], value: T) -> Result<Self> {
+        if value.to_f64().to_bits() == 0 {
+            return Self::zeros(shape);
+        }
         let len = checked_len(shape, T::BYTES)?;
         Ok(Self { data: crate::memory::filled(len, value, describe::<T, N>(shape))?, shape })
     }
