@@ -209,3 +209,24 @@ fn the_translation_unit_can_be_written_out() {
     assert!(result.is_ok() || matches!(result, Err(Error::NoGpu { .. })), "{:?}", result.err());
     assert_eq!(std::fs::read_to_string(dir.path().join("jacobi5.cu")).unwrap(), Jacobi5::CUDA_SOURCE);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_grid_the_device_cannot_hold_is_an_out_of_memory_error() {
+    require_gpu();
+    // The unknown twice on the device: each copy a little over half the free memory. The
+    // host grid stays zero pages until the upload reads them.
+    let (free, _) = stencil::cuda::Gpu::open(0).unwrap().free_memory().unwrap();
+    let planes = (free / 4 * 11 / 20).div_ceil(1 << 20);
+    let mut u = Grid::<f32, 2>::zeros([planes, 1 << 20]).unwrap();
+    // `Plain` asked for: `Auto` would run a grid this large out of core.
+    let solver = Solver::new(Smooth).backend(Backend::Cuda { device: 0 }).schedule(Schedule::Plain);
+    let e = solver.max_iterations(1).run(&mut u).unwrap_err();
+    match &e {
+        Error::OutOfMemory { memory: stencil::MemoryKind::Device { device: 0 }, bytes, .. } => {
+            assert_eq!(*bytes, planes << 22)
+        }
+        other => panic!("expected a device out-of-memory error: {other}"),
+    }
+    assert!(u.as_slice()[..1 << 20].iter().all(|&v| v == 0.0), "the grid is untouched");
+}
