@@ -230,3 +230,53 @@ fn a_grid_the_device_cannot_hold_is_an_out_of_memory_error() {
     }
     assert!(u.as_slice()[..1 << 20].iter().all(|&v| v == 0.0), "the grid is untouched");
 }
+
+stencil! {
+    /// Gauss–Seidel for −Δu = f, in place.
+    sweep(+, +) fn gauss_seidel(mut u: Field2, f: Field2, h2: Real) -> Real {
+        (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] + h2 * f[0, 0]) / 4.0
+    }
+}
+
+/// Schedule sizes from the ends of the `usize` range on the GPU: a clear error, or
+/// `Plain`'s iterates (the sequential sweep's) bit for bit.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn schedule_sizes_beyond_the_grid_are_errors_or_plain_runs() {
+    require_gpu();
+    let f = random::<f64, 2>([37, 29], 1);
+    let u0 = random::<f64, 2>([37, 29], 2);
+    let gpu = Backend::Cuda { device: 0 };
+    let run = |schedule: Schedule, backend| {
+        let mut u = u0.clone();
+        let solver = Solver::new(Jacobi5).input("f", &f).param("h2", 0.01).backend(backend).mode(Mode::Exact);
+        solver.schedule(schedule).max_iterations(7).run(&mut u).map(|_| u)
+    };
+    let plain = run(Schedule::Plain, Backend::Cpu).unwrap();
+    let huge = usize::MAX;
+    for schedule in [
+        Schedule::Hierarchical { tile: 4, halo: huge, sub: 2 },
+        Schedule::Hierarchical { tile: huge, halo: 2, sub: 2 },
+        Schedule::Hierarchical { tile: huge, halo: 1, sub: 3 },
+        Schedule::OutOfCore { slab: None, height: huge, inner: Inner::Plain, device_memory: None },
+        Schedule::OutOfCore { slab: Some(huge), height: 1 << 40, inner: Inner::Skewed, device_memory: None },
+        Schedule::OutOfCore { slab: Some(2), height: huge, inner: Inner::Plain, device_memory: Some(huge) },
+    ] {
+        let u = run(schedule, gpu).unwrap_or_else(|e| panic!("{schedule}: {e}"));
+        assert!(u == plain, "{schedule} equals Plain on the GPU");
+    }
+    // A subiteration count the kernel's `int` cannot hold is a clear error.
+    let e = run(Schedule::Hierarchical { tile: 4, halo: 1, sub: huge }, gpu).unwrap_err();
+    assert!(matches!(e, Error::Launch { .. } | Error::InvalidSchedule { .. }), "{e}");
+    let sweep = |schedule, backend| {
+        let mut u = u0.clone();
+        let solver = Solver::new(GaussSeidel).input("f", &f).param("h2", 0.01).backend(backend).mode(Mode::Exact);
+        solver.schedule(schedule).max_iterations(3).run(&mut u).map(|_| u)
+    };
+    let sequential = sweep(Schedule::Plain, Backend::Cpu).unwrap();
+    // Tiles wider than the grid are lowered to it: the same pencils.
+    for tile in [1, 5, 64, 1000, 1 << 20, huge] {
+        let u = sweep(Schedule::Wavefront { tile }, gpu).unwrap_or_else(|e| panic!("tile {tile}: {e}"));
+        assert!(u == sequential, "tile {tile}");
+    }
+}
