@@ -277,9 +277,6 @@ impl CycleGeometry {
         let tile = tile.min(largest);
         let halo: [usize; 3] = std::array::from_fn(|a| if radius[a] == 0 { 0 } else { halo.min(largest) });
         let extent: [usize; 3] = std::array::from_fn(|a| (tile.min(interior[a]) + 2 * halo[a]).min(dims[a]));
-        if sub > i32::MAX as usize {
-            return Err(fail(format!("{sub} subiterations per cycle do not fit the kernel's `int`")));
-        }
         let tiles: [usize; 3] = std::array::from_fn(|a| interior[a].div_ceil(tile));
         if tiles[2] > i32::MAX as usize || tiles[1] > 65535 || tiles[0] > 65535 {
             return Err(fail(format!("{}×{}×{} tiles exceed the device's grid limits", tiles[0], tiles[1], tiles[2])));
@@ -427,8 +424,17 @@ fn cycles<S: Stencil<N>, T: Real, const N: usize>(
     let mut monitor = Monitor::for_job(job, points);
     let mut iteration = monitor.first_iteration();
     let exact = job.schedule.is_exact_blocking(meta);
+    // An exact cycle may end anywhere (it is plain iterations): at most what the kernel's
+    // `int` counts. An inexact one is the schedule's definition, so it must fit as it is.
+    let sub = if exact { geometry.sub.min(i32::MAX as usize) } else { geometry.sub };
     let stop_reason = loop {
-        let Some(plan) = stop.next_cycle(iteration, geometry.sub, exact) else { break StopReason::IterationLimit };
+        let Some(plan) = stop.next_cycle(iteration, sub, exact) else { break StopReason::IterationLimit };
+        if plan.len > i32::MAX as usize {
+            return Err(Error::Launch {
+                kernel: format!("{}_{}", meta.name, geometry.kernel()),
+                reason: format!("an inexact cycle of {} subiterations does not fit the kernel's `int`", plan.len),
+            });
+        }
         iteration += plan.len;
         let check = plan.measure_step.is_some();
         if check {
