@@ -283,7 +283,13 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         // stencil a wavefront with the default tile on each rank.
         let schedule = match self.schedule.resolve(meta)? {
             schedule @ (Schedule::Plain | Schedule::Tiled | Schedule::Wavefront { .. }) => schedule,
-            schedule @ Schedule::Hierarchical { tile, halo, .. } => {
+            given @ Schedule::Hierarchical { tile, halo, sub } => {
+                // A tile (and an inexact cycle's halo) beyond the grid computes what the grid's
+                // own width would, as in one process, and keeps the tiles' arithmetic in range;
+                // an exact cycle's halo stays as given, since it makes the cycle exact.
+                let largest = subdomain.global_shape().into_iter().max().unwrap_or(1);
+                let halo = if given.is_exact_blocking(meta) { halo } else { halo.min(largest) };
+                let schedule = Schedule::Hierarchical { tile: tile.min(largest), halo, sub };
                 // An inexact cycle's tiles across a cut are computed by both ranks, which read
                 // a tile less one and a halo beyond the planes they update.
                 let reach = crate::distributed::tiles::reach(meta.radius[0], tile, halo);

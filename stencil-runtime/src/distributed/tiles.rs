@@ -28,7 +28,7 @@ use crate::{Error, Real, Report, Result, Stencil};
 /// may start `tile − 1` planes before them), or none for a stencil that does not read along
 /// axis 0.
 pub(crate) fn reach(radius: usize, tile: usize, halo: usize) -> usize {
-    if radius == 0 { 0 } else { tile - 1 + halo }
+    if radius == 0 { 0 } else { (tile - 1).saturating_add(halo) }
 }
 
 /// The whole grid's tiles along axis 0 for one rank: their cores start at the global
