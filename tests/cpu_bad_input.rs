@@ -448,7 +448,9 @@ fn checkpoint_paths_that_cannot_be_written_are_found_before_the_run() {
     let f = random::<f64, 2>([16, 16], 1);
     let mut u = random::<f64, 2>([16, 16], 2);
     let before = u.clone();
-    for path in [dir.path().join("missing/u.npz"), file.join("u.npz"), "".into(), dir.path().to_owned()] {
+    // `/proc` stands for a read-only file system (permissions would not stop a root user).
+    let read_only = std::path::PathBuf::from("/proc/stencil-checkpoint.npz");
+    for path in [dir.path().join("missing/u.npz"), file.join("u.npz"), "".into(), dir.path().to_owned(), read_only] {
         let e = j5(&f).max_iterations(10).checkpoint(Checkpoint::every(5, &path)).run(&mut u).unwrap_err();
         assert!(matches!(&e, Error::CheckpointUnwritable { .. }), "{}: {e}", path.display());
         assert!(e.to_string().contains("nothing was run"), "{e}");
