@@ -19,7 +19,7 @@ pub fn param_value(meta: &'static StencilMeta, values: &[(&str, f64)], name: &st
         return Err(crate::Error::UnknownParameter {
             stencil: meta.name,
             name: (*unknown).into(),
-            known: crate::solver::list(meta.params.iter().map(|p| p.name)),
+            known: crate::inputs::list(meta.params.iter().map(|p| p.name)),
         });
     }
     values

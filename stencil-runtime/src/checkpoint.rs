@@ -292,11 +292,32 @@ fn partial_path(path: &Path) -> PathBuf {
     PathBuf::from(partial)
 }
 
+/// The checkpoints of a run with `inputs` and the rule `stop` (which then also checks at
+/// every checkpoint), after proving the path writable; resuming from the file into `u` when
+/// asked to and it exists (see [`resume`]). Nothing is written to `u` on error.
+pub(crate) fn begin<S: Stencil<N>, T: Real, const N: usize>(
+    c: &Checkpoint,
+    u: &mut Grid<T, N>,
+    stop: &mut crate::stop::StopRule,
+    inputs: Inputs,
+) -> Result<(Start, Writer)> {
+    if c.interval() == 0 {
+        return Err(Error::InvalidCheckpoint);
+    }
+    c.prove_writable()?;
+    stop.checkpoint_every = Some(c.interval());
+    let start = match c.resumes() && c.path().exists() {
+        true => resume::<S, T, N>(c, u, (stop.tolerance, stop.max_iterations), &inputs)?,
+        false => Start::default(),
+    };
+    Ok((start, Writer::new(c, start.iteration, start.iteration > 0, inputs)))
+}
+
 /// Loads checkpoint `c` into `u` after checking that it is this run's: the same stencil,
 /// shape and precision, an iteration within `max_iterations`, ρ(u⁰) for a relative
 /// tolerance, and the same `inputs` unless the checkpoint allows changed ones. `u` is
 /// untouched on error.
-pub(crate) fn resume<S: Stencil<N>, T: Real, const N: usize>(
+fn resume<S: Stencil<N>, T: Real, const N: usize>(
     c: &Checkpoint,
     u: &mut Grid<T, N>,
     (tolerance, max_iterations): (Option<Tolerance>, Option<usize>),

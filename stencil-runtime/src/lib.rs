@@ -12,6 +12,7 @@ pub mod cuda;
 pub mod distributed;
 mod error;
 mod grid;
+mod inputs;
 mod memory;
 pub mod model;
 mod monitor;

@@ -1,9 +1,8 @@
 //! The solver: a stencil, its inputs and parameters, a backend, a schedule and stopping
 //! rules, run on the unknown's grid.
 
-use std::collections::HashSet;
-
-use crate::checkpoint::{Start, Writer, resume};
+use crate::checkpoint::{Start, Writer, begin};
+use crate::inputs::{resolve_inputs, resolve_params};
 use crate::monitor::{GridState, Held};
 use crate::stop::StopRule;
 use crate::{Backend, Error, Grid, Progress, Real, Report, Result, Schedule, SlabProgress, Stencil, Tolerance};
@@ -398,45 +397,19 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             _ => None,
         };
         let schedule = choice.as_ref().map_or(self.schedule, |c| c.schedule).resolve(S::META)?;
-        // A hierarchical schedule's natural period is one cycle (when asked for; chosen by
-        // `Auto`, it checks as `Plain` would), and paper 000's Algorithm 1 checks once per
-        // pass; a run without a limit looks at least every `MAX_UNLIMITED_CHECK_EVERY`.
-        let natural = |period: usize| match self.max_iterations {
-            None => period.min(crate::stop::MAX_UNLIMITED_CHECK_EVERY),
-            Some(_) => period,
-        };
-        let check_every = match (self.check_every, schedule) {
-            (None, Schedule::Hierarchical { sub, .. }) if choice.is_none() => Some(natural(sub)),
-            // No pass is longer than the grid's planes (`Slabs::over`).
-            (None, Schedule::OutOfCore { height, .. }) => Some(natural(height.min(u.shape()[0]))),
-            (m, _) => m,
-        };
-        let mut stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
-        if let Schedule::Hierarchical { sub, .. } = schedule
-            && !schedule.is_exact_blocking(S::META)
-        {
-            stop.check_gap(sub, "an inexact hierarchical cycle, which is never cut short, runs")?;
-        }
+        let mut stop = self.stop_rule(schedule, choice.is_some(), u.shape()[0])?;
         let inputs = self.resolve_inputs(u.shape())?;
         let params = self.resolve_params()?;
         let (start, checkpoint) = match &self.checkpoint {
             None => (Start::default(), None),
             Some(c) => {
-                if c.interval() == 0 {
-                    return Err(Error::InvalidCheckpoint);
-                }
-                c.prove_writable()?;
-                stop.checkpoint_every = Some(c.interval());
                 let recorded = crate::Inputs::of::<S, T, N>(&params, &inputs);
-                let start = if c.resumes() && c.path().exists() {
-                    let start = resume::<S, T, N>(c, u, (self.tolerance, self.max_iterations), &recorded)?;
+                let (start, writer) = begin::<S, T, N>(c, u, &mut stop, recorded)?;
+                if start.iteration > 0 {
                     state.held.set(Held::Iterate(start.iteration));
                     state.checkpoint.set(Some(start.iteration));
-                    start
-                } else {
-                    Start::default()
-                };
-                (start, Some(Writer::new(c, start.iteration, start.iteration > 0, recorded)))
+                }
+                (start, Some(writer))
             }
         };
         let job = Job {
@@ -460,6 +433,31 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         }?;
         report.schedule_choice = choice.map(|c| c.reason);
         Ok(report)
+    }
+
+    /// The stopping rule of a single-process run of `schedule` (`chosen` by `Auto`) on a
+    /// grid of `planes` planes along axis 0. A hierarchical schedule's natural period is one
+    /// cycle (when asked for; chosen by `Auto`, it checks as `Plain` would), and paper 000's
+    /// Algorithm 1 checks once per pass; a run without a limit looks at least every
+    /// `MAX_UNLIMITED_CHECK_EVERY` iterations.
+    fn stop_rule(&self, schedule: Schedule, chosen: bool, planes: usize) -> Result<StopRule> {
+        let natural = |period: usize| match self.max_iterations {
+            None => period.min(crate::stop::MAX_UNLIMITED_CHECK_EVERY),
+            Some(_) => period,
+        };
+        let check_every = match (self.check_every, schedule) {
+            (None, Schedule::Hierarchical { sub, .. }) if !chosen => Some(natural(sub)),
+            // No pass is longer than the grid's planes (`Slabs::over`).
+            (None, Schedule::OutOfCore { height, .. }) => Some(natural(height.min(planes))),
+            (m, _) => m,
+        };
+        let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
+        if let Schedule::Hierarchical { sub, .. } = schedule
+            && !schedule.is_exact_blocking(S::META)
+        {
+            stop.check_gap(sub, "an inexact hierarchical cycle, which is never cut short, runs")?;
+        }
+        Ok(stop)
     }
 
     /// `Some` out-of-core choice when an in-core run of `u` (the unknown twice and every
@@ -507,28 +505,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
 
     /// The typed parameters, or those given by name, checked: each value given once.
     fn resolve_params(&self) -> Result<S::Params<T>> {
-        let named: Vec<(&str, f64)> = self.named_params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-        check_unique(named.iter().map(|(n, _)| *n))?;
-        let meta = S::META;
-        match (self.params, named.first()) {
-            (Some(_), _) if self.params_twice => Err(Error::ParametersGivenTwice {
-                what: "the parameters".into(),
-                how: "`.params(…)` was called twice".into(),
-            }),
-            (Some(p), None) => Ok(p),
-            (Some(_), Some(&(name, _))) => match meta.params.iter().any(|q| q.name == name) {
-                true => Err(Error::ParametersGivenTwice {
-                    what: format!("parameter `{name}`"),
-                    how: format!("by `.params(…)` and by `.param(\"{name}\", …)`"),
-                }),
-                false => Err(Error::UnknownParameter {
-                    stencil: meta.name,
-                    name: name.into(),
-                    known: list(meta.params.iter().map(|q| q.name)),
-                }),
-            },
-            (None, _) => S::params_from_values::<T>(&named),
-        }
+        resolve_params::<S, T, N>(self.params, self.params_twice, &self.named_params)
     }
 
     fn resolve_inputs(&self, shape: [usize; N]) -> Result<Vec<Option<&'a [T]>>> {
@@ -593,55 +570,4 @@ pub(crate) fn backend_kind(backend: Backend) -> &'static str {
         Backend::Cuda { .. } => "cuda",
         _ => "auto",
     }
-}
-
-/// The read-only fields of stencil `S` in declaration order (`None` at the unknown), found
-/// by name among `inputs` and checked against the grid's `shape`.
-pub(crate) fn resolve_inputs<'a, S: Stencil<N>, T: Real, const N: usize>(
-    inputs: &[(String, &'a Grid<T, N>)],
-    shape: [usize; N],
-) -> Result<Vec<Option<&'a [T]>>> {
-    let meta = S::META;
-    check_unique(inputs.iter().map(|(n, _)| n.as_str()))?;
-    let mut resolved: Vec<Option<&'a [T]>> = vec![None; meta.fields.len()];
-    for (name, grid) in inputs {
-        let index = meta.field_index(name).ok_or_else(|| Error::UnknownField {
-            stencil: meta.name,
-            field: name.clone(),
-            known: list(meta.fields.iter().filter(|f| !f.unknown).map(|f| f.name)),
-        })?;
-        if index == meta.unknown {
-            return Err(Error::UnknownGivenAsInput { stencil: meta.name, field: name.clone() });
-        }
-        if grid.shape() != shape {
-            return Err(Error::ShapeMismatch {
-                field: name.clone(),
-                expected: shape.to_vec(),
-                found: grid.shape().to_vec(),
-            });
-        }
-        resolved[index] = Some(grid.as_slice());
-    }
-    for (index, field) in meta.fields.iter().enumerate() {
-        if index != meta.unknown && resolved[index].is_none() {
-            return Err(Error::MissingField { stencil: meta.name, field: field.name.into() });
-        }
-    }
-    Ok(resolved)
-}
-
-fn check_unique<'n>(names: impl Iterator<Item = &'n str>) -> Result<()> {
-    let mut seen = HashSet::new();
-    for name in names {
-        if !seen.insert(name) {
-            return Err(Error::Duplicate { name: name.into() });
-        }
-    }
-    Ok(())
-}
-
-/// `a`, `b`, `c` — or "none".
-pub(crate) fn list<'n>(names: impl Iterator<Item = &'n str>) -> String {
-    let names: Vec<String> = names.map(|n| format!("`{n}`")).collect();
-    if names.is_empty() { "none".into() } else { names.join(", ") }
 }

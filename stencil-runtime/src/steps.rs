@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::cpu::Layout;
-use crate::solver::resolve_inputs;
+use crate::inputs::resolve_inputs;
 use crate::{Backend, Error, Grid, Real, Result, Schedule, Stencil};
 
 /// The host fields of two stencils, each in declaration order (`None` at the unknown).
