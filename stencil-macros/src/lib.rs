@@ -76,3 +76,26 @@ fn collision(item: &ast::Item, generated: &HashMap<String, &Ident>) -> Option<sy
     };
     Some(syn::Error::new(item.name.span(), message))
 }
+
+#[cfg(test)]
+mod tests {
+    fn errors(tokens: proc_macro2::TokenStream) -> Vec<String> {
+        let out = super::expand(tokens).to_string();
+        out.split("compile_error !").skip(1).map(|e| e.split(')').next().unwrap_or_default().to_string()).collect()
+    }
+
+    #[test]
+    fn generated_types_that_collide_are_one_error_on_the_later_item() {
+        let e = errors(quote::quote! {
+            fn heat_2d(mut u: Field1) -> Real { u[0] }
+            fn heat2d(mut u: Field1) -> Real { u[0] }
+            fn heat(mut u: Field1) -> Real { u[0] }
+            fn heat_params(mut u: Field1) -> Real { u[0] }
+            fn heat(mut u: Field1) -> Real { u[0] }
+        });
+        assert_eq!(e.len(), 3, "{e:?}");
+        assert!(e[0].contains("`heat2d` and `heat_2d` above both generate the type `Heat2d`"), "{e:?}");
+        assert!(e[1].contains("which is the parameter struct of `heat` above"), "{e:?}");
+        assert!(e[2].contains("the stencil `heat` is defined twice"), "{e:?}");
+    }
+}

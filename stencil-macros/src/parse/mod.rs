@@ -259,6 +259,8 @@ mod tests {
         assert_eq!(i.recovered.len(), 1, "{:?}", i.recovered.iter().map(ToString::to_string).collect::<Vec<_>>());
         let e = recovered(quote::quote! { fn f<'a>(mut u: Field1) -> Real { u[0] } });
         assert!(e[0].contains("no lifetime parameters"), "{e:?}");
+        let e = recovered(quote::quote! { fn f(mut u: Field1) -> Real where Real: Copy { u[0] } });
+        assert!(e[0].contains("no `where` clause"), "{e:?}");
     }
 
     #[test]

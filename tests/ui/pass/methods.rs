@@ -10,6 +10,7 @@ stencil! {
     pub fn cos(mut u: Field1) -> Real { u[0].cos() }
     pub fn tanh(mut u: Field1) -> Real { u[0].tanh() }
     pub fn powi(mut u: Field1, k: i32) -> Real { u[0].powi(k) + u[0].powi(2) }
+    pub fn power(mut u: Field1, k: i32) -> Real { u[0].powi(k) }
     pub fn min(mut u: Field1) -> Real { u[-1].min(u[1]) }
     pub fn max(mut u: Field1) -> Real { u[-1].max(u[1]) }
     pub fn mul_add(mut u: Field1, a: Real) -> Real { u[0].mul_add(a, 1) }
@@ -37,6 +38,15 @@ fn main() {
     let pc = ChainedParams;
     assert_eq!(<Chained as Stencil<1>>::point(|_| -9.0, &pc), 2.0);
     assert_eq!(<Chained as Stencil<1>>::point(|_| 0.01, &pc), 0.5);
+    // `powi` multiplies by binary exponentiation, lowest bit first (docs/dsl.md, *Methods*).
+    for x in [0.7f64, 1.1, -3.3, 1e-3, 123.456] {
+        let powi = |k: i32| <Power as Stencil<1>>::point(|_| x, &PowerParams { k });
+        let x2 = x * x;
+        let x4 = x2 * x2;
+        assert_eq!(powi(5).to_bits(), (x * x4).to_bits());
+        assert_eq!(powi(13).to_bits(), (x * x4 * (x4 * x4)).to_bits());
+        assert_eq!(powi(-2).to_bits(), (1.0 / x2).to_bits());
+    }
     // mul_add counts two operations, every other method one.
     assert_eq!(<MulAdd as Stencil<1>>::META.flops, 2);
     assert_eq!(<Chained as Stencil<1>>::META.flops, 4);
