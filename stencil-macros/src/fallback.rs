@@ -47,11 +47,11 @@ pub fn emit(item: &Item) -> TokenStream {
     let name = item.name.to_string();
     let stencil_impl = dim.map(|dim| stencil_impl(&ty, dim, &params_ty));
     quote! {
-        #[allow(dead_code)]
+        #[allow(dead_code, missing_docs)]
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
         #vis struct #ty;
 
-        #[allow(dead_code)]
+        #[allow(dead_code, missing_docs)]
         impl #ty {
             pub const META: &'static #p::StencilMeta = &#p::StencilMeta {
                 name: #name,
@@ -70,7 +70,7 @@ pub fn emit(item: &Item) -> TokenStream {
 
         #stencil_impl
 
-        #[allow(dead_code, non_snake_case)]
+        #[allow(dead_code, missing_docs, non_snake_case)]
         #[derive(Clone, Copy, Debug, PartialEq)]
         #vis struct #params_head
     }

@@ -3,21 +3,19 @@
 //! …), names beyond ASCII and raw identifiers: each is the stencil's own, and the stencil
 //! computes what it says, in Rust and (where NVRTC is found) in CUDA.
 #![deny(warnings)]
-// `φ` alone is a Greek letter that looks like a Latin one: rustc's remark on the stencil's own name.
-#![allow(mixed_script_confusables)]
 use stencil::cuda::{CompileOptions, Mode, compile, nvrtc_available};
 use stencil::prelude::*;
 
 stencil! {
     /// A Jacobi stencil whose every name is one the generated code also uses.
     pub fn idx(mut i: Field2, x: Field2, tid: Field2, out: Field2, T: Real, N: i32, point: Real, load: Real,
-               params: Real, value: Real, R0: Real, MARCH: Real, REAL: Real, φ: Real, r#type: Real,
+               params: Real, value: Real, R0: Real, MARCH: Real, REAL: Real, λ: Real, r#type: Real,
                __element: i32) -> Real {
         let k = i[-1, 0] + i[1, 0];
         let j = x[0, -1] * tid[0, 1] + out[0, 0];
         let s0 = k * T + j * N;
         let v = point * load + params * value;
-        let z = R0 + MARCH * REAL + φ * r#type + __element;
+        let z = R0 + MARCH * REAL + λ * r#type + __element;
         let y = { let k = s0 + v; k * z };
         y + k
     }
@@ -47,7 +45,7 @@ fn compiles(name: &'static str, source: &str, kernels: &[&str]) {
 fn main() {
     let m = <Idx as Stencil<2>>::META;
     let names: Vec<&str> = m.params.iter().map(|p| p.name).collect();
-    assert_eq!(names, ["T", "N", "point", "load", "params", "value", "R0", "MARCH", "REAL", "φ", "type", "__element"]);
+    assert_eq!(names, ["T", "N", "point", "load", "params", "value", "R0", "MARCH", "REAL", "λ", "type", "__element"]);
     let params = IdxParams {
         T: 2.0,
         N: 3,
@@ -58,7 +56,7 @@ fn main() {
         R0: 17.0,
         MARCH: 19.0,
         REAL: 23.0,
-        φ: 29.0,
+        λ: 29.0,
         r#type: 31.0,
         __element: 37,
     };
@@ -88,7 +86,7 @@ fn main() {
         solver = solver.param(name, value);
     }
     for (name, value) in
-        [("R0", 17.0), ("MARCH", 19.0), ("REAL", 23.0), ("φ", 29.0), ("type", 31.0), ("__element", 37.0)]
+        [("R0", 17.0), ("MARCH", 19.0), ("REAL", 23.0), ("λ", 29.0), ("type", 31.0), ("__element", 37.0)]
     {
         solver = solver.param(name, value);
     }
