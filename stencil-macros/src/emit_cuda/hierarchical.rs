@@ -104,6 +104,15 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("next = current;");
     w.line("current = done;");
     w.close("");
+    write_back_core(w);
+    w.line("if (!measure) return;");
+    emit_block_reduction(w);
+    w.close("");
+    w.blank();
+}
+
+/// The core of the working region written to `out`, and checked for NaN or ±∞ when measuring.
+fn write_back_core(w: &mut Writer) {
     region_loops(
         w,
         ["(int)(c0 - o0)", "(int)(c1 - o1)", "(int)(c2 - o2)"],
@@ -113,10 +122,6 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("out[g] = v;");
     w.line("if (measure && !isfinite(v)) atomicMin(first_bad, (unsigned long long)g);");
     close_region_loops(w);
-    w.line("if (!measure) return;");
-    emit_block_reduction(w);
-    w.close("");
-    w.blank();
 }
 
 /// The first core point of the block's tile and its end on the kernel's axes 0 and 2. The

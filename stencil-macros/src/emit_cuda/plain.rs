@@ -83,30 +83,34 @@ pub(super) fn emit_plain(w: &mut Writer, s: &Stencil, measure: bool) {
     w.close("");
     if measure {
         w.close("");
-        w.line("__shared__ double sh_max[BLOCK_X * BLOCK_Y];");
-        w.line("__shared__ double sh_sum[BLOCK_X * BLOCK_Y];");
-        w.line("const int t = threadIdx.x + BLOCK_X * threadIdx.y;");
-        w.line("sh_max[t] = my_max;");
-        w.line("sh_sum[t] = my_sum;");
-        w.line("__syncthreads();");
-        w.line("// Tree reduction over the block; BLOCK_X * BLOCK_Y need not be a power of two.");
-        w.open("for (int width = 1; width < BLOCK_X * BLOCK_Y; width *= 2)");
-        w.open("if (t % (2 * width) == 0 && t + width < BLOCK_X * BLOCK_Y)");
-        w.line("sh_max[t] = sh_max[t + width] > sh_max[t] ? sh_max[t + width] : sh_max[t];");
-        w.line("sh_sum[t] += sh_sum[t + width];");
-        w.close("");
-        w.line("__syncthreads();");
-        w.close("");
-        w.open("if (t == 0)");
-        w.line(
-            "const long long b = blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);",
-        );
-        w.line("block_max[b] = sh_max[0];");
-        w.line("block_sum[b] = sh_sum[0];");
-        w.close("");
+        emit_tree_reduction(w);
     }
     w.close("");
     w.blank();
+}
+
+/// The end of the plain measuring kernel: `my_max` and `my_sum` reduced over the block by
+/// a tree in shared memory, and written to the block's entry.
+fn emit_tree_reduction(w: &mut Writer) {
+    w.line("__shared__ double sh_max[BLOCK_X * BLOCK_Y];");
+    w.line("__shared__ double sh_sum[BLOCK_X * BLOCK_Y];");
+    w.line("const int t = threadIdx.x + BLOCK_X * threadIdx.y;");
+    w.line("sh_max[t] = my_max;");
+    w.line("sh_sum[t] = my_sum;");
+    w.line("__syncthreads();");
+    w.line("// Tree reduction over the block; BLOCK_X * BLOCK_Y need not be a power of two.");
+    w.open("for (int width = 1; width < BLOCK_X * BLOCK_Y; width *= 2)");
+    w.open("if (t % (2 * width) == 0 && t + width < BLOCK_X * BLOCK_Y)");
+    w.line("sh_max[t] = sh_max[t + width] > sh_max[t] ? sh_max[t + width] : sh_max[t];");
+    w.line("sh_sum[t] += sh_sum[t + width];");
+    w.close("");
+    w.line("__syncthreads();");
+    w.close("");
+    w.open("if (t == 0)");
+    w.line("const long long b = blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);");
+    w.line("block_max[b] = sh_max[0];");
+    w.line("block_sum[b] = sh_sum[0];");
+    w.close("");
 }
 
 /// The loop over the block's planes. It always runs MARCH steps, unrolled, and a step past

@@ -54,60 +54,9 @@ pub(super) fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     let Some(sweep) = &s.sweep else { return };
     let name = &s.name;
     let axes = SweepAxes::new(s, sweep);
-    let radius: [usize; 3] = std::array::from_fn(|k| s.radius.get(k).copied().unwrap_or(0));
     let unknown = c_name(&s.fields[s.unknown].name);
-    w.line("// Wavefront sweep: blocks own pencils of WF_TILE (× WF_TILE) lanes in skewed coordinates z and march");
-    w.line("// along z0, one point hyperplane per step with a barrier after it; the pencils' ready flags count the");
-    w.line("// planes each has stored. Coordinates here are the stencil's own axes (a missing axis has one point).");
-    w.line("// Launch with blockDim = (lanes on the last lane axis, lanes on the first, 1), one block per pencil, and");
-    w.line("// a window of WF_WIN × WF_E1 × WF_E2 reals of dynamic shared memory for each staged field.");
-    for (macro_name, default) in [("WF_TILE", "32"), ("WF_CHUNK", "WF_TILE"), ("WF_BATCH", "8")] {
-        w.line(format!("#ifndef {macro_name}"));
-        w.line(format!("#define {macro_name} {default}"));
-        w.line("#endif");
-    }
-    let lanes = |axis: usize| if s.dim > axis { "WF_TILE" } else { "1" };
-    w.line(format!("#define WF_T1 {}", lanes(1)));
-    w.line(format!("#define WF_T2 {}", lanes(2)));
-    w.line("#define WF_LAG ((WF_T1 - 1) + (WF_T2 - 1))");
-    for (k, r) in radius.iter().enumerate() {
-        w.line(format!("#define WF_D{k} {}", axes.direction[k]));
-        w.line(format!("#define WF_K{k} {}", axes.skew[k]));
-        w.line(format!("#define WF_RZ{k} {}", axes.z_radius[k]));
-        w.line(format!("#define WF_R{k} {r}"));
-    }
-    w.line("#define WF_E1 (WF_T1 + 2 * WF_RZ1)");
-    w.line("#define WF_E2 (WF_T2 + 2 * WF_RZ2)");
-    w.line("// Planes in the window, at least the chunk being loaded, the lag between the first and last lane, and");
-    w.line(
-        "// the reads' reach on both sides; a power of two where it fits (a slot is then a mask). Set by the runtime.",
-    );
-    w.line("#ifndef WF_WIN");
-    w.line("#define WF_WIN 128");
-    w.line("#endif");
-    w.line("// A read's offset (as the point function's slots give it, seen as 3-D) on the stencil's own axes.");
-    let own = match s.dim {
-        1 => ["(e2)", "0", "0"],
-        2 => ["(e0)", "(e2)", "0"],
-        _ => ["(e0)", "(e1)", "(e2)"],
-    };
-    for (k, o) in own.iter().enumerate() {
-        w.line(format!("#define WF_O{k}(e0, e1, e2) {o}"));
-    }
-    w.line("// The offset in skewed coordinates: z0 = x'0, z1 = x'1 + K1·z0, z2 = x'2 + K2·z1 (x' oriented).");
-    w.line("#define WF_DZ0(e0, e1, e2) (WF_D0 * WF_O0(e0, e1, e2))");
-    w.line("#define WF_DZ1(e0, e1, e2) (WF_D1 * WF_O1(e0, e1, e2) + WF_K1 * WF_DZ0(e0, e1, e2))");
-    w.line("#define WF_DZ2(e0, e1, e2) (WF_D2 * WF_O2(e0, e1, e2) + WF_K2 * WF_DZ1(e0, e1, e2))");
-    w.line("// Memory index on axis k of oriented interior coordinate x.");
-    for k in 0..3 {
-        w.line(format!(
-            "#define WF_I{k}(x) (WF_D{k} > 0 ? (idx)WF_R{k} + (idx)(x) : N{k} - 1 - (idx)WF_R{k} - (idx)(x))"
-        ));
-    }
-    w.line("#define WF_SLOT(p) ((int)((unsigned int)((p) + WF_WIN) % (unsigned int)WF_WIN))");
+    wavefront_defines(w, s, &axes);
     let windows = wavefront_windows(s);
-    w.line("// Cell (plane p, lanes a, b with the halo) of staged field k's window.");
-    w.line("#define WF_CELL(k, p, a, b) win[(((k) * WF_WIN + WF_SLOT(p)) * WF_E1 + (a)) * WF_E2 + (b)]");
     let fields: Vec<String> = s
         .fields
         .iter()
@@ -157,9 +106,84 @@ pub(super) fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     w.line("const int steps = X0 + WF_LAG;");
     w.line("int loaded = -WF_RZ0, stored = 0;");
     w.open("for (int s = 0; s < steps; ++s)");
+    emit_boundary(w, s, &windows, &unknown);
+    emit_step(w, s, &windows);
+    w.line("__syncthreads();");
+    w.close("");
+    w.line("const int done = X0;");
+    emit_wavefront_store(w, &unknown);
+    w.line("__syncthreads();");
+    w.open("if (tid == 0)");
+    w.line("__threadfence();");
+    w.line("((volatile int*)progress)[me] = X0;");
+    w.close("");
+    w.close("");
+    w.blank();
+}
+
+/// The macros of the wavefront kernel: tile, chunk and batch sizes, the sweep's directions,
+/// skew and radii per axis, the window's shape, and the offset and cell arithmetic.
+fn wavefront_defines(w: &mut Writer, s: &Stencil, axes: &SweepAxes) {
+    let radius: [usize; 3] = std::array::from_fn(|k| s.radius.get(k).copied().unwrap_or(0));
+    w.line("// Wavefront sweep: blocks own pencils of WF_TILE (× WF_TILE) lanes in skewed coordinates z and march");
+    w.line("// along z0, one point hyperplane per step with a barrier after it; the pencils' ready flags count the");
+    w.line("// planes each has stored. Coordinates here are the stencil's own axes (a missing axis has one point).");
+    w.line("// Launch with blockDim = (lanes on the last lane axis, lanes on the first, 1), one block per pencil, and");
+    w.line("// a window of WF_WIN × WF_E1 × WF_E2 reals of dynamic shared memory for each staged field.");
+    for (macro_name, default) in [("WF_TILE", "32"), ("WF_CHUNK", "WF_TILE"), ("WF_BATCH", "8")] {
+        w.line(format!("#ifndef {macro_name}"));
+        w.line(format!("#define {macro_name} {default}"));
+        w.line("#endif");
+    }
+    let lanes = |axis: usize| if s.dim > axis { "WF_TILE" } else { "1" };
+    w.line(format!("#define WF_T1 {}", lanes(1)));
+    w.line(format!("#define WF_T2 {}", lanes(2)));
+    w.line("#define WF_LAG ((WF_T1 - 1) + (WF_T2 - 1))");
+    for (k, r) in radius.iter().enumerate() {
+        w.line(format!("#define WF_D{k} {}", axes.direction[k]));
+        w.line(format!("#define WF_K{k} {}", axes.skew[k]));
+        w.line(format!("#define WF_RZ{k} {}", axes.z_radius[k]));
+        w.line(format!("#define WF_R{k} {r}"));
+    }
+    w.line("#define WF_E1 (WF_T1 + 2 * WF_RZ1)");
+    w.line("#define WF_E2 (WF_T2 + 2 * WF_RZ2)");
+    w.line("// Planes in the window, at least the chunk being loaded, the lag between the first and last lane, and");
+    w.line(
+        "// the reads' reach on both sides; a power of two where it fits (a slot is then a mask). Set by the runtime.",
+    );
+    w.line("#ifndef WF_WIN");
+    w.line("#define WF_WIN 128");
+    w.line("#endif");
+    w.line("// A read's offset (as the point function's slots give it, seen as 3-D) on the stencil's own axes.");
+    let own = match s.dim {
+        1 => ["(e2)", "0", "0"],
+        2 => ["(e0)", "(e2)", "0"],
+        _ => ["(e0)", "(e1)", "(e2)"],
+    };
+    for (k, o) in own.iter().enumerate() {
+        w.line(format!("#define WF_O{k}(e0, e1, e2) {o}"));
+    }
+    w.line("// The offset in skewed coordinates: z0 = x'0, z1 = x'1 + K1·z0, z2 = x'2 + K2·z1 (x' oriented).");
+    w.line("#define WF_DZ0(e0, e1, e2) (WF_D0 * WF_O0(e0, e1, e2))");
+    w.line("#define WF_DZ1(e0, e1, e2) (WF_D1 * WF_O1(e0, e1, e2) + WF_K1 * WF_DZ0(e0, e1, e2))");
+    w.line("#define WF_DZ2(e0, e1, e2) (WF_D2 * WF_O2(e0, e1, e2) + WF_K2 * WF_DZ1(e0, e1, e2))");
+    w.line("// Memory index on axis k of oriented interior coordinate x.");
+    for k in 0..3 {
+        w.line(format!(
+            "#define WF_I{k}(x) (WF_D{k} > 0 ? (idx)WF_R{k} + (idx)(x) : N{k} - 1 - (idx)WF_R{k} - (idx)(x))"
+        ));
+    }
+    w.line("#define WF_SLOT(p) ((int)((unsigned int)((p) + WF_WIN) % (unsigned int)WF_WIN))");
+    w.line("// Cell (plane p, lanes a, b with the halo) of staged field k's window.");
+    w.line("#define WF_CELL(k, p, a, b) win[(((k) * WF_WIN + WF_SLOT(p)) * WF_E1 + (a)) * WF_E2 + (b)]");
+}
+
+/// Every WF_CHUNK steps: store the planes this pencil has finished, publish them, wait for
+/// the pencils before it, and load the next planes of every staged field into the windows.
+fn emit_boundary(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) {
     w.open("if (s % WF_CHUNK == 0)");
     w.line("const int done = min(max(s - WF_LAG, 0), X0);");
-    emit_wavefront_store(w, &unknown);
+    emit_wavefront_store(w, unknown);
     w.line("stored = done;");
     w.line("__syncthreads();");
     w.line("const int need = min(s + WF_CHUNK + WF_RZ0, X0 + WF_RZ0);");
@@ -202,6 +226,12 @@ pub(super) fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     w.line("loaded = need;");
     w.line("__syncthreads();");
     w.close("");
+}
+
+/// One step of the march: the lane's point of the step's hyperplane, computed from the
+/// windows and written back into the unknown's window.
+fn emit_step(w: &mut Writer, s: &Stencil, windows: &[usize]) {
+    let name = &s.name;
     w.line("const int z0 = s - t1 - t2;");
     w.line("const int x1 = z1 - WF_K1 * z0;");
     w.open(format!(
@@ -218,17 +248,6 @@ pub(super) fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     undefine_access(w, s);
     w.line("WF_CELL(0, z0, t1 + WF_RZ1, t2 + WF_RZ2) = v;");
     w.close("");
-    w.line("__syncthreads();");
-    w.close("");
-    w.line("const int done = X0;");
-    emit_wavefront_store(w, &unknown);
-    w.line("__syncthreads();");
-    w.open("if (tid == 0)");
-    w.line("__threadfence();");
-    w.line("((volatile int*)progress)[me] = X0;");
-    w.close("");
-    w.close("");
-    w.blank();
 }
 
 /// Inside a boundary's batch loop: the window cell of the batch's `j`-th load (plane `p`,
