@@ -62,3 +62,10 @@ fn one_dimensional_passes_split_into_chunks_exactly() {
     Solver::new(Line).input("k", &k).max_iterations(2).run(&mut u).unwrap();
     assert!(u.as_slice() == expected.as_slice());
 }
+
+mod radius;
+
+#[test]
+fn radius_eight_runs_on_every_schedule() {
+    radius::every_schedule_equals_plain(Backend::Cpu);
+}

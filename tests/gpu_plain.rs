@@ -280,3 +280,12 @@ fn schedule_sizes_beyond_the_grid_are_errors_or_plain_runs() {
         assert!(u == sequential, "tile {tile}");
     }
 }
+
+mod radius;
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn radius_eight_runs_on_every_schedule() {
+    require_gpu();
+    radius::every_schedule_equals_plain(Backend::Cuda { device: 0 });
+}

@@ -34,6 +34,33 @@ stencil! {
     sweep(-) fn line(mut u: Field1, tid: Field1) -> Real {
         (u[1] + u[-1] + u[2] + tid[0]) / 3.0
     }
+
+    /// Names the kernels use for themselves, a name beyond ASCII and a raw identifier.
+    sweep(+, -) fn clash(mut i: Field2, x: Field2, tid: Field2, REAL: Real, R0: Real, λ: Real, r#type: i32) -> Real {
+        let idx = i[-1, 0] + i[0, 1] + x[0, 0] * tid[0, -1];
+        let s0 = idx * REAL + R0 * λ;
+        s0 + r#type
+    }
+
+    /// A Jacobi stencil whose every name is one the generated code also uses.
+    fn idx(mut i: Field2, x: Field2, tid: Field2, out: Field2, T: Real, N: i32, point: Real, load: Real,
+           params: Real, value: Real, R0: Real, MARCH: Real, REAL: Real, λ: Real, r#type: Real,
+           __element: i32) -> Real {
+        let k = i[-1, 0] + i[1, 0];
+        let j = x[0, -1] * tid[0, 1] + out[0, 0];
+        let s0 = k * T + j * N;
+        let v = point * load + params * value;
+        let z = R0 + MARCH * REAL + λ * r#type + __element;
+        let y = { let k = s0 + v; k * z };
+        y + k
+    }
+
+    /// A sweep named like a kernel macro's prefix, with the wavefront kernel's own names.
+    sweep(+, -) fn at(mut READS: Field2, win: Field2, order: Real, progress: Real, ticket: Real) -> Real {
+        let me = READS[-1, 0] + READS[0, 1];
+        let done = win[0, 0] * order;
+        me * progress + done * ticket
+    }
 }
 
 /// Fails the test unless the NVRTC library can be loaded.
@@ -49,7 +76,7 @@ fn compile_all(name: &'static str, source: &str, dim: usize) {
     if dim <= 2 {
         kernels.push("hier_rows");
     }
-    if ["at_half1", "at_half2", "names", "skewed3", "line"].contains(&name) {
+    if ["at_half1", "at_half2", "names", "skewed3", "line", "clash", "at"].contains(&name) {
         kernels.push("wavefront");
     }
     for mode in [Mode::Exact, Mode::Fast] {
@@ -83,6 +110,15 @@ fn every_construct_compiles() {
     compile_all("names", Names::CUDA_SOURCE, 2);
     compile_all("skewed3", Skewed3::CUDA_SOURCE, 3);
     compile_all("line", Line::CUDA_SOURCE, 1);
+}
+
+#[test]
+#[ignore = "needs the NVRTC library"]
+fn names_the_generated_code_uses_compile() {
+    require_nvrtc();
+    compile_all("clash", Clash::CUDA_SOURCE, 2);
+    compile_all("idx", Idx::CUDA_SOURCE, 2);
+    compile_all("at", At::CUDA_SOURCE, 2);
 }
 
 #[test]
