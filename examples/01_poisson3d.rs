@@ -13,6 +13,7 @@
 //! cargo run --release --example 01_poisson3d -- --size 128 --precision f64 --png u.png --npy u.npy
 //! ```
 
+mod common;
 mod poisson;
 
 use std::process::ExitCode;

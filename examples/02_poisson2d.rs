@@ -7,6 +7,7 @@
 //! cargo run --release --example 02_poisson2d -- --size 513 --precision f64 --png u.png
 //! ```
 
+mod common;
 mod poisson;
 
 use std::process::ExitCode;

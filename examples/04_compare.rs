@@ -8,6 +8,8 @@
 //! cargo run --release --example 04_compare -- --size 96 --iterations 500
 //! ```
 
+mod common;
+
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -20,27 +22,20 @@ use stencil::prelude::*;
 #[derive(Parser)]
 struct Args {
     /// Points per axis, boundary included.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = common::at_least(3))]
     size: usize,
     /// Iterations every variant runs.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = common::at_least(1))]
     iterations: usize,
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit(run(common::parse()))
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let args = Args::parse();
+fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let n = args.size;
-    let h = 1.0 / (n.max(2) - 1) as f64;
+    let h = 1.0 / (n - 1) as f64;
     let mut initial = Grid::<f64, 3>::random_uniform([n; 3], -1.0, 1.0, 1)?;
     initial.set_boundary([1; 3], |_| 0.0);
     let problem = Problem {

@@ -17,6 +17,8 @@
 //! cargo run --release --example 05_bench_cpu -- --sizes 128x128x128,2048x2048 --iterations 100 --threads 1
 //! ```
 
+mod common;
+
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -31,17 +33,17 @@ struct Args {
     /// Grid shapes, boundary included: `AxBxC` runs Jacobi7, `AxB` runs Jacobi5.
     #[arg(long, value_delimiter = ',', default_value = "256x256x256,4096x4096", value_parser = parse_shape)]
     sizes: Vec<Vec<usize>>,
-    /// Timed iterations per run, k ≥ 20 (runs of 2k also run, for the steady rate).
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(20..))]
-    iterations: u32,
+    /// Timed iterations per run, k (runs of 2k also run, for the steady rate).
+    #[arg(long, default_value_t = 100, value_parser = common::int(20..=1_000_000))]
+    iterations: usize,
     /// Threads of rayon's global pool (default: one per core).
-    #[arg(long)]
+    #[arg(long, value_parser = common::int(1..=1024))]
     threads: Option<usize>,
     /// Size of each bandwidth-probe buffer, in MiB (three are allocated).
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = common::int(1..=1 << 20))]
     copy_mib: usize,
     /// Timed runs of every measurement; the best is reported.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = common::int(1..=1000))]
     repeats: usize,
 }
 
@@ -64,25 +66,14 @@ struct Row {
 }
 
 fn main() -> ExitCode {
-    // `main -> Result` would print the error's `Debug`; its `Display` is the readable one.
-    run().map_or_else(
-        |e| {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        },
-        |()| ExitCode::SUCCESS,
-    )
+    common::exit(run(common::parse()))
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let args = Args::parse();
+fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(threads) = args.threads {
         rayon::ThreadPoolBuilder::new().num_threads(threads).build_global()?;
     }
-    if args.repeats == 0 || args.copy_mib == 0 {
-        return Err("--repeats and --copy-mib must be at least 1".into());
-    }
-    let (copy, add) = stream_bandwidth(args.copy_mib << 20, args.repeats.max(5));
+    let (copy, add) = stream_bandwidth(args.copy_mib << 20, args.repeats.max(5))?;
     println!(
         "{} threads, buffers of {} MiB f32, best of {}:",
         rayon::current_num_threads(),
@@ -137,12 +128,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
 /// Best bandwidths of `repeats` parallel copies `b = a` and adds `c = a + b` of
 /// `bytes`-long f32 buffers, in GB/s counting every byte read and written.
-fn stream_bandwidth(bytes: usize, repeats: usize) -> (f64, f64) {
+fn stream_bandwidth(bytes: usize, repeats: usize) -> stencil::Result<(f64, f64)> {
     const CHUNK: usize = 1 << 16;
     let len = bytes / size_of::<f32>();
-    let [mut a, mut b, mut c] = [(); 3].map(|()| vec![0.0f32; len]);
+    // One-axis grids, whose allocation fails with an error rather than an abort.
+    let [mut a, mut b, mut c] = [Grid::<f32, 1>::zeros([len])?, Grid::zeros([len])?, Grid::zeros([len])?];
+    let [a, b, c] = [a.as_mut_slice(), b.as_mut_slice(), c.as_mut_slice()];
     // Touch the buffers from the pool's threads first, so no page fault is timed.
-    for (x, v) in [(&mut a, 1.0), (&mut b, 2.0), (&mut c, 0.0)] {
+    for (x, v) in [(&mut *a, 1.0), (&mut *b, 2.0), (&mut *c, 0.0)] {
         x.par_chunks_mut(CHUNK).for_each(|chunk| chunk.fill(v));
     }
     let best = |pass: &mut dyn FnMut()| {
@@ -163,7 +156,7 @@ fn stream_bandwidth(bytes: usize, repeats: usize) -> (f64, f64) {
         });
     });
     assert_eq!(c[len - 1], 2.0);
-    (2.0 * bytes as f64 / copy / 1e9, 3.0 * bytes as f64 / add / 1e9)
+    Ok((2.0 * bytes as f64 / copy / 1e9, 3.0 * bytes as f64 / add / 1e9))
 }
 
 /// The best of `args.repeats` runs of `k = args.iterations` iterations after a warm-up
@@ -194,7 +187,7 @@ fn bench<S: Stencil<N>, T: Real, const N: usize>(
         }
         Ok(best.expect("at least one run"))
     };
-    let k = args.iterations as usize;
+    let k = args.iterations;
     best(k / 4, 1)?;
     let one = best(k, args.repeats)?;
     let two = best(2 * k, args.repeats)?;

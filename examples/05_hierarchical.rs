@@ -17,6 +17,8 @@
 //! cargo run --release --example 05_hierarchical -- --problem blocking
 //! ```
 
+mod common;
+
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -46,35 +48,40 @@ struct Args {
     #[arg(long, value_enum, default_value = "paper2d")]
     problem: Problem,
     /// Interior points per axis (paper problems).
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = common::int(1..=1_000_000))]
     size: usize,
     /// Subiterations per cycle to try.
-    #[arg(long, value_delimiter = ',', default_value = "4,8,16,32,64,128")]
+    #[arg(long, value_delimiter = ',', default_value = "4,8,16,32,64,128", value_parser = common::int(1..=1_000_000))]
     subs: Vec<usize>,
     /// Halos to try (halo = radius + overlap / 2; 1 is paper 003 without overlap).
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8", value_parser = common::int(1..=1_000_000))]
     halos: Vec<usize>,
     /// Core tile edge (2-D and the paper problems). Without it, the paper problems use tiles
     /// of `--region` − 2 · halo (a working region `--region` points wide, as paper 003's
     /// subdomains of 32 threads), and so does `--problem blocking` in 2-D.
-    #[arg(long)]
+    #[arg(long, value_parser = common::int(1..=1_000_000))]
     tile: Option<usize>,
     /// Width of the working region when `--tile` is not given (paper problems).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = common::int(1..=1_000_000))]
     region: usize,
     /// Plain launch shapes to try, `BLOCK_X,BLOCK_Y,MARCH` separated by `;` (paper problems):
     /// each runs a fixed number of iterations, and the fastest runs to convergence.
-    #[arg(long, default_value = "32,1,1;64,1,1;128,1,1;256,1,1;32,1,4;64,1,4;128,1,4;256,1,4;64,1,8;128,1,8;128,1,16")]
-    plain_shapes: String,
+    #[arg(
+        long,
+        value_delimiter = ';',
+        default_value = "32,1,1;64,1,1;128,1,1;256,1,1;32,1,4;64,1,4;128,1,4;256,1,4;64,1,8;128,1,8;128,1,16",
+        value_parser = parse_plain_shape
+    )]
+    plain_shapes: Vec<String>,
     /// Core tile edge in 3-D (`--problem blocking`).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = common::int(1..=1_000_000))]
     tile_3d: usize,
     /// Reduction of the L2 residual to reach (paper problems).
-    #[arg(long, default_value_t = 1e-4)]
+    #[arg(long, default_value_t = 1e-4, value_parser = common::real(0.0, 1.0))]
     reduction: f64,
     /// Iterations between residual checks (paper problems), for every schedule alike; a
     /// hierarchical cycle longer than this is checked every cycle.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = common::int(1..=stencil::MAX_UNLIMITED_CHECK_EVERY))]
     check_every: usize,
     /// Skip the plain runs (paper problems; for tuning the hierarchical kernel alone).
     #[arg(long)]
@@ -84,18 +91,41 @@ struct Args {
     cpu: bool,
 }
 
-fn main() -> ExitCode {
-    run().map_or_else(
-        |e| {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        },
-        |()| ExitCode::SUCCESS,
-    )
+/// A launch shape of the plain kernel on the paper problems' 2-D grids, as the runtime reads
+/// it from `cuda::SHAPE_VAR`: BLOCK_X·BLOCK_Y threads, and BLOCK_Y = 1 in 2-D.
+fn parse_plain_shape(s: &str) -> Result<String, String> {
+    let parts: Result<Vec<u32>, _> = s.split(',').map(|p| p.trim().parse()).collect();
+    match parts.as_deref() {
+        Ok(&[x, 1, m]) if (1..=1024).contains(&x) && m >= 1 => Ok(format!("{x},1,{m}")),
+        _ => {
+            Err("expected BLOCK_X,1,MARCH with BLOCK_X from 1 to 1024 and MARCH at least 1 (the grids are 2-D)".into())
+        }
+    }
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let args = Args::parse();
+fn main() -> ExitCode {
+    let (args, matches) = common::parse_with::<Args>(|command| command);
+    let paper = !matches!(args.problem, Problem::Blocking);
+    let papers = "to --problem paper2d and paper1d";
+    let ignored = common::refuse_ignored(
+        &matches,
+        &[
+            ("size", paper, papers),
+            ("plain_shapes", paper && !args.cpu && !args.skip_plain, "to the paper problems' plain runs on the GPU"),
+            ("reduction", paper, papers),
+            ("check_every", paper, papers),
+            ("skip_plain", paper, papers),
+            ("tile_3d", !paper, "to --problem blocking"),
+        ],
+    );
+    common::exit(ignored.map_err(Into::into).and_then(|()| run(args)))
+}
+
+fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    // Checked first, so that no table is left half printed.
+    if let Some(reason) = cuda::unusable_reason(0).filter(|_| !args.cpu) {
+        return Err(format!("no usable GPU: {reason}; --cpu runs the CPU twin").into());
+    }
     let backend = if args.cpu { Backend::Cpu } else { Backend::Cuda { device: 0 } };
     match args.problem {
         Problem::Paper2d => {
@@ -151,10 +181,10 @@ fn paper<S: Stencil<N>, const N: usize>(
         // Plain at its best launch shape: every shape runs the same iterations (each point is
         // computed the same way whatever the shape), so the fastest per iteration is the
         // fastest to converge.
-        let mut best: Option<(f64, &str)> = None;
+        let mut best: Option<(f64, &String)> = None;
         println!("| plain launch shape | Gpoint/s |");
         println!("|---|---:|");
-        for candidate in args.plain_shapes.split(';') {
+        for candidate in &args.plain_shapes {
             set_plain_shape(candidate);
             let mut u = initial()?;
             let check = args.check_every;
@@ -179,7 +209,7 @@ fn paper<S: Stencil<N>, const N: usize>(
         }
     }
     let plain_time = if args.skip_plain {
-        f64::NAN
+        None
     } else {
         let plain = solve(Schedule::Plain)?;
         println!(
@@ -188,7 +218,7 @@ fn paper<S: Stencil<N>, const N: usize>(
             seconds(plain.wall),
             plain.gpoints_per_s()
         );
-        seconds(plain.wall)
+        Some(seconds(plain.wall))
     };
     println!();
     println!("| tile | halo | sub | iterations | time (s) | speedup over plain |");
@@ -202,10 +232,10 @@ fn paper<S: Stencil<N>, const N: usize>(
             let schedule = Schedule::Hierarchical { tile, halo, sub };
             match solve(schedule) {
                 Ok(r) => println!(
-                    "| {tile} | {halo} | {sub} | {} | {:.3} | {:.2} |",
+                    "| {tile} | {halo} | {sub} | {} | {:.3} | {} |",
                     r.iterations,
                     seconds(r.wall),
-                    plain_time / seconds(r.wall)
+                    plain_time.map_or("– (--skip-plain)".into(), |t| format!("{:.2}", t / seconds(r.wall)))
                 ),
                 Err(e) => println!("| {tile} | {halo} | {sub} | – | – | {e} |"),
             }
@@ -225,9 +255,16 @@ fn blocking<S: Stencil<N>, const N: usize>(
     let u0 = Grid::<f32, N>::random_uniform(shape, -1.0, 1.0, 1)?;
     let points: usize = shape.iter().map(|n| n - 2).product();
     let bytes = S::META.bytes_per_point(4);
-    let copy = if args.cpu { f64::NAN } else { cuda::copy_bandwidth(0, points * bytes, 3)? };
-    let ceiling = copy * 1e9 / bytes as f64 / 1e9;
-    println!("{} f32 {shape:?}: copy {copy:.0} GB/s, one-pass ceiling {ceiling:.1} Gpoint/s", S::META.name);
+    // The ceiling comes from the GPU's copy bandwidth; the CPU twin has none to compare with.
+    let ceiling = if args.cpu {
+        println!("{} f32 {shape:?}: no one-pass ceiling (the copy probe runs on the GPU)", S::META.name);
+        None
+    } else {
+        let copy = cuda::copy_bandwidth(0, points * bytes, 3)?;
+        let ceiling = copy / bytes as f64;
+        println!("{} f32 {shape:?}: copy {copy:.0} GB/s, one-pass ceiling {ceiling:.1} Gpoint/s", S::META.name);
+        Some(ceiling)
+    };
     println!("| schedule | Gpoint/s (iteration-points) | × one-pass ceiling |");
     println!("|---|---:|---:|");
     let time = |schedule: Schedule, iterations: usize| -> Result<f64, Box<dyn std::error::Error>> {
@@ -263,7 +300,7 @@ fn blocking<S: Stencil<N>, const N: usize>(
                 continue;
             }
         };
-        println!("| {schedule} | {rate:.1} | {:.2} |", rate / ceiling);
+        println!("| {schedule} | {rate:.1} | {} |", ceiling.map_or("n/a".into(), |c| format!("{:.2}", rate / c)));
     }
     let mut u = u0.clone();
     let auto = Solver::new(stencil)

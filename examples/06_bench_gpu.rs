@@ -14,6 +14,8 @@
 //! cargo run --release --example 06_bench_gpu -- --sizes 512x512x512,8192x8192 --iterations 200
 //! ```
 
+mod common;
+
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -28,11 +30,11 @@ struct Args {
     /// Grid shapes, boundary included: `AxBxC` runs Jacobi7, `AxB` runs Jacobi5.
     #[arg(long, value_delimiter = ',', default_value = "512x512x512,1024x1024x1024,8192x8192", value_parser = parse_shape)]
     sizes: Vec<Vec<usize>>,
-    /// Iterations of the shorter timed run, k ≥ 10.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(10..))]
-    iterations: u32,
+    /// Iterations of the shorter timed run, k.
+    #[arg(long, default_value_t = 100, value_parser = common::int(10..=1_000_000))]
+    iterations: usize,
     /// Timed runs of every measurement; the best is reported.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = common::int(1..=1000))]
     repeats: usize,
     /// Run f32 only.
     #[arg(long)]
@@ -59,48 +61,52 @@ fn parse_shape(s: &str) -> Result<Vec<usize>, String> {
 }
 
 fn main() -> ExitCode {
-    run().map_or_else(
-        |e| {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        },
-        |()| ExitCode::SUCCESS,
-    )
+    common::exit(run(common::parse()))
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let args = Args::parse();
+fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(reason) = cuda::unusable_reason(0) {
         return Err(format!("no GPU to benchmark: {reason}").into());
     }
     let cache = std::env::temp_dir().join(format!("stencil-bench-cache-{}", std::process::id()));
     // SAFETY: set at start-up, before any other thread exists to read the environment.
     unsafe { std::env::set_var(cuda::CACHE_DIR_VAR, &cache) };
-    jit_times()?;
-
+    let rows = measure(&args);
+    let _ = std::fs::remove_dir_all(&cache);
+    let rows = rows?;
+    // The table is printed once every row is measured, so that an error never cuts it short.
     println!(
         "| stencil | precision | grid | schedule | Gpoint/s | GB/s | copy GB/s | of copy | steady Gpoint/s | steady of copy |"
     );
     println!("|---|---|---|---|---:|---:|---:|---:|---:|---:|");
+    for row in rows {
+        println!("{row}");
+    }
+    Ok(())
+}
+
+/// The JIT times, then the table's rows.
+fn measure(args: &Args) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    jit_times()?;
+    let mut rows = Vec::new();
     for shape in &args.sizes {
         match shape[..] {
             [a, b, c] => {
-                bench::<_, f32, 3>(Jacobi7, [a, b, c], &args)?;
+                rows.extend(bench::<_, f32, 3>(Jacobi7, [a, b, c], args)?);
                 if !args.f32_only {
-                    bench::<_, f64, 3>(Jacobi7, [a, b, c], &args)?;
+                    rows.extend(bench::<_, f64, 3>(Jacobi7, [a, b, c], args)?);
                 }
             }
             [a, b] => {
-                bench::<_, f32, 2>(Jacobi5, [a, b], &args)?;
+                rows.extend(bench::<_, f32, 2>(Jacobi5, [a, b], args)?);
                 if !args.f32_only {
-                    bench::<_, f64, 2>(Jacobi5, [a, b], &args)?;
+                    rows.extend(bench::<_, f64, 2>(Jacobi5, [a, b], args)?);
                 }
             }
             _ => unreachable!("parse_shape accepts 2-D and 3-D shapes"),
         }
     }
-    let _ = std::fs::remove_dir_all(&cache);
-    Ok(())
+    Ok(rows)
 }
 
 /// First compile with an empty disk cache, then a start from the disk cache.
@@ -126,18 +132,20 @@ fn jit_times() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// A row of the table for every schedule.
 fn bench<S: Stencil<N>, T: Real, const N: usize>(
     stencil: S,
     shape: [usize; N],
     args: &Args,
-) -> Result<(), Box<dyn std::error::Error>> {
+) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let f = Grid::<T, N>::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), 2)?;
     let u0 = Grid::<T, N>::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), 1)?;
     let bytes_per_point = S::META.bytes_per_point(T::BYTES);
     let points: usize = shape.iter().map(|n| n - 2).product();
     let copy = cuda::copy_bandwidth(0, points * bytes_per_point, args.repeats.max(3))?;
+    let mut rows = Vec::new();
     for &schedule in &args.schedules {
-        let time = |k: u32| -> Result<(f64, Report), Box<dyn std::error::Error>> {
+        let time = |k: usize| -> Result<(f64, Report), Box<dyn std::error::Error>> {
             let mut best: Option<Report> = None;
             for _ in 0..=args.repeats {
                 let mut u = u0.clone();
@@ -147,8 +155,8 @@ fn bench<S: Stencil<N>, T: Real, const N: usize>(
                     .backend(Backend::Cuda { device: 0 })
                     .schedule(schedule)
                     .mode(Mode::Fast)
-                    .max_iterations(k as usize)
-                    .check_every(k as usize)
+                    .max_iterations(k)
+                    .check_every(k)
                     .run(&mut u)?;
                 if best.as_ref().is_none_or(|b| report.wall < b.wall) {
                     best = Some(report);
@@ -161,7 +169,7 @@ fn bench<S: Stencil<N>, T: Real, const N: usize>(
         let (t2, _) = time(2 * args.iterations)?;
         let steady = points as f64 * args.iterations as f64 / (t2 - t1).max(1e-12) / 1e9;
         let gbs = report.effective_gb_per_s();
-        println!(
+        rows.push(format!(
             "| {} | {} | {} | {schedule} | {:.1} | {:.0} | {copy:.0} | {:.0} % | {steady:.1} | {:.0} % |",
             S::META.name,
             T::NAME,
@@ -170,7 +178,7 @@ fn bench<S: Stencil<N>, T: Real, const N: usize>(
             gbs,
             100.0 * gbs / copy,
             100.0 * steady * bytes_per_point as f64 / copy,
-        );
+        ));
     }
-    Ok(())
+    Ok(rows)
 }

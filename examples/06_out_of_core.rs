@@ -15,6 +15,7 @@
 //! cargo run --release --example 06_out_of_core -- --size 1000 --iterations 400 --heights 8,16,32,64 --in-core
 //! ```
 
+mod common;
 #[allow(dead_code)]
 mod poisson;
 
@@ -31,37 +32,38 @@ use stencil::prelude::*;
 #[derive(Parser)]
 struct Args {
     /// Points per axis, boundary included.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = common::at_least(3))]
     size: usize,
     /// Element type.
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     precision: Precision,
     /// Pyramid heights n (iterations per pass), comma-separated: one run each.
-    #[arg(long, value_delimiter = ',', default_values_t = [32])]
+    #[arg(long, value_delimiter = ',', default_values_t = [32], value_parser = common::at_least(1))]
     heights: Vec<usize>,
     /// Planes per slab; default: the widest that fits the device-memory limit.
-    #[arg(long)]
+    #[arg(long, value_parser = common::at_least(1))]
     slab: Option<usize>,
-    /// Device memory the schedule may use, in GiB; default: half of u and f together.
-    #[arg(long)]
+    /// Device memory the schedule may use, in GiB; default: half of u and f together, or
+    /// what a slab of one plane needs when that is more.
+    #[arg(long, value_parser = common::real(0.0, 1024.0))]
     device_memory_gib: Option<f64>,
     /// Run exactly this many iterations (a throughput measurement) instead of converging.
-    #[arg(long)]
+    #[arg(long, value_parser = common::at_least(1), conflicts_with = "tolerance")]
     iterations: Option<usize>,
     /// Stop once ‖uᵏ⁺¹ − uᵏ‖∞ is below this (without `--iterations`).
-    #[arg(long, default_value_t = 1e-5)]
+    #[arg(long, default_value_t = 1e-5, value_parser = common::real(0.0, 1.0))]
     tolerance: f64,
     /// Also run `Plain` in core on the GPU, for comparison.
     #[arg(long)]
     in_core: bool,
     /// Also run the CPU twin (plain pass) for this many iterations.
-    #[arg(long)]
+    #[arg(long, value_parser = common::at_least(1))]
     cpu_iterations: Option<usize>,
     /// The right-hand side: the papers' Perlin noise, or a cheap product of sines for very large grids.
     #[arg(long, value_enum, default_value_t = Rhs::Perlin)]
     rhs: Rhs,
     /// Seed of the noise in f and of the initial guess.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = common::seed())]
     seed: u32,
     /// Skewed slabs (`Inner::Skewed`: every plane computed once per iteration) instead of
     /// the paper's pyramids.
@@ -69,13 +71,13 @@ struct Args {
     skewed: bool,
     /// Run `Schedule::Auto` instead of `--heights`: out of core (with the run-time model's
     /// height and slab) when the grid does not fit the GPU, else the fastest in-core schedule.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["heights", "slab", "device_memory_gib", "skewed"])]
     auto: bool,
     /// Write u to this `.npz` file during out-of-core runs, and resume from it if it exists.
-    #[arg(long)]
+    #[arg(long, value_parser = common::output("npz"))]
     checkpoint: Option<std::path::PathBuf>,
     /// Iterations between checkpoints.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = common::at_least(1), requires = "checkpoint")]
     checkpoint_every: usize,
 }
 
@@ -94,27 +96,23 @@ enum Rhs {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let result = match args.precision {
+    let args: Args = common::parse();
+    common::exit(match args.precision {
         Precision::F32 => run::<f32>(&args),
         Precision::F64 => run::<f64>(&args),
-    };
-    result.map_or_else(
-        |e| {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        },
-        |()| ExitCode::SUCCESS,
-    )
+    })
 }
 
 fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let n = args.size;
-    if n < 3 {
-        return Err(format!("--size must be at least 3, not {n}").into());
-    }
-    if args.heights.contains(&0) {
-        return Err("every pyramid height must be at least 1".into());
+    if args.iterations.is_none() && args.tolerance < poisson::tolerance_floor::<T>() {
+        return Err(format!(
+            "--tolerance {:e} may never be met in {}: use at least {:e}, or run a fixed number with --iterations",
+            args.tolerance,
+            T::NAME,
+            poisson::tolerance_floor::<T>()
+        )
+        .into());
     }
     let h = 1.0 / (n - 1) as f64;
     println!("building the problem: {n}³ points, {}", T::NAME);
@@ -128,7 +126,8 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut u0 = Grid::<T, 3>::random_uniform([n; 3], T::from_f64(-1.0), T::from_f64(1.0), args.seed.into())?;
     u0.set_boundary([1; 3], |_| T::ZERO);
     let data = 2 * u0.as_slice().len() * T::BYTES;
-    let limit = args.device_memory_gib.map_or(data / 2, |gib| (gib * (1u64 << 30) as f64) as usize);
+    // Rounded up, so that a tiny limit is too small for a slab rather than no limit at all.
+    let limit = args.device_memory_gib.map_or(data / 2, |gib| (gib * (1u64 << 30) as f64).ceil() as usize);
     let gib = |bytes: usize| bytes as f64 / (1u64 << 30) as f64;
     if args.auto {
         println!("u and f: {:.2} GiB in host memory; Auto uses the GPU's free memory", gib(data));
@@ -163,30 +162,41 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         println!("{report}");
         rows.push((format!("auto: {}", report.schedule), report, false));
     }
+    let mut failed = 0;
     for &height in heights {
         let inner = if args.skewed { Inner::Skewed } else { Inner::Plain };
-        let schedule = Schedule::OutOfCore { slab: args.slab, height, inner, device_memory: Some(limit) };
         let bar = slab_progress()?;
-        let solver = checkpoint(Solver::new(Jacobi7).backend(Backend::Auto).schedule(schedule));
-        let solver = stop(solver, Some(height))
-            .on_slab(|p| {
-                bar.set_prefix(format!(
-                    "pass {} (iterations {}–{})",
-                    p.pass_end.div_ceil(height),
-                    p.pass_start + 1,
-                    p.pass_end
-                ));
-                bar.set_length(p.slabs as u64);
-                bar.set_position(p.slab as u64);
-            })
-            .on_progress(|p| {
-                let residual = p.residual.map_or("–".into(), |r| format!("{r:.3e}"));
-                bar.set_message(format!(
-                    "residual {residual} at iteration {}, {:.1} Gpoint/s",
-                    p.iteration, p.gpoints_per_s
-                ));
-            });
-        let report = u0.run(solver);
+        let mut run = |slab, limit| {
+            let schedule = Schedule::OutOfCore { slab, height, inner, device_memory: Some(limit) };
+            let solver = checkpoint(Solver::new(Jacobi7).backend(Backend::Auto).schedule(schedule));
+            let solver = stop(solver, Some(height))
+                .on_slab(|p| {
+                    bar.set_prefix(format!(
+                        "pass {} (iterations {}–{})",
+                        p.pass_end.div_ceil(height),
+                        p.pass_start + 1,
+                        p.pass_end
+                    ));
+                    bar.set_length(p.slabs as u64);
+                    bar.set_position(p.slab as u64);
+                })
+                .on_progress(|p| {
+                    let residual = p.residual.map_or("–".into(), |r| format!("{r:.3e}"));
+                    bar.set_message(format!(
+                        "residual {residual} at iteration {}, {:.1} Gpoint/s",
+                        p.iteration, p.gpoints_per_s
+                    ));
+                });
+            u0.run(solver)
+        };
+        let mut report = run(args.slab, limit);
+        // On a small grid half of u and f is less than a slab of one plane needs under a tall
+        // pyramid: the default limit is then that need (and the slab, that one plane).
+        if let (None, Err(stencil::Error::DeviceMemory { needed, .. })) = (args.device_memory_gib, &report) {
+            let needed = *needed;
+            bar.suspend(|| println!("height {height}: device-memory limit raised to the {needed} B a slab needs"));
+            report = run(args.slab.or(Some(1)), needed);
+        }
         bar.finish_and_clear();
         // A height whose slabs do not fit the limit is reported, and the others still run.
         match report {
@@ -194,7 +204,10 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 println!("{report}");
                 rows.push((report.schedule.clone(), report, false));
             }
-            Err(e) => eprintln!("height {height}: {e}"),
+            Err(e) => {
+                eprintln!("error: height {height}: {}", common::message(&e));
+                failed += 1;
+            }
         }
     }
     if args.in_core {
@@ -219,6 +232,10 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         rows.push((format!("CPU twin, {} threads", rayon_threads()), report, true));
     }
 
+    if rows.is_empty() {
+        // Every run failed, and said why above: no table to print.
+        return Err(format!("none of the {failed} runs succeeded").into());
+    }
     // Convergence runs give the iterations the others are extrapolated to.
     let converged = rows.iter().find(|(_, r, _)| r.stop == StopReason::Converged).map(|(_, r, _)| r.iterations);
     let in_core = rows.iter().find(|(name, ..)| name == "plain, in core").map(|(_, r, _)| r.gpoints_per_s());
@@ -242,7 +259,10 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     model_summary(&rows);
-    Ok(())
+    match failed {
+        0 => Ok(()),
+        _ => Err(format!("{failed} of {} runs failed (above)", rows.len() + failed).into()),
+    }
 }
 
 /// The run-time model against the measurements: each out-of-core run's predicted and

@@ -5,20 +5,25 @@
 //!   φ = 0 on the boundary, φ(·, 0) = δ(x − (20, 10)).
 //!
 //! One time step is a sweep of each half-step. The run prints the mass against 1 + t and the
-//! centroid against x₀ + v·(t + t²/2)/(1 + t), and writes a PNG of φ (x down the picture,
-//! y across). `--bench` times a step on the GPU for several tiles and the CPU twin, with the
-//! paper's Table 1 beside.
+//! centroid against x₀ + v·(t + t²/2)/(1 + t) (while the mass says that the plume is still
+//! inside the domain), and writes a PNG of φ (x down the picture, y across). `--bench` times a
+//! step on the GPU for several tiles and the CPU twin, with the paper's Table 1 beside.
 //!
 //! ```text
 //! cargo run --release --example 07_convection_diffusion -- --steps 100 --backend cuda
 //! cargo run --release --example 07_convection_diffusion -- --bench --tiles 4,8,16,32,64
 //! ```
 
+mod common;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use stencil::builtin::{AtHalf1, AtHalf2, alternate_triangular};
+use stencil::cuda;
 use stencil::prelude::*;
 use stencil::{Alternating, ColorMap, Slice, StepsReport};
 
@@ -26,39 +31,40 @@ use stencil::{Alternating, ColorMap, Slice, StepsReport};
 #[command(about = "Convection–diffusion by the alternate-triangular scheme (Bohaienko's test problem)")]
 struct Args {
     /// Cells along x (the domain is 40 long); the grid has one node more.
-    #[arg(long, default_value_t = 3600)]
+    #[arg(long, default_value_t = 3600, value_parser = common::int(2..=1_000_000))]
     nx: usize,
     /// Cells along y (the domain is 20 long).
-    #[arg(long, default_value_t = 1800)]
+    #[arg(long, default_value_t = 1800, value_parser = common::int(2..=1_000_000))]
     ny: usize,
-    /// Time step.
-    #[arg(long, default_value_t = 0.002)]
+    /// Time step: less than 20, the time the pulse takes to reach the boundary (the scheme is
+    /// stable for any step, but a longer one carries the pulse out of the domain in one step).
+    #[arg(long, default_value_t = 0.002, value_parser = common::real(0.0, 20.0))]
     tau: f64,
     /// Time steps to run.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = common::int(1..=100_000_000), conflicts_with = "bench")]
     steps: usize,
     /// Where to run.
-    #[arg(long, value_enum, default_value_t = Where::Auto)]
+    #[arg(long, value_enum, default_value_t = Where::Auto, conflicts_with = "bench")]
     backend: Where,
     /// Element type.
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     precision: Precision,
     /// Wavefront tile (lanes per pencil on the GPU, points per tile edge on the CPU); with
     /// `--bench`, a comma-separated list.
-    #[arg(long, value_delimiter = ',', default_values_t = [32])]
+    #[arg(long, value_delimiter = ',', default_values_t = [32], value_parser = common::at_least(1))]
     tiles: Vec<usize>,
     /// Time the steps for every tile on the GPU and the CPU twin instead of one run.
     #[arg(long)]
     bench: bool,
     /// Steps per timed GPU run with `--bench`.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = common::int(1..=1_000_000), requires = "bench")]
     bench_steps: usize,
     /// Steps of the CPU twin with `--bench`.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = common::int(1..=1_000_000), requires = "bench")]
     cpu_steps: usize,
     /// Where to write the PNG of φ at the end.
-    #[arg(long, default_value = "convection_diffusion.png")]
-    png: String,
+    #[arg(long, default_value = "convection_diffusion.png", value_parser = common::output("png"), conflicts_with = "bench")]
+    png: PathBuf,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -74,12 +80,12 @@ enum Precision {
     F64,
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = Args::parse();
-    match args.precision {
+fn main() -> ExitCode {
+    let args: Args = common::parse();
+    common::exit(match args.precision {
         Precision::F32 => run::<f32>(&args),
         Precision::F64 => run::<f64>(&args),
-    }
+    })
 }
 
 /// The problem on a grid of `nx` × `ny` cells: φ and q hold the unit pulse / source at the
@@ -139,6 +145,9 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.bench {
         return bench::<T>(args);
     }
+    if args.tiles.len() > 1 {
+        return Err("--tiles takes a list only with --bench; one run uses one tile".into());
+    }
     let backend = match args.backend {
         Where::Auto => Backend::Auto,
         Where::Cpu => Backend::Cpu,
@@ -170,9 +179,24 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let drift = (t + t * t / 2.0) / (1.0 + t);
     let [x0, y0] = [plume.source[0] as f64 * plume.h[0], plume.source[1] as f64 * plume.h[1]];
     let [x, y] = plume.centroid();
-    println!("centroid ({x:.5}, {y:.5}), expected ({:.5}, {:.5})", x0 + drift, y0 - 0.5 * drift);
+    let expected = format!("({:.5}, {:.5})", x0 + drift, y0 - 0.5 * drift);
+    // Both formulas hold while the plume is inside the domain. Mass leaves through the
+    // boundary once the plume reaches it (t near 20, less with diffusion), or earlier when a
+    // sweep carries mass to it within a step (long steps on coarse grids): the centroid then
+    // lags the formula by about as much as the mass (both 2 % at t = 10 on 400 × 200 cells),
+    // so the mass measured says whether the expected centroid means anything.
+    let lost = (1.0 + t - mass) / (1.0 + t);
+    if lost.abs() <= 1e-3 {
+        println!("centroid ({x:.5}, {y:.5}), expected {expected}");
+    } else {
+        println!(
+            "centroid ({x:.5}, {y:.5}); the formula's {expected} does not apply: the mass is off by {:.1} %, \
+             as the plume has reached the boundary (fewer steps, a shorter --tau or more cells keep it inside)",
+            100.0 * lost.abs()
+        );
+    }
     plume.phi.write_png(&args.png, Slice::Whole, ColorMap::Viridis)?;
-    println!("wrote {} (x down, y across)", args.png);
+    println!("wrote {} (x down, y across)", args.png.display());
     Ok(())
 }
 
@@ -187,9 +211,14 @@ fn bench<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         args.tau,
         T::NAME
     );
+    // Said once, before the table, rather than as an error in every GPU row.
+    let gpu = cuda::unusable_reason(0);
+    if let Some(reason) = &gpu {
+        println!("no GPU rows: {reason}");
+    }
     println!("{:<28} {:>6} {:>12} {:>10}", "backend", "tile", "ms per step", "steps");
     let mut best_gpu: f64 = f64::INFINITY;
-    for &tile in &args.tiles {
+    for &tile in args.tiles.iter().filter(|_| gpu.is_none()) {
         let mut plume = Plume::<T>::new(args.nx, args.ny)?;
         let schedule = Schedule::Wavefront { tile };
         let cuda = Backend::Cuda { device: 0 };

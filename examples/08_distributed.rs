@@ -21,6 +21,8 @@
 //! (`Alternating`: a sweep up the cut axis, then one back down): the ranks pass each sweep
 //! along and back, and the grid is spread over them, but their sweeps do not overlap.
 
+mod common;
+
 use std::f64::consts::PI;
 use std::process::ExitCode;
 
@@ -50,10 +52,10 @@ stencil! {
 struct Args {
     /// Points per axis, boundary included (with `--weak`, interior planes per rank along
     /// axis 0).
-    #[arg(long, default_value_t = 65)]
+    #[arg(long, default_value_t = 65, value_parser = common::int(3..=1_000_000))]
     size: usize,
     /// Iterations between two exchanges of ghost planes (depth · radius planes a side).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = common::int(1..=1_000_000))]
     depth: usize,
     /// Where each rank runs: `auto` uses GPU (node rank mod GPUs) when one is usable.
     #[arg(long, value_enum, default_value_t = Where::Auto)]
@@ -61,14 +63,14 @@ struct Args {
     /// Element type.
     #[arg(long, value_enum, default_value_t = Precision::F64)]
     precision: Precision,
-    /// Stop when ‖u⁺ − u‖∞ falls below this.
-    #[arg(long, default_value_t = 1e-7)]
+    /// Stop when ‖u⁺ − u‖∞ falls below this (u is of order 1).
+    #[arg(long, default_value_t = 1e-7, value_parser = common::real(0.0, 1.0), conflicts_with = "bench")]
     tolerance: f64,
     /// Stop after this many iterations at most.
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = 100_000, value_parser = common::at_least(1), conflicts_with = "bench")]
     max_iterations: usize,
     /// Time K and 2K iterations (no tolerance) and print the steady rate.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = common::int(1..=1_000_000))]
     bench: Option<usize>,
     /// Weak scaling (with `--bench`): the grid has `--size` interior planes per rank along
     /// axis 0.
@@ -79,29 +81,29 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Kind::Plain)]
     schedule: Kind,
     /// `--schedule hierarchical`: core tile edge in points.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = common::int(1..=1_000_000))]
     tile: usize,
     /// `--schedule hierarchical`: subiterations per cycle.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = common::int(1..=1_000_000))]
     sub: usize,
     /// `--schedule hierarchical`: halo points around each tile (default: `--sub`, which makes
     /// the cycles exact, and then use `--depth` ≥ `--sub`; fewer make them paper 003's
     /// inexact cycles, and then `--depth` ≥ tile − 1 + halo).
-    #[arg(long)]
+    #[arg(long, value_parser = common::int(1..=1_000_000))]
     halo: Option<usize>,
     /// `--schedule out-of-core`: planes per slab (default: the widest that fits the GPU).
-    #[arg(long)]
+    #[arg(long, value_parser = common::at_least(1))]
     slab: Option<usize>,
     /// `--schedule out-of-core`: skewed slabs (each plane computed once per iteration)
     /// instead of pyramids.
     #[arg(long)]
     skewed: bool,
     /// `--schedule symmetric`: steps to run (each a sweep up and a sweep down).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = common::int(1..=100_000_000), conflicts_with = "bench")]
     steps: usize,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum Kind {
     Plain,
     Tiled,
@@ -125,13 +127,28 @@ enum Precision {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let (args, matches) = common::parse_with::<Args>(|command| command);
+    let (hierarchical, out_of_core) = (args.schedule == Kind::Hierarchical, args.schedule == Kind::OutOfCore);
+    let symmetric = args.schedule == Kind::Symmetric;
+    let ignored = common::refuse_ignored(
+        &matches,
+        &[
+            ("tile", hierarchical, "to --schedule hierarchical"),
+            ("sub", hierarchical, "to --schedule hierarchical"),
+            ("halo", hierarchical, "to --schedule hierarchical"),
+            ("slab", out_of_core, "to --schedule out-of-core"),
+            ("skewed", out_of_core, "to --schedule out-of-core"),
+            ("steps", symmetric, "to --schedule symmetric"),
+            ("tolerance", !symmetric, "to every schedule but symmetric, which runs --steps"),
+            ("max_iterations", !symmetric, "to every schedule but symmetric, which runs --steps"),
+        ],
+    );
+    if let Err(e) = ignored {
+        return common::exit(Err(e));
+    }
     let mpi = match Mpi::init() {
         Ok(mpi) => mpi,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return common::exit(Err(e)),
     };
     let outcome = match args.precision {
         Precision::F32 => run::<f32>(&args, &mpi),
@@ -140,7 +157,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("rank {}: error: {e}", mpi.rank());
+            eprintln!("rank {}: error: {}", mpi.rank(), common::message(&e));
             ExitCode::FAILURE
         }
     }

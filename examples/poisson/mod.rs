@@ -10,14 +10,16 @@ use indicatif::{ProgressBar, ProgressStyle};
 use noise::{Fbm, MultiFractal, NoiseFn, Perlin};
 use stencil::prelude::*;
 
+use crate::common;
+
 /// Solve −Δu = f on the unit square or cube (zero Dirichlet boundary) with Jacobi.
 #[derive(Parser)]
 pub struct Args {
-    /// Points per axis, boundary included (h = 1/(N−1)); the example sets the default.
-    #[arg(long)]
-    size: Option<usize>,
-    /// Stop once ‖uᵏ⁺¹ − uᵏ‖∞ is below this.
-    #[arg(long, default_value_t = 1e-5)]
+    /// Points per axis, boundary included (h = 1/(N−1)).
+    #[arg(long, value_parser = common::at_least(3))]
+    size: usize,
+    /// Stop once ‖uᵏ⁺¹ − uᵏ‖∞ is below this (u and its steps are of order 1 at most).
+    #[arg(long, default_value_t = 1e-5, value_parser = common::real(0.0, 1.0))]
     tolerance: f64,
     /// Element type.
     #[arg(long, value_enum, default_value_t = Precision::F32)]
@@ -31,20 +33,20 @@ pub struct Args {
     /// Floating-point mode of the GPU kernels.
     #[arg(long, value_enum, default_value_t = ModeArg::Fast)]
     mode: ModeArg,
-    /// Check the residual every this many iterations.
-    #[arg(long, default_value_t = 100)]
+    /// Check the residual every this many iterations (a run stops only at a check).
+    #[arg(long, default_value_t = 100, value_parser = common::int(1..=1_000_000))]
     check_every: usize,
     /// Stop after this many iterations at most.
-    #[arg(long)]
+    #[arg(long, value_parser = common::at_least(1))]
     max_iterations: Option<usize>,
     /// Seed of the noise in f and of the initial guess.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = common::seed())]
     seed: u32,
     /// Write the solution (boundary included) to this `.npy` file.
-    #[arg(long)]
+    #[arg(long, value_parser = common::output("npy"))]
     npy: Option<std::path::PathBuf>,
     /// Draw the solution (2-D) or its middle plane along axis 0 (3-D) to this PNG file.
-    #[arg(long)]
+    #[arg(long, value_parser = common::output("png"))]
     png: Option<std::path::PathBuf>,
 }
 
@@ -81,37 +83,45 @@ enum ModeArg {
 }
 
 /// Parses the command line and solves the papers' problem with `stencil` (a Jacobi update
-/// for −Δu = f with the fields `u`, `f` and the parameter `h2`).
+/// for −Δu = f with the fields `u`, `f` and the parameter `h2`), `default_size` points per axis
+/// unless `--size` says otherwise.
 pub fn main<S: Stencil<N>, const N: usize>(stencil: S, default_size: usize) -> ExitCode
 where
     Fbm<Perlin>: NoiseFn<f64, N>,
 {
-    let args = Args::parse();
-    let result = match args.precision {
-        Precision::F32 => solve::<S, f32, N>(stencil, &args, default_size),
-        Precision::F64 => solve::<S, f64, N>(stencil, &args, default_size),
-    };
-    // `main -> Result` would print the error's `Debug`; its `Display` is the readable one.
-    result.map_or_else(
-        |e| {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        },
-        |()| ExitCode::SUCCESS,
-    )
+    let domain = if N == 2 { "square" } else { "cube" };
+    let (args, _) = common::parse_with::<Args>(|command| {
+        command
+            .about(format!("Solve −Δu = f on the unit {domain} (zero Dirichlet boundary) with Jacobi."))
+            // Leaked once, so that `--help` shows this example's default (clap keeps `&'static str`s).
+            .mut_arg("size", |arg| arg.required(false).default_value(&*default_size.to_string().leak()))
+    });
+    common::exit(match args.precision {
+        Precision::F32 => solve::<S, f32, N>(stencil, &args),
+        Precision::F64 => solve::<S, f64, N>(stencil, &args),
+    })
 }
 
-fn solve<S: Stencil<N>, T: Real, const N: usize>(
-    stencil: S,
-    args: &Args,
-    default_size: usize,
-) -> Result<(), Box<dyn std::error::Error>>
+/// The smallest `--tolerance` that a run without an iteration limit is sure to meet in `T`:
+/// |u| stays below 0.1, where one unit in the last place is 7·10⁻⁹ in f32 and 1·10⁻¹⁷ in
+/// f64, and rounding may keep Jacobi's steps a few units from zero for ever.
+pub fn tolerance_floor<T: Real>() -> f64 {
+    if T::BYTES == 4 { 1e-7 } else { 1e-15 }
+}
+
+fn solve<S: Stencil<N>, T: Real, const N: usize>(stencil: S, args: &Args) -> Result<(), Box<dyn std::error::Error>>
 where
     Fbm<Perlin>: NoiseFn<f64, N>,
 {
-    let n = args.size.unwrap_or(default_size);
-    if n < 3 {
-        return Err(format!("--size must be at least 3 (one interior point per axis), not {n}").into());
+    let n = args.size;
+    if args.max_iterations.is_none() && args.tolerance < tolerance_floor::<T>() {
+        return Err(format!(
+            "--tolerance {:e} may never be met in {}: use at least {:e}, or bound the run with --max-iterations",
+            args.tolerance,
+            T::NAME,
+            tolerance_floor::<T>()
+        )
+        .into());
     }
     let h = 1.0 / (n - 1) as f64;
     let f = perlin_rhs::<T, N>(n, args.seed)?;
