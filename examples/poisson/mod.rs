@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = ModeArg::Fast)]
     mode: ModeArg,
     /// Check the residual every this many iterations (a run stops only at a check).
-    #[arg(long, default_value_t = 100, value_parser = common::int(1..=1_000_000))]
+    #[arg(long, default_value_t = 100, value_parser = common::int(1..=stencil::MAX_UNLIMITED_CHECK_EVERY))]
     check_every: usize,
     /// Stop after this many iterations at most.
     #[arg(long, value_parser = common::at_least(1))]
