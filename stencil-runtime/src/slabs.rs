@@ -210,23 +210,21 @@ impl Slabs {
         elem: usize,
         skewed: bool,
     ) -> Option<usize> {
-        let plane_bytes = plane_len.checked_mul(elem)?;
-        let height = height.min(planes);
-        let ghost = height.checked_mul(radius)?;
-        let budget = limit / plane_bytes.max(1);
-        // An estimate from the chunk's planes, then down to the first width that fits.
-        let estimate = if skewed {
-            // 2 · arrays · (w + (height + 1)·r, plus r at the grid's ends) ≤ budget
-            (budget / (2 * arrays)).saturating_sub(ghost)
-        } else {
-            // 2 · arrays · (w + 2g) + g ≤ budget (one carry; a rotation adds another)
-            (budget.checked_sub(ghost)? / (2 * arrays)).saturating_sub(2 * ghost)
-        };
+        let plane_bytes = plane_len.checked_mul(elem)?.max(1);
         let fits = |width| {
             let slabs = Self::over(own.clone(), planes, radius, plane_len, height, width).skew(skewed);
             slabs.buffer_bytes(arrays, elem) <= limit
         };
-        (1..=estimate.min(own.len().max(1))).rev().find(|&width| fits(width))
+        // The buffers grow with the width; ghost planes clipped at the grid's edge make them
+        // smaller than `2 · arrays · (w + ghosts)`, so search every width up to what the own
+        // planes alone would allow.
+        let mut fitting = 0;
+        let mut above = (limit / plane_bytes / (2 * arrays).max(1)).min(own.len().max(1)) + 1;
+        while above - fitting > 1 {
+            let middle = fitting + (above - fitting) / 2;
+            if fits(middle) { fitting = middle } else { above = middle }
+        }
+        (fitting > 0).then_some(fitting)
     }
 
     /// `schedule` (an out-of-core one) with the slab width and height these slabs have, for
@@ -395,6 +393,17 @@ mod tests {
                     .unwrap();
             let slabs = Slabs::new(planes, radius, plane_len, height, width).skew(true);
             assert!(slabs.buffer_bytes(arrays, elem) <= limit, "{limit}: width {width}");
+            let wider = Slabs::new(planes, radius, plane_len, height, width + 1).skew(true);
+            let whole = width == planes - 2 * radius;
+            assert!(whole || wider.buffer_bytes(arrays, elem) > limit, "{limit}: width {width} is not the widest");
+        }
+        // Ghost planes clipped at the edge of a small grid: exactly the smallest slabs' bytes fit.
+        for skewed in [false, true] {
+            let (planes, height) = (33, 32);
+            let one = Slabs::new(planes, radius, plane_len, height, 1).skew(skewed).buffer_bytes(arrays, elem);
+            let own = (radius..planes - radius, planes, radius, plane_len);
+            assert!(Slabs::widest(one, own.clone(), height, arrays, elem, skewed).is_some_and(|w| w >= 1));
+            assert_eq!(Slabs::widest(one - 1, own, height, arrays, elem, skewed), None);
         }
     }
 
