@@ -191,11 +191,11 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         };
         let mut report = run(args.slab, limit);
         // On a small grid half of u and f is less than a slab of one plane needs under a tall
-        // pyramid: the default limit is then that need (and the slab, that one plane).
+        // pyramid: the default limit is then that need.
         if let (None, Err(stencil::Error::DeviceMemory { needed, .. })) = (args.device_memory_gib, &report) {
             let needed = *needed;
             bar.suspend(|| println!("height {height}: device-memory limit raised to the {needed} B a slab needs"));
-            report = run(args.slab.or(Some(1)), needed);
+            report = run(args.slab, needed);
         }
         bar.finish_and_clear();
         // A height whose slabs do not fit the limit is reported, and the others still run.
