@@ -5,7 +5,6 @@
 #![allow(dead_code)]
 
 use std::error::Error;
-use std::ffi::OsString;
 use std::fmt::Display;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
@@ -13,7 +12,7 @@ use std::process::ExitCode;
 use std::str::FromStr;
 
 use clap::parser::ValueSource;
-use clap::{ArgMatches, Command, Parser};
+use clap::{Arg, ArgMatches, Command, Parser};
 
 /// Parses the command line, or prints clap's message and exits (0 for `--help`, 2 otherwise).
 pub fn parse<A: Parser>() -> A {
@@ -21,36 +20,20 @@ pub fn parse<A: Parser>() -> A {
 }
 
 /// [`parse`] after `adjust` changed the command (a default that depends on the example), with
-/// the matches, which tell an option given on the command line from its default.
+/// the matches, which tell an option given on the command line from its default. A value may
+/// be negative (`--tau -1`), so that the option's own parser names its range rather than clap
+/// taking `-1` for a flag.
 pub fn parse_with<A: Parser>(adjust: impl FnOnce(Command) -> Command) -> (A, ArgMatches) {
-    let mut command = adjust(A::command());
-    let matches = command.try_get_matches_from_mut(negative_values_attached(&command)).unwrap_or_else(|e| e.exit());
+    let negative_values = |arg: Arg| {
+        let takes_values = arg.get_action().takes_values();
+        arg.allow_negative_numbers(takes_values)
+    };
+    let mut command = adjust(A::command()).mut_args(negative_values);
+    let matches = command.try_get_matches_from_mut(std::env::args_os()).unwrap_or_else(|e| e.exit());
     match A::from_arg_matches(&matches) {
         Ok(args) => (args, matches),
         Err(e) => e.format(&mut command).exit(),
     }
-}
-
-/// The command line with `--option -1e-3` written `--option=-1e-3` (and `--option -1,2`,
-/// `--option=-1,2`): clap takes a value that starts with `-` for flags, and says "unexpected
-/// argument '-1'" instead of letting the option's parser name its range.
-fn negative_values_attached(command: &Command) -> Vec<OsString> {
-    let takes_value =
-        |long: &str| command.get_arguments().any(|arg| arg.get_long() == Some(long) && arg.get_action().takes_values());
-    let mut argv: Vec<OsString> = std::env::args_os().collect();
-    let mut i = 1;
-    while i + 1 < argv.len() && argv[i] != "--" {
-        if let (Some(option), Some(value)) = (argv[i].to_str(), argv[i + 1].to_str())
-            && option.strip_prefix("--").is_some_and(takes_value)
-            && value.starts_with('-')
-            && value.split(',').next().is_some_and(|first| first.parse::<f64>().is_ok())
-        {
-            argv[i] = format!("{option}={value}").into();
-            argv.remove(i + 1);
-        }
-        i += 1;
-    }
-    argv
 }
 
 /// Refuses an option given on the command line that this run would ignore: `options` holds
