@@ -1,0 +1,72 @@
+//! The examples on bad command lines: a message that names the option and its valid range
+//! (or the library's error, in `Display` form), a non-zero exit code, and no panic; and help
+//! that shows each example's own defaults. Builds the examples it runs (a no-op when `cargo
+//! test` has built them already).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The path of example `name`, built with the profile `cargo test` builds examples with.
+fn example(name: &str) -> PathBuf {
+    let built = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--profile", "test", "--example", name, "--message-format=json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{name} does not build: {}", String::from_utf8_lossy(&built.stderr));
+    let marker = "\"executable\":\"";
+    let text = String::from_utf8_lossy(&built.stdout);
+    let line = text.lines().filter(|l| l.contains("\"reason\":\"compiler-artifact\"")).find(|l| l.contains(marker));
+    let start = line.and_then(|l| l.find(marker).map(|at| &l[at + marker.len()..])).expect("an executable");
+    PathBuf::from(&start[..start.find('"').expect("a closing quote")])
+}
+
+fn run(name: &str, args: &[&str]) -> Output {
+    Command::new(example(name)).args(args).output().unwrap()
+}
+
+/// That `name args` fails with `code` and its standard error starts with `error: ` and holds
+/// every one of `says`.
+fn fails(name: &str, args: &[&str], code: i32, says: &[&str]) {
+    let out = run(name, args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let what = format!("{name} {}", args.join(" "));
+    assert_eq!(out.status.code(), Some(code), "{what}: exit status\n{stderr}");
+    assert!(stderr.starts_with("error: "), "{what}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+    for s in says {
+        assert!(stderr.contains(s), "{what}: `{s}` is not in\n{stderr}");
+    }
+}
+
+#[test]
+fn numeric_options_are_checked_against_their_range() {
+    fails("06_out_of_core", &["--slab", "0"], 2, &["--slab", "at least 1"]);
+    fails("06_out_of_core", &["--device-memory-gib=-1"], 2, &["--device-memory-gib", "greater than 0"]);
+    fails("06_out_of_core", &["--device-memory-gib", "nan"], 2, &["--device-memory-gib"]);
+    fails("07_gauss_seidel", &["--size", "0"], 2, &["--size", "from 3"]);
+    fails("07_convection_diffusion", &["--tau", "1e9"], 2, &["--tau", "less than 20"]);
+    fails("07_convection_diffusion", &["--tau", "-1"], 2, &["--tau", "greater than 0"]);
+    fails("01_poisson3d", &["--size", "2"], 2, &["--size", "at least 3"]);
+    fails("05_hierarchical", &["--halos", "1,-2"], 2, &["--halos", "from 1"]);
+}
+
+#[test]
+fn errors_are_printed_as_sentences_with_a_failure_code() {
+    // The library's error, in its `Display` form (not `Error: InvalidShape { … }`).
+    fails("01_poisson3d", &["--size", "18446744073709551615"], 1, &["invalid shape", "more bytes than a process"]);
+    fails("01_poisson3d", &["--tolerance", "1e-12"], 1, &["--tolerance 1e-12 may never be met in f32"]);
+}
+
+#[test]
+fn help_shows_each_examples_own_defaults_and_does_not_run() {
+    for (name, default) in [("01_poisson3d", "[default: 64]"), ("02_poisson2d", "[default: 257]")] {
+        let out = run(name, &["--help"]);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && help.contains(default), "{name} --help:\n{help}");
+    }
+    let out = run("03_custom_stencil", &["--help"]);
+    assert!(out.status.success(), "03_custom_stencil --help");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Usage:"), "it prints help instead of running");
+    fails("03_custom_stencil", &["--size", "5"], 2, &["unexpected argument"]);
+}
