@@ -7,7 +7,7 @@
 //! (two `f64`: ρ(u⁰) in L∞ and L2, for a relative tolerance; NaN when not measured), `stencil`
 //! (the stencil's name as bytes), and the run's read-only inputs: `params` (the scalar
 //! parameters in declaration order, as `f64`) and `field_digests` (32 bytes per read-only
-//! field in declaration order, a SHA-256 digest of its values; see [`Inputs`]). NumPy reads
+//! field in declaration order, a SHA-256 digest of its values; see [`RunInputs`]). NumPy reads
 //! it with `numpy.load`. It is written to `<path>.partial`, flushed to the disk, then renamed
 //! over `<path>`: a reader sees the old checkpoint or the new one, never a torn file.
 
@@ -112,7 +112,7 @@ impl Checkpoint {
                 if !digests.len().is_multiple_of(32) {
                     return Err(fail("`field_digests` must hold 32 bytes per field".into()));
                 }
-                Some(Inputs {
+                Some(RunInputs {
                     params: params.to_vec(),
                     fields: digests.chunks_exact(32).map(|d| d.try_into().unwrap_or([0; 32])).collect(),
                 })
@@ -169,7 +169,7 @@ impl Checkpoint {
         path: &Path,
         grid: &Grid<T, N>,
         (iteration, reference, stencil): (usize, Option<[f64; 2]>, &str),
-        inputs: Option<&Inputs>,
+        inputs: Option<&RunInputs>,
     ) -> Result<()> {
         let partial = partial_path(path);
         let result = Self::write_partial(&partial, grid, (iteration, reference, stencil), inputs).and_then(|()| {
@@ -195,7 +195,7 @@ impl Checkpoint {
         partial: &Path,
         grid: &Grid<T, N>,
         (iteration, reference, stencil): (usize, Option<[f64; 2]>, &str),
-        inputs: Option<&Inputs>,
+        inputs: Option<&RunInputs>,
     ) -> Result<()> {
         let io = |source| Error::Io { path: partial.to_owned(), source };
         let fail = |source| Error::WriteCheckpoint { path: partial.to_owned(), source };
@@ -228,13 +228,13 @@ pub struct Saved<T: Real, const N: usize> {
     pub stencil: String,
     /// The read-only inputs of the run that wrote it; `None` for a file written by
     /// [`Checkpoint::write`].
-    pub inputs: Option<Inputs>,
+    pub inputs: Option<RunInputs>,
 }
 
 /// A run's read-only inputs as its checkpoints record them, so that a resume can tell
 /// whether it continues the same problem.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Inputs {
+pub struct RunInputs {
     /// The scalar parameters in declaration order (`i32` ones converted exactly).
     pub params: Vec<f64>,
     /// Per read-only field in declaration order, a SHA-256 digest of its values: of the
@@ -243,7 +243,7 @@ pub struct Inputs {
     pub fields: Vec<[u8; 32]>,
 }
 
-impl Inputs {
+impl RunInputs {
     /// The inputs of a run of `S` with `params` and the read-only `fields` (`None` at the
     /// unknown).
     pub(crate) fn of<S: Stencil<N>, T: Real, const N: usize>(params: &S::Params<T>, fields: &[Option<&[T]>]) -> Self {
@@ -259,7 +259,7 @@ impl Inputs {
 
     /// Why `self` (this run's) is not `saved` (the checkpoint's), for stencil `S`; `None`
     /// when they are the same.
-    fn difference<S: Stencil<N>, const N: usize>(&self, saved: &Inputs) -> Option<String> {
+    fn difference<S: Stencil<N>, const N: usize>(&self, saved: &RunInputs) -> Option<String> {
         let meta = S::META;
         if self.params.len() != saved.params.len() || self.fields.len() != saved.fields.len() {
             return Some("it records another number of parameters or fields".into());
@@ -276,7 +276,7 @@ impl Inputs {
     }
 }
 
-/// The digest of [`Inputs::fields`].
+/// The digest of [`RunInputs::fields`].
 fn digest<T: Real>(values: &[T]) -> [u8; 32] {
     // SAFETY: `T` is `f32` or `f64` (`Real` is sealed): plain bytes, no padding, every byte
     // initialised; the view lives as long as the borrow of `values`.
@@ -299,7 +299,7 @@ pub(crate) fn begin<S: Stencil<N>, T: Real, const N: usize>(
     c: &Checkpoint,
     u: &mut Grid<T, N>,
     stop: &mut crate::stop::StopRule,
-    inputs: Inputs,
+    inputs: RunInputs,
 ) -> Result<(Start, Writer)> {
     if c.interval() == 0 {
         return Err(Error::InvalidCheckpoint);
@@ -321,7 +321,7 @@ fn resume<S: Stencil<N>, T: Real, const N: usize>(
     c: &Checkpoint,
     u: &mut Grid<T, N>,
     (tolerance, max_iterations): (Option<Tolerance>, Option<usize>),
-    inputs: &Inputs,
+    inputs: &RunInputs,
 ) -> Result<Start> {
     let saved = Checkpoint::read::<T, N>(c.path())?;
     let fail = |reason: String| Err(Error::ReadCheckpoint { path: c.path().to_owned(), reason });
@@ -372,13 +372,13 @@ pub(crate) struct Writer {
     /// The iteration of the last checkpoint written, or resumed from.
     pub last: Option<usize>,
     /// The run's read-only inputs, recorded in every checkpoint.
-    inputs: Inputs,
+    inputs: RunInputs,
 }
 
 impl Writer {
     /// Checkpoints of a run with `inputs` that starts at `start` (from the checkpoint itself
     /// if `resumed`).
-    pub fn new(checkpoint: &Checkpoint, start: usize, resumed: bool, inputs: Inputs) -> Self {
+    pub fn new(checkpoint: &Checkpoint, start: usize, resumed: bool, inputs: RunInputs) -> Self {
         Self {
             path: checkpoint.path.clone(),
             every: checkpoint.every,
@@ -441,7 +441,7 @@ mod tests {
     #[test]
     fn checkpoints_fall_due_at_multiples_of_the_interval() {
         let c = Checkpoint::every(10, "x");
-        let none = || Inputs { params: Vec::new(), fields: Vec::new() };
+        let none = || RunInputs { params: Vec::new(), fields: Vec::new() };
         let mut w = Writer::new(&c, 0, false, none());
         assert!(!w.due(9) && w.due(10));
         w.next = 20;

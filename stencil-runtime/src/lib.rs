@@ -13,6 +13,7 @@ pub mod distributed;
 mod error;
 mod grid;
 mod inputs;
+pub mod kernel;
 mod memory;
 pub mod model;
 mod monitor;
@@ -28,7 +29,7 @@ mod stop;
 #[doc(hidden)]
 pub mod __private;
 
-pub use checkpoint::{Checkpoint, Inputs, Saved};
+pub use checkpoint::{Checkpoint, RunInputs, Saved};
 pub use cpu::Difference;
 pub use error::{Error, Result};
 pub use grid::{ColorMap, Grid, Slice};
@@ -38,7 +39,7 @@ pub use report::{Progress, Report, ResidualSample, SlabProgress, StopReason};
 pub use schedule::{Backend, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Inner, Schedule};
 pub use solver::Solver;
 pub use stencil::{
-    Direction, FieldMeta, ParamMeta, ReadMeta, ScalarKind, ScalarValue, Stencil, StencilMeta, SweepMeta,
+    Direction, FieldMeta, InputFields, ParamMeta, ReadMeta, ScalarKind, ScalarValue, Stencil, StencilMeta, SweepMeta,
 };
 pub use steps::{Alternating, StepFn, StepsReport};
 pub use stop::{DEFAULT_CHECK_EVERY, MAX_UNLIMITED_CHECK_EVERY, Norm, Tolerance};

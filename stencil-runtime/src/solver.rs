@@ -86,9 +86,17 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         }
     }
 
-    /// Gives the read-only field `name` (every field but the unknown).
+    /// Gives the read-only field `name` (every field but the unknown): the dynamic form of
+    /// [`inputs`](Self::inputs), for fields chosen at run time.
     pub fn input(mut self, name: &str, grid: &'a Grid<T, N>) -> Self {
         self.inputs.push((name.to_owned(), grid));
+        self
+    }
+
+    /// Gives every read-only field at once, typed: the struct generated with the stencil
+    /// (`Jacobi7Inputs { f: &f }`), so that a field left out or misspelt is a compile error.
+    pub fn inputs(mut self, inputs: impl crate::InputFields<'a, S, T, N>) -> Self {
+        self.inputs.extend(inputs.fields().into_iter().map(|(name, grid)| (name.to_owned(), grid)));
         self
     }
 
@@ -403,7 +411,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         let (start, checkpoint) = match &self.checkpoint {
             None => (Start::default(), None),
             Some(c) => {
-                let recorded = crate::Inputs::of::<S, T, N>(&params, &inputs);
+                let recorded = crate::RunInputs::of::<S, T, N>(&params, &inputs);
                 let (start, writer) = begin::<S, T, N>(c, u, &mut stop, recorded)?;
                 if start.iteration > 0 {
                     state.held.set(Held::Iterate(start.iteration));

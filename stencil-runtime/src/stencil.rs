@@ -1,6 +1,7 @@
 //! The `Stencil` trait that every `stencil!` item implements, and its metadata.
 
-use crate::{Real, Result};
+use crate::kernel::KernelManifest;
+use crate::{Grid, Real, Result};
 
 /// How a stencil reads one of its fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,6 +148,10 @@ pub trait Stencil<const N: usize>: Copy + Send + Sync + 'static {
     /// at JIT time with `-DREAL=float|double` and the launch shape.
     const CUDA_SOURCE: &'static str;
 
+    /// The contract of the kernels in [`CUDA_SOURCE`](Self::CUDA_SOURCE): their symbols,
+    /// parameters, definitions and the facts their geometry follows.
+    const KERNELS: &'static KernelManifest = &KernelManifest::NONE;
+
     /// The point function: the new value of the unknown at one point.
     ///
     /// `load(s)` must return the value of read slot `s` (see [`StencilMeta::reads`]) at
@@ -169,4 +174,13 @@ pub trait Stencil<const N: usize>: Copy + Send + Sync + 'static {
     /// [`Error::UnknownParameter`](crate::Error::UnknownParameter),
     /// [`Error::InvalidParameter`](crate::Error::InvalidParameter).
     fn params_from_values<T: Real>(values: &[(&str, f64)]) -> Result<Self::Params<T>>;
+}
+
+/// The read-only fields of stencil `S` as one typed value: the struct `stencil!` generates
+/// beside the stencil (`Jacobi7Inputs { f: &f }`), given to
+/// [`Solver::inputs`](crate::Solver::inputs). A field left out or misspelt is then a compile
+/// error.
+pub trait InputFields<'a, S, T: Real, const N: usize> {
+    /// The fields by name, in declaration order.
+    fn fields(self) -> Vec<(&'static str, &'a Grid<T, N>)>;
 }

@@ -1,0 +1,233 @@
+//! The kernel contract: what `stencil!` tells the runtime about every CUDA kernel it
+//! generates, beside the translation unit.
+//!
+//! The macro is the only place that writes a kernel's signature, its compile-time
+//! definitions and the facts its launch geometry follows (which fields it stages, the
+//! reads' reach, the axes it sees); it emits them here, from the same description it writes
+//! the CUDA from. The runtime launches each kernel through one launcher that pushes the
+//! arguments in the order and with the sizes this manifest gives, and computes launch
+//! geometry only from these facts (the formulas are the methods below), so a change in the
+//! emitter cannot leave a launch that reads out of bounds while everything compiles. A GPU
+//! test compares every loaded kernel's parameters with its entry here.
+
+/// The kinds of kernels a stencil's translation unit holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelKind {
+    /// One Jacobi pass: one thread per column of the two fast axes, marching the slowest.
+    Plain,
+    /// The plain pass that also measures S(u) − u per block and flags non-finite values.
+    PlainMeasure,
+    /// The plain pass with each plane's tile staged in shared memory.
+    Tiled,
+    /// Hierarchical subiterations of tiles' working regions in shared memory.
+    Hierarchical,
+    /// Hierarchical subiterations in the registers of one warp (1-D and 2-D).
+    HierarchicalRows,
+    /// The wavefront of a sweep stencil: pencils marching in place.
+    Wavefront,
+}
+
+/// The C type of a kernel parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamType {
+    /// `real` (the element type, `float` or `double`).
+    Real,
+    /// `real*`.
+    RealPtr,
+    /// `const real*`.
+    ConstRealPtr,
+    /// `int`.
+    Int,
+    /// `long long`.
+    LongLong,
+    /// `double*`.
+    DoublePtr,
+    /// `unsigned long long*`.
+    U64Ptr,
+    /// `const int*`.
+    ConstIntPtr,
+    /// `int*`.
+    IntPtr,
+    /// `unsigned int*`.
+    UIntPtr,
+}
+
+impl ParamType {
+    /// Bytes the parameter takes for an element type of `real_bytes` bytes.
+    pub const fn size(self, real_bytes: usize) -> usize {
+        match self {
+            ParamType::Real => real_bytes,
+            ParamType::Int => 4,
+            _ => 8,
+        }
+    }
+}
+
+/// What one kernel parameter carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamRole {
+    /// The buffer the next iterate is written to.
+    Output,
+    /// Field `i` of the stencil (declaration order); at the unknown's place, the current
+    /// iterate (a wavefront updates it in place).
+    Field(usize),
+    /// The view's extent on the kernel's axis `k` (0 slowest).
+    Extent(usize),
+    /// Scalar parameter `i` (declaration order).
+    Scalar(usize),
+    /// The hierarchical core tile's edge.
+    Tile,
+    /// First plane of the kernel's axis 0 whose cores the tiles cover.
+    CoresStart,
+    /// One past the last such plane.
+    CoresEnd,
+    /// The hierarchical halo on the kernel's axis `k`.
+    Halo(usize),
+    /// Subiterations of the cycle.
+    Subiterations,
+    /// The measured subiteration plus one (0: none is measured).
+    Measure,
+    /// Per block: max |S(u) − u|.
+    BlockMax,
+    /// Per block: Σ (S(u) − u)².
+    BlockSum,
+    /// The smallest flat index whose new value is not finite (all ones: none).
+    FirstBad,
+    /// A wavefront's pencils in the order blocks take them: (p₁, p₂) pairs.
+    PencilOrder,
+    /// A wavefront's ready flag per pencil (zeroed before the launch).
+    PencilProgress,
+    /// A wavefront's ticket counter (zeroed before the launch).
+    Ticket,
+    /// A wavefront's pencils on the last lane axis.
+    PencilsOnLastAxis,
+}
+
+/// One parameter of a generated kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelParam {
+    /// Its name in the CUDA source.
+    pub name: &'static str,
+    /// What it carries.
+    pub role: ParamRole,
+    /// Its C type.
+    pub ty: ParamType,
+}
+
+/// One generated kernel: its symbol, parameters in order, and the compile-time definitions
+/// it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelSpec {
+    /// What it computes.
+    pub kind: KernelKind,
+    /// The `extern "C"` symbol.
+    pub symbol: &'static str,
+    /// Its parameters, in order.
+    pub params: &'static [KernelParam],
+    /// The `-D` definitions it reads (beyond `REAL` and `INDEX`), each with its default.
+    pub defines: &'static [(&'static str, &'static str)],
+}
+
+/// The facts the hierarchical kernels' geometry follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct HierarchicalFacts {
+    /// Read-only fields staged in shared memory beside the unknown's two buffers (those
+    /// read off the point), declaration order.
+    pub staged: &'static [usize],
+    /// Fields the register kernel keeps per lane: the unknown, then the staged ones.
+    pub registers: &'static [usize],
+    /// The widest working region (points along the contiguous axis) the register kernel
+    /// takes: one warp.
+    pub register_width: usize,
+}
+
+impl HierarchicalFacts {
+    /// Dynamic shared memory of the shared-memory kernel for a working region of `volume`
+    /// points of `elem` bytes: the unknown twice and every staged field once.
+    pub const fn shared_bytes(&self, volume: usize, elem: usize) -> usize {
+        (2 + self.staged.len()) * volume * elem
+    }
+}
+
+/// The facts a sweep stencil's wavefront kernel's geometry follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WavefrontFacts {
+    /// Fields staged in shared-memory windows: the unknown first, then every read-only
+    /// field the point function reads.
+    pub windows: &'static [usize],
+    /// The reads' radius in the skewed coordinates z, on the stencil's own axes padded to
+    /// three: the windows' halo.
+    pub z_radius: [usize; 3],
+    /// Lane axes of a pencil (1 for 2-D, 2 for 3-D, 0 for 1-D): axes 1 and 2 of the
+    /// stencil's own axes, each `tile` lanes wide.
+    pub lane_axes: usize,
+}
+
+impl WavefrontFacts {
+    /// Lanes of a pencil per lane axis for a tile of `tile` (1 on a missing axis).
+    pub const fn lanes(&self, tile: usize) -> [usize; 2] {
+        [if self.lane_axes >= 1 { tile } else { 1 }, if self.lane_axes >= 2 { tile } else { 1 }]
+    }
+
+    /// Planes a window needs for `chunk` planes between ready flags and tiles of `tile`: the
+    /// chunk, the lag between the first and the last lane, and the reads' reach on both
+    /// sides (the kernel's `WF_WIN` must be at least this).
+    pub const fn window_planes(&self, tile: usize, chunk: usize) -> usize {
+        let [a, b] = self.lanes(tile);
+        chunk + (a - 1) + (b - 1) + 2 * self.z_radius[0] + 1
+    }
+
+    /// Bytes of shared memory of one plane of every window, for tiles of `tile` and
+    /// elements of `elem` bytes.
+    pub const fn plane_bytes(&self, tile: usize, elem: usize) -> usize {
+        let [a, b] = self.lanes(tile);
+        self.windows.len() * (a + 2 * self.z_radius[1]) * (b + 2 * self.z_radius[2]) * elem
+    }
+}
+
+/// Everything the runtime needs to know about a stencil's generated kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelManifest {
+    /// Every kernel of the translation unit.
+    pub kernels: &'static [KernelSpec],
+    /// The kernels see every grid as 3-D: the kernel axis of each of the grid's axes (a 2-D
+    /// grid's axes are kernel axes 0 and 2; a 1-D grid is axis 2). Missing axes have one
+    /// point.
+    pub axes: &'static [usize],
+    /// The radius on the kernel's three axes (0 on a missing axis).
+    pub radius: [usize; 3],
+    /// The plain, measuring and tiled kernels' default launch shape: `BLOCK_X`, `BLOCK_Y`
+    /// and `MARCH` (planes a thread marches).
+    pub plain_block: [u32; 3],
+    /// The hierarchical kernels' facts.
+    pub hierarchical: HierarchicalFacts,
+    /// The wavefront kernel's facts, for a sweep stencil.
+    pub wavefront: Option<WavefrontFacts>,
+}
+
+impl KernelManifest {
+    /// A manifest without kernels, for stencils written before the macro generated one.
+    pub const NONE: KernelManifest = KernelManifest {
+        kernels: &[],
+        axes: &[],
+        radius: [0; 3],
+        plain_block: [1, 1, 1],
+        hierarchical: HierarchicalFacts { staged: &[], registers: &[], register_width: 32 },
+        wavefront: None,
+    };
+
+    /// The kernel of kind `kind`, if the translation unit has one.
+    pub fn kernel(&self, kind: KernelKind) -> Option<&'static KernelSpec> {
+        self.kernels.iter().find(|k| k.kind == kind)
+    }
+
+    /// A grid's shape (or any per-axis values) as the kernels see it: on three axes, `fill`
+    /// on the missing ones.
+    pub fn view(&self, values: &[usize], fill: usize) -> [usize; 3] {
+        let mut view = [fill; 3];
+        for (axis, &k) in self.axes.iter().enumerate() {
+            view[k] = values[axis];
+        }
+        view
+    }
+}
