@@ -55,3 +55,7 @@ pub fn check_params(meta: &'static StencilMeta, values: &[(&str, f64)]) -> Resul
         _ => Ok(()),
     }
 }
+
+/// Implemented by every type `stencil!` generates a [`Stencil`] implementation for: the
+/// trait's contract (its metadata, its CUDA source and manifest) is kept by the macro alone.
+pub trait Sealed {}
