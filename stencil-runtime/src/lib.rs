@@ -4,7 +4,6 @@
 //! Most users depend on the facade crate `stencil`, which re-exports everything here
 //! together with the macro.
 
-mod autotune;
 mod checkpoint;
 pub mod compare;
 mod cpu;
@@ -15,12 +14,11 @@ mod grid;
 mod inputs;
 pub mod kernel;
 mod memory;
-pub mod model;
-mod monitor;
+mod plan;
+mod run;
 mod real;
 mod report;
 mod schedule;
-mod slabs;
 mod solver;
 mod stencil;
 mod steps;
@@ -34,6 +32,7 @@ pub use cpu::Difference;
 pub use error::{Error, Result};
 pub use grid::{ColorMap, Grid, Slice};
 pub use memory::MemoryKind;
+pub use plan::model;
 pub use real::Real;
 pub use report::{Progress, Report, ResidualSample, SlabProgress, StopReason};
 pub use schedule::{Backend, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Inner, Schedule};

@@ -99,7 +99,7 @@ pub struct Report {
     pub resumed_at: Option<usize>,
     /// For an out-of-core run on the GPU: the run-time model's constants, its prediction
     /// for this run, and its best configuration under the same memory limit.
-    pub model: Option<crate::model::ModelReport>,
+    pub model: Option<crate::plan::model::ModelReport>,
 }
 
 impl Report {

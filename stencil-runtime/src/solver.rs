@@ -3,7 +3,7 @@
 
 use crate::checkpoint::{Start, Writer, begin};
 use crate::inputs::{resolve_inputs, resolve_params};
-use crate::monitor::{GridState, Held};
+use crate::run::monitor::{GridState, Held};
 use crate::stop::StopRule;
 use crate::{Backend, Error, Grid, Progress, Real, Report, Result, Schedule, SlabProgress, Stencil, Tolerance};
 
@@ -57,7 +57,7 @@ pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
     /// Whether the user set the check period (else it follows the schedule).
     pub check_every_given: bool,
     /// Where a single-process run records what the user's grid holds.
-    pub held: Option<&'r crate::monitor::GridState>,
+    pub held: Option<&'r crate::run::monitor::GridState>,
 }
 
 impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
@@ -327,7 +327,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             });
         }
         check_part(u, subdomain)?;
-        crate::cpu::Layout::new(meta, subdomain.global_shape())?;
+        crate::plan::Layout::new(meta, subdomain.global_shape())?;
         // As in one process: a hierarchical schedule checks once per cycle by default.
         let check_every = match (self.check_every, schedule) {
             (None, Schedule::Hierarchical { sub, .. }) => Some(sub),
@@ -391,8 +391,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         let choice = match (self.schedule, device) {
             (Schedule::Auto, Some(device)) if !S::META.is_sweep() => Some(match self.out_of_core(u, device)? {
                 Some(choice) => choice,
-                None if !crate::autotune::worth_measuring(self.max_iterations) => {
-                    crate::autotune::short_run(self.max_iterations.unwrap_or_default())
+                None if !crate::plan::autotune::worth_measuring(self.max_iterations) => {
+                    crate::plan::autotune::short_run(self.max_iterations.unwrap_or_default())
                 }
                 None => self.measure_auto(u, device)?,
             }),
@@ -401,7 +401,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             (Schedule::Plain, Some(device)) if self.backend == Backend::Auto && !S::META.is_sweep() => {
                 self.out_of_core(u, device)?
             }
-            (Schedule::Auto, _) => Some(crate::autotune::without_measuring(S::META)),
+            (Schedule::Auto, _) => Some(crate::plan::autotune::without_measuring(S::META)),
             _ => None,
         };
         let schedule = choice.as_ref().map_or(self.schedule, |c| c.schedule).resolve(S::META)?;
@@ -470,20 +470,20 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
 
     /// `Some` out-of-core choice when an in-core run of `u` (the unknown twice and every
     /// read-only field) does not fit 90 % of GPU `device`'s free memory.
-    fn out_of_core(&self, u: &Grid<T, N>, device: usize) -> Result<Option<crate::autotune::Choice>> {
+    fn out_of_core(&self, u: &Grid<T, N>, device: usize) -> Result<Option<crate::plan::autotune::Choice>> {
         let gpu = crate::cuda::Gpu::open(device)?;
         let (free, _) = gpu
             .free_memory()
             .map_err(|message| Error::Cuda { what: "reading the free device memory".into(), message })?;
         let needed = (2 + self.inputs.len()) * u.as_slice().len() * T::BYTES;
         let usable = free / 10 * 9;
-        Ok((needed > usable).then(|| crate::autotune::out_of_core(needed, usable)))
+        Ok((needed > usable).then(|| crate::plan::autotune::out_of_core(needed, usable)))
     }
 
-    /// `Schedule::Auto` on GPU `device`: every candidate of [`crate::autotune`] timed over a
+    /// `Schedule::Auto` on GPU `device`: every candidate of [`crate::plan::autotune`] timed over a
     /// few iterations on a copy of `u` (cached per stencil, shape, precision, mode, device).
-    fn measure_auto(&self, u: &Grid<T, N>, device: usize) -> Result<crate::autotune::Choice> {
-        use crate::autotune::{TRIAL_ITERATIONS, key, measured};
+    fn measure_auto(&self, u: &Grid<T, N>, device: usize) -> Result<crate::plan::autotune::Choice> {
+        use crate::plan::autotune::{TRIAL_ITERATIONS, key, measured};
         let gpu_name = crate::cuda::Gpu::open(device)?.name.clone();
         let key = key(S::CUDA_SOURCE, &u.shape(), T::NAME, self.mode.name(), device);
         measured(S::META, key, &gpu_name, |schedule| {

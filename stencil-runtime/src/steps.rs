@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::cpu::Layout;
+use crate::plan::Layout;
 use crate::inputs::resolve_inputs;
 use crate::{Backend, Error, Grid, Real, Result, Schedule, Stencil};
 

@@ -13,7 +13,7 @@
 use rayon::prelude::*;
 
 use super::Difference;
-use super::layout::Layout;
+use crate::plan::Layout;
 use crate::{Real, Result, Stencil};
 
 /// The shape of one cycle: tile edge, halo per axis, subiterations, and the planes of axis 0

@@ -1,19 +1,18 @@
 //! The rayon CPU twin: every schedule of the project, run on the host.
 
 pub(crate) mod hierarchical;
-mod layout;
 pub(crate) mod out_of_core;
 mod plain;
 mod sweep;
 
-pub(crate) use layout::Layout;
 pub use plain::Difference;
 #[cfg(feature = "mpi")]
 pub(crate) use plain::apply as plain_apply;
 
-use crate::monitor::Monitor;
+use crate::plan::Layout;
+use crate::run::monitor::Monitor;
 use crate::report::StopReason;
-use crate::slabs::Slabs;
+use crate::plan::slabs::Slabs;
 use crate::solver::Job;
 use crate::{Backend, Error, Grid, Real, Report, Result, Schedule, SlabProgress, Stencil, Tolerance};
 

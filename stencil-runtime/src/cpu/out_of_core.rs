@@ -3,9 +3,9 @@
 //! ghost planes from the carry), advanced by the inner schedule over the shrinking regions,
 //! and written back in place. The grid itself is the only full-size array.
 
-use super::layout::Layout;
+use crate::plan::Layout;
 use super::{Difference, hierarchical, plain};
-use crate::slabs::Slabs;
+use crate::plan::slabs::Slabs;
 use crate::{Error, Inner, Real, Stencil};
 
 /// What one pass over the slabs needs.

@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::layout::Layout;
+use crate::plan::Layout;
 use crate::{Real, Stencil};
 
 /// The difference between a pass's output and its input over the interior.

@@ -11,7 +11,7 @@
 
 use rayon::prelude::*;
 
-use super::layout::Layout;
+use crate::plan::Layout;
 use crate::{Direction, Real, Stencil, SweepMeta};
 
 /// The unknown's memory, shared by the tasks of one wavefront.

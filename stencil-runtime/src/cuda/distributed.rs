@@ -20,7 +20,7 @@ use crate::cpu::out_of_core::Ghosts;
 use crate::distributed::Halo;
 use crate::distributed::driver::{Engine, Passes};
 use crate::distributed::sweep::{SweepEngine, Sweeps};
-use crate::slabs::Slabs;
+use crate::plan::slabs::Slabs;
 use crate::{Error, Grid, Inner, Real, Result, Schedule, Stencil};
 
 /// Measured launches in one iteration at most: the planes sent below, those sent above,
@@ -713,7 +713,7 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
         own: Range<usize>,
         Config { slab, height, inner, device_memory }: Config,
     ) -> Result<Self> {
-        let layout = crate::cpu::Layout::new(S::META, u.shape())?;
+        let layout = crate::plan::Layout::new(S::META, u.shape())?;
         let arrays = 2 + inputs.iter().flatten().count();
         let limit = match device_memory {
             Some(limit) => limit,

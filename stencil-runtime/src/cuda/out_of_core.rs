@@ -1,5 +1,5 @@
 //! The GPU half of [`Schedule::OutOfCore`](crate::Schedule::OutOfCore): the pyramid of
-//! papers 000/001 over the slabs of [`Slabs`](crate::slabs::Slabs), with the grid in page-locked host memory.
+//! papers 000/001 over the slabs of [`Slabs`](crate::plan::slabs::Slabs), with the grid in page-locked host memory.
 //!
 //! Three streams overlap the work: `up` copies a slab's chunk (the unknown's planes from its
 //! own first plane on, and every read-only field) into one of two device slots, `compute`
@@ -22,10 +22,11 @@ use super::device::{Gpu, driver_error};
 use super::nvrtc::Mode;
 use super::run::{CycleGeometry, JitTime, Scalars, as_3d, load_module, plain_config, plain_shape};
 use crate::cpu::out_of_core::Ghosts;
-use crate::cpu::{Difference, Layout};
-use crate::monitor::Monitor;
+use crate::cpu::Difference;
+use crate::plan::Layout;
+use crate::run::monitor::Monitor;
 use crate::report::StopReason;
-use crate::slabs::Slabs;
+use crate::plan::slabs::Slabs;
 use crate::solver::Job;
 use crate::{Error, Grid, Inner, Real, Report, Result, SlabProgress, Stencil, model};
 use std::time::Duration;

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::run::{DeviceState, JitTime, Scalars, as_3d, load_module, plain_config, plain_shape};
-use crate::cpu::Layout;
-use crate::monitor::Monitor;
+use crate::plan::Layout;
+use crate::run::monitor::Monitor;
 use crate::report::StopReason;
 use crate::solver::Job;
 use crate::{Direction, Error, Grid, Real, Report, Result, Schedule, Stencil, StencilMeta, Tolerance};

@@ -15,10 +15,11 @@ use super::tiles::iterate_tiles;
 use super::{Halo, Subdomain};
 use crate::cpu::hierarchical::{self, Cycle};
 use crate::cpu::out_of_core::Ghosts;
-use crate::cpu::{Difference, Layout, out_of_core};
-use crate::monitor::Monitor;
+use crate::cpu::{Difference, out_of_core};
+use crate::plan::Layout;
+use crate::run::monitor::Monitor;
 use crate::report::StopReason;
-use crate::slabs::Slabs;
+use crate::plan::slabs::Slabs;
 use crate::solver::Job;
 use crate::{Error, Grid, Real, Report, Result, Schedule, Stencil};
 

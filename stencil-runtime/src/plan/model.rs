@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use crate::slabs::Slabs;
+use crate::plan::slabs::Slabs;
 
 /// The constants the model needs, measured on the device by short probes at start-up.
 #[derive(Clone, Copy, Debug, PartialEq)]
