@@ -38,10 +38,10 @@ pub mod builtin;
 
 pub use stencil_macros::stencil;
 pub use stencil_runtime::{
-    Alternating, Backend, Checkpoint, ColorMap, DEFAULT_CHECK_EVERY, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Difference,
-    Direction, Error, FieldMeta, Grid, Inner, InputFields, MAX_UNLIMITED_CHECK_EVERY, MemoryKind, Norm, ParamMeta,
-    Progress, ReadMeta, Real, Report, ResidualSample, Result, RunInputs, Saved, ScalarKind, Schedule, SlabProgress,
-    Slice, Solver, Stencil, StencilMeta, StepFn, StepsReport, StopReason, SweepMeta, Tolerance,
+    Alternating, Backend, Checkpoint, ColorMap, DEFAULT_CHECK_EVERY, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Direction,
+    Error, FieldMeta, Grid, Inner, InputFields, MAX_UNLIMITED_CHECK_EVERY, MemoryKind, Norm, ParamMeta, Progress,
+    ReadMeta, Real, Report, ResidualSample, Result, RunInputs, Saved, ScalarKind, Schedule, SlabProgress, Slice,
+    Solver, Stencil, StencilMeta, StepFn, StepsReport, StopReason, SweepMeta, Tolerance,
 };
 pub use stencil_runtime::{compare, cuda, distributed, model};
 

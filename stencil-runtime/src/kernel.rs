@@ -177,6 +177,18 @@ impl WavefrontFacts {
         chunk + (a - 1) + (b - 1) + 2 * self.z_radius[0] + 1
     }
 
+    /// The kernel's block for `lanes` and `helpers` threads per lane: the last lane axis on
+    /// `threadIdx.x` (contiguous in memory), the first on `threadIdx.y`, the helpers (which
+    /// load and store the windows with the lanes) on the next block axis, at most 64 there
+    /// in 3-D.
+    pub const fn block(&self, lanes: [usize; 2], helpers: u32) -> [u32; 3] {
+        if self.lane_axes >= 2 {
+            [lanes[1] as u32, lanes[0] as u32, if helpers < 64 { helpers } else { 64 }]
+        } else {
+            [lanes[0] as u32, helpers, 1]
+        }
+    }
+
     /// Bytes of shared memory of one plane of every window, for tiles of `tile` and
     /// elements of `elem` bytes.
     pub const fn plane_bytes(&self, tile: usize, elem: usize) -> usize {

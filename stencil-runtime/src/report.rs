@@ -3,6 +3,17 @@
 use std::fmt;
 use std::time::Duration;
 
+/// Where a run's GPU module came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Compiled by NVRTC in this run.
+    Compiled,
+    /// Read from the disk cache.
+    Disk,
+    /// Found in this process's memory.
+    Memory,
+}
+
 /// One residual check.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ResidualSample {
@@ -90,7 +101,7 @@ pub struct Report {
     pub wall: Duration,
     /// Time spent getting the GPU module (compiling it, or reading a cache) and loading
     /// it, and where it came from; `None` on the CPU.
-    pub jit: Option<(std::time::Duration, crate::cuda::Origin)>,
+    pub jit: Option<(std::time::Duration, Origin)>,
     /// Bytes one plain pass moves per point (every field read once, the unknown written
     /// once).
     pub bytes_per_point: usize,
@@ -147,9 +158,9 @@ impl fmt::Display for Report {
         writeln!(f, "wall time    {:.3} s", self.wall.as_secs_f64())?;
         if let Some((time, origin)) = self.jit {
             let origin = match origin {
-                crate::cuda::Origin::Compiled => "compiled by NVRTC",
-                crate::cuda::Origin::Disk => "from the disk cache",
-                crate::cuda::Origin::Memory => "from the memory cache",
+                Origin::Compiled => "compiled by NVRTC",
+                Origin::Disk => "from the disk cache",
+                Origin::Memory => "from the memory cache",
             };
             writeln!(f, "JIT          {:.1} ms ({origin}; not in the wall time)", time.as_secs_f64() * 1e3)?;
         }

@@ -1,14 +1,14 @@
 //! The solver: a stencil, its inputs and parameters, a backend, a schedule and stopping
 //! rules, run on the unknown's grid.
 
-use crate::checkpoint::{Start, Writer, begin};
+use crate::checkpoint::{Start, begin};
+use crate::cuda::CudaOptions;
 use crate::inputs::{resolve_inputs, resolve_params};
-use crate::run::monitor::{GridState, Held};
+use crate::plan::planes::Planes;
+use crate::run::job::{GridState, Held, Job, ProgressFn, SlabFn};
+use crate::run::peers::{Alone, Place};
 use crate::stop::StopRule;
 use crate::{Backend, Error, Grid, Progress, Real, Report, Result, Schedule, SlabProgress, Stencil, Tolerance};
-
-pub(crate) type ProgressFn<'a> = Box<dyn FnMut(&Progress) + 'a>;
-pub(crate) type SlabFn<'a> = Box<dyn FnMut(&SlabProgress) + 'a>;
 
 /// Runs a stencil on a grid until a stopping rule holds.
 ///
@@ -26,7 +26,7 @@ pub struct Solver<'a, S: Stencil<N>, T: Real, const N: usize> {
     max_iterations: Option<usize>,
     tolerance: Option<Tolerance>,
     check_every: Option<usize>,
-    mode: crate::cuda::Mode,
+    cuda: CudaOptions,
     dump_cuda: Option<std::path::PathBuf>,
     progress: Option<ProgressFn<'a>>,
     checkpoint: Option<crate::Checkpoint>,
@@ -34,30 +34,6 @@ pub struct Solver<'a, S: Stencil<N>, T: Real, const N: usize> {
     on_slab: Option<SlabFn<'a>>,
     #[cfg(feature = "mpi")]
     distributed: Option<&'a crate::distributed::Subdomain<'a, N>>,
-}
-
-/// Everything a backend needs for one run, checked.
-pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
-    pub stencil: S,
-    /// Per field in parameter order: the input grid's values (`None` for the unknown).
-    pub inputs: Vec<Option<&'a [T]>>,
-    pub params: S::Params<T>,
-    pub schedule: Schedule,
-    pub stop: StopRule,
-    pub progress: Option<&'r mut ProgressFn<'a>>,
-    /// The iteration the run starts from, and ρ(u⁰) if a checkpoint holds it.
-    pub start: Start,
-    pub checkpoint: Option<Writer>,
-    /// Test hook: an out-of-core run fails after writing back this many slabs.
-    pub fail_after_slabs: Option<usize>,
-    pub on_slab: Option<&'r mut SlabFn<'a>>,
-    /// `Auto` chose the out-of-core schedule: its height and slab width are the run-time
-    /// model's choice, made after its probes.
-    pub model_chooses: bool,
-    /// Whether the user set the check period (else it follows the schedule).
-    pub check_every_given: bool,
-    /// Where a single-process run records what the user's grid holds.
-    pub held: Option<&'r crate::run::monitor::GridState>,
 }
 
 impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
@@ -75,7 +51,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             max_iterations: None,
             tolerance: None,
             check_every: None,
-            mode: crate::cuda::Mode::default(),
+            cuda: CudaOptions::default(),
             dump_cuda: None,
             progress: None,
             checkpoint: None,
@@ -156,7 +132,15 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// gives the CPU twin's bits, [`Mode::Fast`](crate::cuda::Mode) (the default) lets NVRTC
     /// fuse multiply–adds. Ignored on the CPU.
     pub fn mode(mut self, mode: crate::cuda::Mode) -> Self {
-        self.mode = mode;
+        self.cuda.mode = mode;
+        self
+    }
+
+    /// How the GPU runs the stencil: the floating-point mode and the tuning knobs (launch
+    /// shapes, the hierarchical kernel, the wavefront's chunk); the environment variables of
+    /// [`CudaOptions::with_environment`] override them. Ignored on the CPU.
+    pub fn cuda(mut self, options: CudaOptions) -> Self {
+        self.cuda = options;
         self
     }
 
@@ -250,11 +234,10 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             ("the stopping rule", fingerprint(&(self.max_iterations, tolerance, self.check_every))),
             ("the schedule", fingerprint(&self.schedule.to_string())),
             // The kind of backend: each rank may use its own device.
-            ("the backend", fingerprint(&(backend_kind(self.backend), self.mode.name()))),
+            ("the backend", fingerprint(&(backend_kind(self.backend), self.cuda))),
         ];
         let (schedule, stop, device, inputs, params) = subdomain.mpi().agree(prepared, &items)?;
-        let job = Job {
-            stencil: self.stencil,
+        let job: Job<'_, '_, S, T, N> = Job {
             inputs,
             params,
             schedule,
@@ -268,7 +251,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             check_every_given: self.check_every.is_some(),
             held: None,
         };
-        crate::distributed::driver::run(job, u, subdomain, device, self.mode)
+        let place = Place { peers: subdomain.mpi(), planes: subdomain.planes(), global: subdomain.global_shape() };
+        crate::dispatch::run(job, u, place, (device, self.cuda.with_environment()?))
     }
 
     /// This rank's checks before a distributed run: the stopping rule, the device, the
@@ -299,7 +283,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 let schedule = Schedule::Hierarchical { tile: tile.min(largest), halo, sub };
                 // An inexact cycle's tiles across a cut are computed by both ranks, which read
                 // a tile less one and a halo beyond the planes they update.
-                let reach = crate::distributed::tiles::reach(meta.radius[0], tile, halo);
+                let reach = crate::run::tiles::reach(meta.radius[0], tile, halo);
                 if !schedule.is_exact_blocking(meta) && subdomain.ghost() < reach {
                     let radius = meta.radius[0];
                     return Err(invalid(&format!(
@@ -420,8 +404,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 (start, Some(writer))
             }
         };
-        let job = Job {
-            stencil: self.stencil,
+        let job: Job<'_, '_, S, T, N> = Job {
             inputs,
             params,
             schedule,
@@ -435,10 +418,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             check_every_given: self.check_every.is_some(),
             held: Some(state),
         };
-        let mut report = match device {
-            None => crate::cpu::run(job, u),
-            Some(device) => crate::cuda::run::run(job, u, device, self.mode),
-        }?;
+        let planes = Planes::whole(u.shape()[0], S::META.radius[0]);
+        let place = Place { peers: &Alone, planes, global: u.shape() };
+        let mut report = crate::dispatch::run(job, u, place, (device, self.cuda.with_environment()?))?;
         report.schedule_choice = choice.map(|c| c.reason);
         Ok(report)
     }
@@ -485,7 +467,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     fn measure_auto(&self, u: &Grid<T, N>, device: usize) -> Result<crate::plan::autotune::Choice> {
         use crate::plan::autotune::{TRIAL_ITERATIONS, key, measured};
         let gpu_name = crate::cuda::Gpu::open(device)?.name.clone();
-        let key = key(S::CUDA_SOURCE, &u.shape(), T::NAME, self.mode.name(), device);
+        let key = key(S::CUDA_SOURCE, &u.shape(), T::NAME, self.cuda.mode.name(), device);
         measured(S::META, key, &gpu_name, |schedule| {
             let mut trial = Solver {
                 stencil: self.stencil,
@@ -498,7 +480,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 max_iterations: Some(TRIAL_ITERATIONS),
                 tolerance: None,
                 check_every: Some(TRIAL_ITERATIONS),
-                mode: self.mode,
+                cuda: self.cuda,
                 dump_cuda: None,
                 progress: None,
                 checkpoint: None,

@@ -5,9 +5,19 @@
 
 use std::time::{Duration, Instant};
 
-use crate::plan::Layout;
+use crate::cpu::CpuEngine;
+use crate::cuda::CudaOptions;
+use crate::cuda::engine::{Build, GpuEngine};
+use crate::engine::Engine;
 use crate::inputs::resolve_inputs;
-use crate::{Backend, Error, Grid, Real, Result, Schedule, Stencil};
+use crate::plan::Layout;
+use crate::plan::planes::{Halo, Planes};
+use crate::run::drive::{Advance, Unit, drive};
+use crate::run::monitor::Monitor;
+use crate::run::peers::{Alone, Peers, Place};
+use crate::run::sweeps::Swept;
+use crate::stop::StopRule;
+use crate::{Backend, Direction, Error, Grid, Real, Result, Schedule, Stencil, StencilMeta};
 
 /// The host fields of two stencils, each in declaration order (`None` at the unknown).
 pub(crate) type FieldPair<'a, T> = (&'a [Option<&'a [T]>], &'a [Option<&'a [T]>]);
@@ -155,6 +165,8 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
         let schedule = self.schedule_for(A::META)?;
         self.schedule_for(B::META)?;
         let shape = u.shape();
+        Layout::new(A::META, shape)?;
+        Layout::new(B::META, shape)?;
         let fields = (resolve_inputs::<A, T, N>(&self.inputs, shape)?, resolve_inputs::<B, T, N>(&self.inputs, shape)?);
         let device = match self.backend {
             Backend::Cpu => None,
@@ -162,50 +174,73 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
             Backend::Auto => match crate::cuda::unusable_reason(0) {
                 None => Some(0),
                 Some(reason) => {
-                    eprintln!("stencil: running `{}` and `{}` on the CPU: {reason}", A::META.name, B::META.name);
+                    log::warn!("running `{}` and `{}` on the CPU: {reason}", A::META.name, B::META.name);
                     None
                 }
             },
         };
+        let radius = A::META.radius[0].max(B::META.radius[0]);
+        let place = Place { peers: &Alone, planes: Planes::whole(shape[0], radius), global: shape };
+        self.steps_on(u, place, (&fields.0, &fields.1), (device, schedule), steps)
+    }
+
+    /// The steps on `u` in `place`, on the CPU (`device` `None`) or on a GPU.
+    fn steps_on<P: Peers>(
+        &mut self,
+        u: &mut Grid<T, N>,
+        place: Place<'_, P, N>,
+        fields: FieldPair<'_, T>,
+        (device, schedule): (Option<usize>, Schedule),
+        steps: usize,
+    ) -> Result<StepsReport> {
+        let peers = place.peers;
+        let plane_len = place.plane_len();
+        let halos = (Halo::for_sent(&place.planes, plane_len)?, Halo::for_sent(&place.planes, plane_len)?);
+        let stencils = [on_cut(A::META), on_cut(B::META)];
+        let stop = StopRule::fixed(2 * steps);
+        let ranks = peers.describe().map(|ranks| format!("{ranks}, ")).unwrap_or_default();
+        let (params_a, params_b) = (self.first.1, self.second.1);
         let on_step = self.on_step.as_deref_mut();
         match device {
             None => {
-                let layouts = (Layout::new(A::META, shape)?, Layout::new(B::META, shape)?);
-                let fields = (
-                    fields.0.iter().map(|f| f.unwrap_or(&[])).collect::<Vec<_>>(),
-                    fields.1.iter().map(|f| f.unwrap_or(&[])).collect::<Vec<_>>(),
-                );
-                let started = Instant::now();
-                let mut on_step = on_step;
-                for step in 1..=steps {
-                    crate::cpu::sweep_once::<A, T, N>(&layouts.0, u.as_mut_slice(), &fields.0, &self.first.1, schedule);
-                    crate::cpu::sweep_once::<B, T, N>(
-                        &layouts.1,
-                        u.as_mut_slice(),
-                        &fields.1,
-                        &self.second.1,
-                        schedule,
-                    );
-                    if let Some(callback) = on_step.as_deref_mut() {
-                        callback(step, started.elapsed());
-                    }
-                }
-                Ok(StepsReport {
-                    steps,
-                    wall: started.elapsed(),
-                    backend: Backend::Cpu.to_string(),
-                    schedule,
-                    jit: None,
-                })
+                let engine = CpuEngine::<A, T, N>::new(u, (fields.0.to_vec(), params_a), schedule, false)?
+                    .with_sweeps::<B>(fields.1.to_vec(), params_b);
+                let swept = Swept::new(engine, place, halos, stop, &stencils)?;
+                let wall = stepping::<A, P, _, T, N>(
+                    Stepping { swept, on_step, every: 1, steps, started: Instant::now() },
+                    peers,
+                )?;
+                let backend = format!("{ranks}{}", Backend::Cpu);
+                Ok(StepsReport { steps, wall, backend, schedule, jit: None })
             }
-            Some(device) => crate::cuda::wavefront::alternate::<A, B, T, N>(
-                u,
-                (&self.first.1, &self.second.1),
-                (&fields.0, &fields.1),
-                (device, self.mode, schedule),
-                steps,
-                on_step,
-            ),
+            Some(device) => {
+                let gpu = peers.all_ok(crate::cuda::Gpu::open(device))?;
+                let name = format!("{ranks}cuda device {device} ({})", gpu.name);
+                let options = CudaOptions { mode: self.mode, ..CudaOptions::default() }.with_environment()?;
+                let build = Build {
+                    schedule,
+                    options,
+                    jacobi: false,
+                    alone: !place.planes.has_neighbour(),
+                    halos: Some((&halos.0, &halos.1)),
+                };
+                let engine = GpuEngine::<A, T, N>::new(u, (fields.0, &params_a), gpu, build)
+                    .and_then(|engine| engine.with_sweeps::<B>((fields.1, &params_b), schedule, &options));
+                let engine = peers.all_ok(engine)?;
+                let (jit, tile) = (engine.jit.time, engine.sweep_tile().unwrap_or(1));
+                let swept = Swept::new(engine, place, halos, stop, &stencils)?;
+                // The device is waited for before each callback: at most a hundred of them.
+                let every = steps.div_ceil(100).max(1);
+                let wall = stepping::<A, P, _, T, N>(
+                    Stepping { swept, on_step, every, steps, started: Instant::now() },
+                    peers,
+                )?;
+                let schedule = match schedule {
+                    Schedule::Wavefront { .. } => schedule,
+                    _ => Schedule::Wavefront { tile },
+                };
+                Ok(StepsReport { steps, wall, backend: name, schedule, jit: Some(jit) })
+            }
         }
     }
 
@@ -256,11 +291,8 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
             ("the backend", fingerprint(&(backend_kind(self.backend), self.mode.name()))),
         ];
         let (schedule, fields, device) = subdomain.mpi().agree(prepared, &items)?;
-        let fields = (&fields.0[..], &fields.1[..]);
-        let params = (&self.first.1, &self.second.1);
-        let on_step = self.on_step.as_deref_mut();
-        let how = (device, self.mode, schedule);
-        crate::distributed::alternating::run::<A, B, T, N>(u, subdomain, params, fields, how, steps, on_step)
+        let place = Place { peers: subdomain.mpi(), planes: subdomain.planes(), global: subdomain.global_shape() };
+        self.steps_on(u, place, (&fields.0, &fields.1), (device, schedule), steps)
     }
 
     /// The schedule a sweep of `meta` runs: `Auto` resolved, and an error for schedules that
@@ -275,4 +307,66 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
         }
         self.schedule.resolve(meta)
     }
+}
+
+/// The direction in which a sweep stencil sweeps the cut axis, and its radius there.
+fn on_cut(meta: &'static StencilMeta) -> (Direction, usize) {
+    (meta.sweep.as_ref().map_or(Direction::Ascending, |s| s.directions[0]), meta.radius[0])
+}
+
+/// Alternating steps: the sweeps of the two stencils in turn, `on_step` called every `every`
+/// steps and after the last (after waiting for the device).
+struct Stepping<'p, 'c, 'd, P: Peers, E, T: Real, const N: usize> {
+    swept: Swept<'p, P, E, T, N>,
+    on_step: Option<&'c mut StepFn<'d>>,
+    every: usize,
+    steps: usize,
+    started: Instant,
+}
+
+impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Stepping<'_, '_, '_, P, E, T, N> {
+    fn advance(&mut self, iteration: usize) -> Result<Option<Unit>> {
+        let unit = self.swept.advance(iteration)?;
+        // A step is two sweeps: one of each stencil.
+        if let Some(done) = unit.filter(|u| u.end % 2 == 0).map(|u| u.end / 2)
+            && let Some(callback) = self.on_step.as_deref_mut()
+            && (done % self.every == 0 || done == self.steps)
+        {
+            self.swept.engine.wait()?;
+            callback(done, self.started.elapsed());
+        }
+        Ok(unit)
+    }
+
+    fn measured(&mut self, unit: &Unit) -> Result<Option<(f64, f64)>> {
+        self.swept.measured(unit)
+    }
+
+    fn settle(&mut self) -> Result<()> {
+        self.swept.settle()
+    }
+
+    fn host(&mut self) -> Result<&mut Grid<T, N>> {
+        self.swept.host()
+    }
+
+    fn wait(&mut self) -> Result<()> {
+        self.swept.wait()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.swept.finish()
+    }
+}
+
+/// Runs the steps of `stepping` (stencil `A` first) by the loop; returns their time, the
+/// slowest rank's.
+fn stepping<A: Stencil<N>, P: Peers, E: Engine<T, N>, T: Real, const N: usize>(
+    mut stepping: Stepping<'_, '_, '_, P, E, T, N>,
+    peers: &P,
+) -> Result<Duration> {
+    let mut monitor = Monitor::start(StopRule::fixed(2 * stepping.steps), 0, None);
+    stepping.started = Instant::now();
+    let ran = drive::<A, T, N>(&mut monitor, &mut stepping)?;
+    Ok(Duration::from_secs_f64(peers.max(ran.wall.as_secs_f64())))
 }

@@ -69,6 +69,8 @@ pub(crate) struct StopRule {
     pub check_every: usize,
     /// Checkpoints are written at multiples of this, so those iterations are checked too.
     pub checkpoint_every: Option<usize>,
+    /// Whether any iteration is checked (runs of a fixed number of steps check none).
+    pub checks: bool,
 }
 
 /// Check period when none is given: the papers' 100 iterations, or every iteration of a
@@ -115,7 +117,7 @@ impl StopRule {
             }
             _ => {}
         }
-        let rule = Self { max_iterations, tolerance, check_every, checkpoint_every: None };
+        let rule = Self { max_iterations, tolerance, check_every, checkpoint_every: None, checks: true };
         rule.check_gap(check_every, "the residual is checked every")?;
         Ok(rule)
     }
@@ -140,6 +142,9 @@ impl StopRule {
     /// The first iteration after `iteration` that ends with a check, found without walking
     /// the iterations between (a cycle or pass may be long).
     fn next_check_after(&self, iteration: usize) -> Option<usize> {
+        if !self.checks {
+            return None;
+        }
         let next_multiple = |m: usize| (iteration / m).checked_add(1).and_then(|q| q.checked_mul(m));
         let relative_start = matches!(self.tolerance, Some(Tolerance::Relative { .. })) && iteration == 0;
         [
@@ -153,30 +158,27 @@ impl StopRule {
         .min()
     }
 
+    /// Exactly `iterations` iterations, none of them checked.
+    pub fn fixed(iterations: usize) -> Self {
+        Self {
+            max_iterations: Some(iterations),
+            tolerance: None,
+            check_every: usize::MAX,
+            checkpoint_every: None,
+            checks: false,
+        }
+    }
+
     /// Whether iteration `k` (1-based) ends with a residual check.
     pub fn checks_at(&self, k: usize) -> bool {
+        self.checks && self.checked(k)
+    }
+
+    fn checked(&self, k: usize) -> bool {
         k.is_multiple_of(self.check_every)
             || Some(k) == self.max_iterations
             || self.checkpoint_every.is_some_and(|m| k.is_multiple_of(m))
             || (k == 1 && matches!(self.tolerance, Some(Tolerance::Relative { .. })))
-    }
-}
-
-impl StopRule {
-    /// The error for a non-finite value found at flat index `at` of `u` by the check after
-    /// `iteration`; `u` holds that iterate.
-    pub fn non_finite<T: crate::Real, const N: usize>(
-        &self,
-        u: &crate::Grid<T, N>,
-        at: usize,
-        iteration: usize,
-    ) -> Error {
-        Error::NonFinite {
-            iteration,
-            index: crate::grid::unflatten(u.shape(), at).to_vec(),
-            value: u.as_slice()[at].to_f64(),
-            check_every: self.check_every,
-        }
     }
 }
 

@@ -12,7 +12,7 @@
 
 use rayon::prelude::*;
 
-use super::Difference;
+use crate::engine::Difference;
 use crate::plan::Layout;
 use crate::{Real, Result, Stencil};
 

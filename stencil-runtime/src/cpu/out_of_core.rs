@@ -3,8 +3,9 @@
 //! ghost planes from the carry), advanced by the inner schedule over the shrinking regions,
 //! and written back in place. The grid itself is the only full-size array.
 
+use super::{hierarchical, plain};
+use crate::engine::{Difference, Ghosts, Passes, Written};
 use crate::plan::Layout;
-use super::{Difference, hierarchical, plain};
 use crate::plan::slabs::Slabs;
 use crate::{Error, Inner, Real, Stencil};
 
@@ -49,11 +50,6 @@ impl<T: Real> Workspace<T> {
         })
     }
 }
-
-/// Called once per pass, before the first slab that reads planes beyond the own planes (or
-/// at the end when none does), with the grid: under a rank, where the ghost planes are
-/// brought up to date.
-pub(crate) type Ghosts<'c, T> = &'c mut dyn FnMut(&mut [T]) -> Result<(), Error>;
 
 impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
     /// Runs `len` iterations on `u` in place, slab by slab. With `measure`, the last
@@ -231,5 +227,28 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
 fn add(total: &mut Option<Difference>, view: Option<Difference>, offset: usize) {
     if let (Some(total), Some(d)) = (total.as_mut(), view) {
         *total = total.merge(Difference { first_non_finite: d.first_non_finite.map(|i| i + offset), ..d });
+    }
+}
+
+/// The rayon twin of the out-of-core passes: one [`Pass`] and its [`Workspace`].
+pub(crate) struct CpuPasses<'p, S: Stencil<N>, T: Real, const N: usize> {
+    pub pass: Pass<'p, S, T, N>,
+    pub work: Workspace<T>,
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for CpuPasses<'_, S, T, N> {
+    fn pass(
+        &mut self,
+        u: &mut [T],
+        (len, measure): (usize, bool),
+        ghosts: Option<Ghosts<'_, T>>,
+        written: Option<Written<'_>>,
+    ) -> std::result::Result<Option<Difference>, (usize, Error)> {
+        let mut nobody = |_| {};
+        self.pass.run(u, &mut self.work, (len, measure), written.unwrap_or(&mut nobody), ghosts)
+    }
+
+    fn synchronize(&mut self) -> Result<(), Error> {
+        Ok(())
     }
 }

@@ -2,59 +2,36 @@
 
 use rayon::prelude::*;
 
+use crate::engine::Difference;
 use crate::plan::Layout;
 use crate::{Real, Stencil};
 
-/// The difference between a pass's output and its input over the interior.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Difference {
-    /// max |new − old|.
-    pub max_abs: f64,
-    /// Σ (new − old)².
-    pub sum_sq: f64,
-    /// Flat index of the first point (in memory order) whose new value is NaN or ±∞.
-    pub first_non_finite: Option<usize>,
-}
-
-impl Difference {
-    pub(crate) fn merge(self, other: Self) -> Self {
-        Self {
-            max_abs: self.max_abs.max(other.max_abs),
-            sum_sq: self.sum_sq + other.sum_sq,
-            first_non_finite: match (self.first_non_finite, other.first_non_finite) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            },
+/// The difference over one contiguous span of new and old values, `base` its first flat
+/// index. Four independent accumulators let the loop vectorise; a NaN or ±∞ makes the sum non-finite, and only then is the span
+/// searched for the first such value.
+fn of_span<T: Real>(new: &[T], old: &[T], base: usize) -> Difference {
+    const LANES: usize = 4;
+    let (mut sum, mut max) = ([0f64; LANES], [0f64; LANES]);
+    let mut add = |lane: usize, n: T, o: T| {
+        let d = (n - o).to_f64();
+        sum[lane] += d * d;
+        let a = d.abs();
+        max[lane] = if a > max[lane] { a } else { max[lane] };
+    };
+    let (new4, old4) = (new.chunks_exact(LANES), old.chunks_exact(LANES));
+    let (new_rest, old_rest) = (new4.remainder(), old4.remainder());
+    for (n, o) in new4.zip(old4) {
+        for lane in 0..LANES {
+            add(lane, n[lane], o[lane]);
         }
     }
-
-    /// The difference over one contiguous span. Four independent accumulators let the
-    /// loop vectorise; a NaN or ±∞ makes the sum non-finite, and only then is the span
-    /// searched for the first such value.
-    fn of_span<T: Real>(new: &[T], old: &[T], base: usize) -> Self {
-        const LANES: usize = 4;
-        let (mut sum, mut max) = ([0f64; LANES], [0f64; LANES]);
-        let mut add = |lane: usize, n: T, o: T| {
-            let d = (n - o).to_f64();
-            sum[lane] += d * d;
-            let a = d.abs();
-            max[lane] = if a > max[lane] { a } else { max[lane] };
-        };
-        let (new4, old4) = (new.chunks_exact(LANES), old.chunks_exact(LANES));
-        let (new_rest, old_rest) = (new4.remainder(), old4.remainder());
-        for (n, o) in new4.zip(old4) {
-            for lane in 0..LANES {
-                add(lane, n[lane], o[lane]);
-            }
-        }
-        for (n, o) in new_rest.iter().zip(old_rest) {
-            add(0, *n, *o);
-        }
-        let sum_sq: f64 = sum.iter().sum();
-        let first_non_finite =
-            if sum_sq.is_finite() { None } else { new.iter().position(|v| !v.is_finite()).map(|j| base + j) };
-        Self { max_abs: max.iter().copied().fold(0.0, f64::max), sum_sq, first_non_finite }
+    for (n, o) in new_rest.iter().zip(old_rest) {
+        add(0, *n, *o);
     }
+    let sum_sq: f64 = sum.iter().sum();
+    let first_non_finite =
+        if sum_sq.is_finite() { None } else { new.iter().position(|v| !v.is_finite()).map(|j| base + j) };
+    Difference { max_abs: max.iter().copied().fold(0.0, f64::max), sum_sq, first_non_finite }
 }
 
 /// Number of points a 1-D pass hands to one rayon task.
@@ -91,11 +68,7 @@ pub(crate) fn apply<'a, S: Stencil<N>, T: Real, const N: usize>(
             .map(|(c, chunk)| {
                 let base = start + c * CHUNK_1D;
                 span(&mut Vec::new(), base, chunk);
-                if measure {
-                    Difference::of_span(chunk, &old[base..base + chunk.len()], base)
-                } else {
-                    Difference::default()
-                }
+                if measure { of_span(chunk, &old[base..base + chunk.len()], base) } else { Difference::default() }
             })
             .reduce(Difference::default, Difference::merge)
     } else {
@@ -116,7 +89,7 @@ pub(crate) fn apply<'a, S: Stencil<N>, T: Real, const N: usize>(
                     plane_out[gap.clone()].copy_from_slice(&old[base + gap.start..base + gap.end])
                 });
                 if measure {
-                    Difference::of_span(&plane_out[first..last], &old[base + first..base + last], base + first)
+                    of_span(&plane_out[first..last], &old[base + first..base + last], base + first)
                 } else {
                     Difference::default()
                 }

@@ -11,8 +11,10 @@
 
 use rayon::prelude::*;
 
+use std::ops::Range;
+
 use crate::plan::Layout;
-use crate::{Direction, Real, Stencil, SweepMeta};
+use crate::{Direction, Real, Result, Schedule, Stencil, SweepMeta};
 
 /// The unknown's memory, shared by the tasks of one wavefront.
 #[derive(Clone, Copy)]
@@ -177,4 +179,44 @@ pub(crate) fn wavefront<S: Stencil<N>, T: Real, const N: usize>(
             walk.run_box::<S, T>(shared, fields, params, lo, hi);
         });
     }
+}
+
+/// One sweep of a sweep stencil in place: the rayon wavefront for `Wavefront { tile }`, the
+/// sequential sweep in declared order otherwise (the same values). `fields` holds every
+/// field in declaration order; the unknown's entry is not read.
+pub(crate) fn once<S: Stencil<N>, T: Real, const N: usize>(
+    layout: &Layout<N>,
+    u: &mut [T],
+    fields: &[&[T]],
+    params: &S::Params<T>,
+    schedule: Schedule,
+) {
+    match schedule {
+        Schedule::Wavefront { tile } => wavefront::<S, T, N>(layout, u, fields, params, tile),
+        _ => sequential::<S, T, N>(layout, u, fields, params),
+    }
+}
+
+/// Sweeps interior `planes` (of axis 0) of `u`, a grid of `shape`, in place with `S`, whose
+/// read-only fields are `inputs` (`None` at the unknown) over the same grid.
+pub(crate) fn planes<S: Stencil<N>, T: Real, const N: usize>(
+    (u, shape): (&mut [T], [usize; N]),
+    inputs: &[Option<&[T]>],
+    params: &S::Params<T>,
+    schedule: Schedule,
+    planes: Range<usize>,
+) -> Result<()> {
+    if planes.is_empty() {
+        return Ok(());
+    }
+    // The planes and the `r` around them, seen as a grid whose interior is `planes`.
+    let r = S::META.radius[0];
+    let plane_len: usize = shape[1..].iter().product();
+    let elements = (planes.start - r) * plane_len..(planes.end + r) * plane_len;
+    let mut window = shape;
+    window[0] = planes.len() + 2 * r;
+    let layout = Layout::new(S::META, window)?;
+    let fields: Vec<&[T]> = inputs.iter().map(|f| f.map_or(&[][..], |f| &f[elements.clone()])).collect();
+    once::<S, T, N>(&layout, &mut u[elements], &fields, params, schedule);
+    Ok(())
 }

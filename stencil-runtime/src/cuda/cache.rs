@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::nvrtc::{CompileOptions, Ptx, compile};
 use crate::Result;
+use crate::report::Origin;
 
 /// Environment variable naming the folder of the disk cache (default: the user's cache
 /// folder, `$XDG_CACHE_HOME/stencil` or `~/.cache/stencil`). `off` disables the disk cache.
@@ -17,17 +18,6 @@ pub const CACHE_DIR_VAR: &str = "STENCIL_CACHE_DIR";
 /// Environment variable naming a folder where every translation unit that is compiled is
 /// also written, as `<stencil>.cu`, so that users can read what runs.
 pub const DUMP_DIR_VAR: &str = "STENCIL_DUMP_CUDA";
-
-/// Where a module came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Origin {
-    /// Compiled by NVRTC in this call.
-    Compiled,
-    /// Read from the disk cache.
-    Disk,
-    /// Found in this process's memory.
-    Memory,
-}
 
 /// PTX and where it came from.
 pub struct Compiled {

@@ -3,7 +3,11 @@
 
 use std::sync::Arc;
 
+use std::ffi::c_void;
+
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits, sys};
+
+use crate::plan::launch::Limits;
 
 use crate::{Error, Result};
 
@@ -78,6 +82,15 @@ impl Gpu {
         self.ctx.mem_get_info().map_err(|e| format!("{e:?}"))
     }
 
+    /// The device's limits on a launch.
+    pub(crate) fn limits(&self) -> Limits {
+        Limits {
+            max_threads: self.max_threads_per_block as usize,
+            max_grid_yz: self.max_grid_yz as usize,
+            max_shared: self.max_shared_per_block,
+        }
+    }
+
     /// `len` zeros of `T` on the device, ordered on `stream`; `what` names them in errors.
     pub(crate) fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
         &self,
@@ -135,6 +148,43 @@ impl Gpu {
             max_grid_yz,
             max_shared_per_block,
         })
+    }
+}
+
+/// Host memory registered with the driver (page-locked) for the run, unregistered on drop.
+pub(crate) struct Pinned {
+    addresses: Vec<usize>,
+}
+
+impl Pinned {
+    /// Registers every non-empty slice; a slice the driver refuses stays pageable (its
+    /// copies are then staged by the driver and slower), and the reason is returned.
+    pub(crate) fn register<T>(gpu: &Gpu, slices: &[&[T]]) -> Result<(Self, Option<String>)> {
+        gpu.ctx.bind_to_thread().map_err(driver_error("binding the context"))?;
+        let mut pinned = Self { addresses: Vec::new() };
+        let mut refused = None;
+        for slice in slices.iter().filter(|s| !s.is_empty()) {
+            let address = slice.as_ptr() as *mut c_void;
+            // SAFETY: the range is a live allocation of the caller's, which outlives this
+            // guard (it is dropped at the end of the run, before the grids can be); the
+            // driver only pins its pages, it does not write to them.
+            let result = unsafe { sys::cuMemHostRegister_v2(address, std::mem::size_of_val(*slice), 0) };
+            match result {
+                sys::CUresult::CUDA_SUCCESS => pinned.addresses.push(address as usize),
+                sys::CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => {}
+                other => refused = Some(format!("{other:?}")),
+            }
+        }
+        Ok((pinned, refused))
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        for &address in &self.addresses {
+            // SAFETY: registered above with the context still current on this thread.
+            unsafe { sys::cuMemHostUnregister(address as *mut c_void) };
+        }
     }
 }
 

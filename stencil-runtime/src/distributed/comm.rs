@@ -9,6 +9,8 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use super::Decomposition;
+use crate::plan::planes::{Halo, Planes};
+use crate::run::peers::Peers;
 use crate::{Error, Grid, Real, Result, Stencil};
 
 /// The MPI environment of this process: initialised by [`Mpi::init`], finalised on drop.
@@ -143,84 +145,6 @@ impl Mpi {
         self.agree(outcome, &[])
     }
 
-    /// The residual check reduced over all ranks: (max of `max`, sum of `sum`, smallest
-    /// `first_bad`, and the value at that point: each rank passes its own non-finite value
-    /// or 0).
-    pub(crate) fn reduce(&self, max: f64, sum: f64, first_bad: u64, bad_value: f64) -> (f64, f64, u64, f64) {
-        let (mut global_max, mut global_sum, mut global_bad) = (0.0f64, 0.0f64, 0u64);
-        self.world.all_reduce_into(&max, &mut global_max, SystemOperation::max());
-        self.world.all_reduce_into(&sum, &mut global_sum, SystemOperation::sum());
-        self.world.all_reduce_into(&first_bad, &mut global_bad, SystemOperation::min());
-        let mine = if first_bad == global_bad && first_bad != u64::MAX { bad_value } else { 0.0 };
-        let mut value = 0.0f64;
-        self.world.all_reduce_into(&mine, &mut value, SystemOperation::sum());
-        (global_max, global_sum, global_bad, value)
-    }
-
-    /// Sends `send.lower` to rank `below` and `send.upper` to rank `above`, receives their
-    /// planes into `recv`, and runs `during` while the messages are in flight (non-blocking
-    /// sends and receives). Every request is completed before it returns, also when
-    /// `during` fails.
-    pub(crate) fn exchange<T: Real>(
-        &self,
-        (below, above): (Option<usize>, Option<usize>),
-        send: &Halo<T>,
-        recv: &mut Halo<T>,
-        during: impl FnOnce() -> Result<()>,
-    ) -> Result<()> {
-        let (mut sends, mut receives) = (Vec::new(), Vec::new());
-        if let Some(below) = below {
-            receives.push((below, &mut recv.lower[..]));
-            sends.push((below, &send.lower[..]));
-        }
-        if let Some(above) = above {
-            receives.push((above, &mut recv.upper[..]));
-            sends.push((above, &send.upper[..]));
-        }
-        self.post(&sends, &mut receives, during)
-    }
-
-    /// Receives into every `(rank, buffer)` of `receives`, sends every `(rank, buffer)` of
-    /// `sends`, and runs `during` while the messages are in flight (non-blocking sends and
-    /// receives, posted in that order). Every request is completed before it returns, also
-    /// when `during` fails. Messages between two ranks in one direction are received in the
-    /// order they were sent.
-    pub(crate) fn post<T: Real>(
-        &self,
-        sends: &[(usize, &[T])],
-        receives: &mut [(usize, &mut [T])],
-        during: impl FnOnce() -> Result<()>,
-    ) -> Result<()> {
-        // Tags: the direction of travel, then the piece of a message cut to fit MPI's
-        // `int` counts.
-        const UP: i32 = 0;
-        const DOWN: i32 = 1 << 20;
-        let me = self.rank();
-        let world = &self.world;
-        mpi::request::scope(|scope| {
-            let mut requests = Vec::new();
-            for (from, buffer) in receives.iter_mut() {
-                let tag = if *from < me { UP } else { DOWN };
-                let rank = world.process_at_rank(*from as i32);
-                for (piece, part) in pieces_mut(buffer).enumerate() {
-                    requests.push(rank.immediate_receive_into_with_tag(scope, part, tag + piece as i32));
-                }
-            }
-            for &(to, buffer) in sends {
-                let tag = if to > me { UP } else { DOWN };
-                let rank = world.process_at_rank(to as i32);
-                for (piece, part) in pieces(buffer).enumerate() {
-                    requests.push(rank.immediate_send_with_tag(scope, part, tag + piece as i32));
-                }
-            }
-            let outcome = during();
-            for request in requests {
-                request.wait();
-            }
-            outcome
-        })
-    }
-
     /// Rank `root` receives `planes` of every rank's grid into `global`; the others send
     /// theirs.
     fn gather_planes<T: Real, const N: usize>(
@@ -267,13 +191,96 @@ impl Mpi {
     }
 }
 
-/// Ghost planes in host memory: those a rank sends to, or receives from, its neighbours.
-#[derive(Debug, Default)]
-pub(crate) struct Halo<T> {
-    /// The planes on the side of the rank below.
-    pub lower: Vec<T>,
-    /// The planes on the side of the rank above.
-    pub upper: Vec<T>,
+impl Peers for Mpi {
+    /// The residual check reduced over all ranks: (max of `max`, sum of `sum`, smallest
+    /// `first_bad`, and the value at that point: each rank passes its own non-finite value
+    /// or 0).
+    fn reduce(&self, max: f64, sum: f64, first_bad: u64, bad_value: f64) -> (f64, f64, u64, f64) {
+        let (mut global_max, mut global_sum, mut global_bad) = (0.0f64, 0.0f64, 0u64);
+        self.world.all_reduce_into(&max, &mut global_max, SystemOperation::max());
+        self.world.all_reduce_into(&sum, &mut global_sum, SystemOperation::sum());
+        self.world.all_reduce_into(&first_bad, &mut global_bad, SystemOperation::min());
+        let mine = if first_bad == global_bad && first_bad != u64::MAX { bad_value } else { 0.0 };
+        let mut value = 0.0f64;
+        self.world.all_reduce_into(&mine, &mut value, SystemOperation::sum());
+        (global_max, global_sum, global_bad, value)
+    }
+
+    /// Sends `send.lower` to rank `below` and `send.upper` to rank `above`, receives their
+    /// planes into `recv`, and runs `during` while the messages are in flight (non-blocking
+    /// sends and receives). Every request is completed before it returns, also when
+    /// `during` fails.
+    fn exchange<T: Real>(
+        &self,
+        (below, above): (Option<usize>, Option<usize>),
+        send: &Halo<T>,
+        recv: &mut Halo<T>,
+        during: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let (mut sends, mut receives) = (Vec::new(), Vec::new());
+        if let Some(below) = below {
+            receives.push((below, &mut recv.lower[..]));
+            sends.push((below, &send.lower[..]));
+        }
+        if let Some(above) = above {
+            receives.push((above, &mut recv.upper[..]));
+            sends.push((above, &send.upper[..]));
+        }
+        self.post(&sends, &mut receives, during)
+    }
+
+    /// Receives into every `(rank, buffer)` of `receives`, sends every `(rank, buffer)` of
+    /// `sends`, and runs `during` while the messages are in flight (non-blocking sends and
+    /// receives, posted in that order). Every request is completed before it returns, also
+    /// when `during` fails. Messages between two ranks in one direction are received in the
+    /// order they were sent.
+    fn post<T: Real>(
+        &self,
+        sends: &[(usize, &[T])],
+        receives: &mut [(usize, &mut [T])],
+        during: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        // Tags: the direction of travel, then the piece of a message cut to fit MPI's
+        // `int` counts.
+        const UP: i32 = 0;
+        const DOWN: i32 = 1 << 20;
+        let me = self.world.rank() as usize;
+        let world = &self.world;
+        mpi::request::scope(|scope| {
+            let mut requests = Vec::new();
+            for (from, buffer) in receives.iter_mut() {
+                let tag = if *from < me { UP } else { DOWN };
+                let rank = world.process_at_rank(*from as i32);
+                for (piece, part) in pieces_mut(buffer).enumerate() {
+                    requests.push(rank.immediate_receive_into_with_tag(scope, part, tag + piece as i32));
+                }
+            }
+            for &(to, buffer) in sends {
+                let tag = if to > me { UP } else { DOWN };
+                let rank = world.process_at_rank(to as i32);
+                for (piece, part) in pieces(buffer).enumerate() {
+                    requests.push(rank.immediate_send_with_tag(scope, part, tag + piece as i32));
+                }
+            }
+            let outcome = during();
+            for request in requests {
+                request.wait();
+            }
+            outcome
+        })
+    }
+
+    fn max(&self, value: f64) -> f64 {
+        Mpi::max(self, value)
+    }
+
+    fn all_ok<X>(&self, outcome: Result<X>) -> Result<X> {
+        Mpi::all_ok(self, outcome)
+    }
+
+    fn describe(&self) -> Option<String> {
+        Some(format!("mpi rank {} of {}", self.rank(), self.size()))
+    }
 }
 
 /// One rank's part of a grid decomposed among the ranks of an [`Mpi`] environment: its
@@ -285,6 +292,20 @@ pub struct Subdomain<'m, const N: usize> {
 }
 
 impl<'m, const N: usize> Subdomain<'m, N> {
+    /// This rank's planes: its own, its ghost planes and its neighbours.
+    pub(crate) fn planes(&self) -> Planes {
+        Planes {
+            count: self.local().len(),
+            radius: self.radius(),
+            ghost: self.ghost(),
+            depth: self.depth(),
+            own: self.own_local(),
+            below: self.below(),
+            above: self.above(),
+            origin: self.local().start,
+        }
+    }
+
     /// The MPI environment.
     pub fn mpi(&self) -> &'m Mpi {
         self.mpi

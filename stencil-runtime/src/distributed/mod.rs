@@ -16,31 +16,22 @@
 //!
 //! An inexact hierarchical schedule computes the whole grid's tiles that meet a rank's
 //! planes, so that every rank's planes hold the single-process iterate of that schedule
-//! (`tiles.rs`).
+//! (`run/tiles.rs`).
 //!
 //! A `sweep(…)` stencil cannot use deep halos (one sweep carries influence through the
 //! whole grid): its sweeps are pipelined across the ranks instead, `radius` planes passed
 //! to each neighbour per sweep, and every rank's planes hold the single-process sweep's
-//! values (`sweep.rs` explains the order). [`Alternating`](crate::Alternating) steps run
-//! the same pipeline with the two stencils in turn (`alternating.rs`).
+//! values (`run/sweeps.rs` explains the order). [`Alternating`](crate::Alternating) steps run
+//! the same pipeline with the two stencils in turn.
 //! `docs/scaling.md` explains how to choose the depth.
 
+#[cfg(feature = "mpi")]
+mod comm;
 mod decomposition;
 
 pub use decomposition::Decomposition;
 
 #[cfg(feature = "mpi")]
-pub(crate) mod alternating;
-#[cfg(feature = "mpi")]
-mod comm;
-#[cfg(feature = "mpi")]
-pub(crate) mod driver;
-#[cfg(feature = "mpi")]
-pub(crate) mod sweep;
-#[cfg(feature = "mpi")]
-pub(crate) mod tiles;
-
-#[cfg(feature = "mpi")]
-pub(crate) use comm::{Halo, fingerprint};
+pub(crate) use comm::fingerprint;
 #[cfg(feature = "mpi")]
 pub use comm::{Mpi, Subdomain};

@@ -4,8 +4,10 @@
 //! pencils. Backends and the loop build on these; nothing here touches a device.
 
 pub(crate) mod autotune;
+pub(crate) mod launch;
 pub(crate) mod layout;
 pub mod model;
+pub(crate) mod planes;
 pub(crate) mod slabs;
 
 pub(crate) use layout::Layout;

@@ -16,6 +16,9 @@
 
 use std::ops::Range;
 
+use crate::plan::Layout;
+use crate::{Error, Result};
+
 /// The slabs of one grid for one pyramid height.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Slabs {
@@ -307,6 +310,43 @@ impl Slabs {
             n => format!(", and {n} carr{} of {} planes", if n == 1 { "y" } else { "ies" }, self.ghost(self.height)),
         };
         format!("{shape}, in two slots of {arrays} buffers{carries}")
+    }
+}
+
+/// The slabs of an out-of-core run over the planes `own` (the interior, or a rank's own
+/// planes): `slab` planes, or the widest that fits `device_memory` (with `arrays` chunk
+/// buffers per slot), or all of `own`. The limit bounds the slab
+/// buffers (two slots of `arrays` chunks, and the carry); an explicit `slab` whose buffers
+/// exceed it is an error too, on every backend.
+pub(crate) fn slabs_for<const N: usize>(
+    layout: &Layout<N>,
+    own: std::ops::Range<usize>,
+    height: usize,
+    (slab, device_memory): (Option<usize>, Option<usize>),
+    (arrays, elem): (usize, usize),
+    skewed: bool,
+) -> Result<Slabs> {
+    let planes = layout.shape[0];
+    let radius = layout.radius[0];
+    let plane_len: usize = layout.shape[1..].iter().product();
+    let slabs_of = |width| Slabs::over(own.clone(), planes, radius, plane_len, height, width).skew(skewed);
+    let too_large = |slabs: Slabs, limit| Error::DeviceMemory {
+        needed: slabs.buffer_bytes(arrays, elem),
+        limit,
+        reason: slabs.describe_buffers(arrays),
+    };
+    let width = match (slab, device_memory) {
+        (Some(width), _) => width,
+        (None, Some(limit)) => {
+            Slabs::widest(limit, (own.clone(), planes, radius, plane_len), height, arrays, elem, skewed)
+                .ok_or_else(|| too_large(slabs_of(1), limit))?
+        }
+        (None, None) => own.len(),
+    };
+    let slabs = slabs_of(width);
+    match device_memory {
+        Some(limit) if slabs.buffer_bytes(arrays, elem) > limit => Err(too_large(slabs, limit)),
+        _ => Ok(slabs),
     }
 }
 

@@ -2,50 +2,13 @@
 //! whether the tolerance is met. One implementation, so the stopping rules mean the same
 //! thing on every backend.
 
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crate::checkpoint::Writer;
 use crate::report::{ResidualSample, StopReason};
-use crate::solver::ProgressFn;
+use crate::run::job::{GridState, Held, ProgressFn};
 use crate::stop::StopRule;
-use crate::{Error, Norm, Progress, Real, Report, Schedule, Stencil, Tolerance};
-
-/// What the user's grid holds while a run goes on, so that an error can say it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum Held {
-    /// What it held when the run was called: nothing has been written to it.
-    #[default]
-    Untouched,
-    /// One whole iterate.
-    Iterate(usize),
-    /// A copy into it from the device failed midway: not one iterate.
-    Mixed,
-}
-
-/// What a single-process run's grid holds, and the iteration of its last checkpoint,
-/// kept where the solver can read them after a backend returns an error.
-#[derive(Debug, Default)]
-pub(crate) struct GridState {
-    pub held: Cell<Held>,
-    /// The iteration of the last checkpoint written or resumed from.
-    pub checkpoint: Cell<Option<usize>>,
-}
-
-impl GridState {
-    /// `error`, raised by a run whose checkpoints go to `path`, with what the grid holds and
-    /// the last checkpoint added where the grid was changed and the error does not say it.
-    pub fn explain(&self, error: Error, path: Option<&std::path::Path>) -> Error {
-        let checkpoint = path.zip(self.checkpoint.get()).map(|(p, i)| (p.to_owned(), i));
-        match (self.held.get(), &error) {
-            (Held::Untouched, _) | (_, Error::NonFinite { .. } | Error::StoppedMidPass { .. }) => error,
-            (Held::Iterate(iteration), _) => {
-                Error::Interrupted { holds: Some(iteration), checkpoint, source: Box::new(error) }
-            }
-            (Held::Mixed, _) => Error::Interrupted { holds: None, checkpoint, source: Box::new(error) },
-        }
-    }
-}
+use crate::{Norm, Progress, Real, Report, Schedule, Stencil, Tolerance};
 
 pub(crate) struct Monitor<'r, 'a> {
     stop: StopRule,
@@ -84,7 +47,7 @@ impl<'r, 'a> Monitor<'r, 'a> {
     /// Starts the clock for `job`: from its start (iteration 0 or a checkpoint), writing its
     /// checkpoints.
     pub fn for_job<S: Stencil<N>, T: Real, const N: usize>(
-        job: &mut crate::solver::Job<'r, 'a, S, T, N>,
+        job: &mut crate::run::job::Job<'r, 'a, S, T, N>,
         points: usize,
     ) -> Self {
         let mut monitor = Self::start(job.stop, points, job.progress.take());
@@ -110,14 +73,15 @@ impl<'r, 'a> Monitor<'r, 'a> {
     }
 
     /// [`check`](Self::check) of the residual recorded at `recorded_at`, then the checkpoint
-    /// of iterate `iteration` if one is due: `to_host` first brings that iterate into `u`
-    /// where it is elsewhere (on the device). Returns whether the tolerance is met.
-    pub fn check_and_save<S: Stencil<N>, T: Real, const N: usize>(
+    /// of iterate `iteration` if one is due, of the grid `host` gives (which brings that
+    /// iterate into the user's grid where it is elsewhere, on a device). Returns whether
+    /// the tolerance is met.
+    pub fn check_and_save<'g, S: Stencil<N>, T: Real, const N: usize>(
         &mut self,
         recorded_at: usize,
         measured: Option<(f64, f64)>,
-        (u, iteration): (&mut crate::Grid<T, N>, usize),
-        to_host: impl FnOnce(&mut crate::Grid<T, N>) -> crate::Result<()>,
+        iteration: usize,
+        host: impl FnOnce() -> crate::Result<&'g mut crate::Grid<T, N>>,
     ) -> crate::Result<bool> {
         let converged = self.check(recorded_at, measured);
         let reference = self.reference;
@@ -125,7 +89,7 @@ impl<'r, 'a> Monitor<'r, 'a> {
             if let Some(state) = self.held {
                 state.held.set(Held::Mixed);
             }
-            to_host(u)?;
+            let u = host()?;
             if let Some(state) = self.held {
                 state.held.set(Held::Iterate(iteration));
             }
@@ -135,11 +99,6 @@ impl<'r, 'a> Monitor<'r, 'a> {
             }
         }
         Ok(converged)
-    }
-
-    /// The last checkpoint written by this run, and its iteration.
-    pub fn last_checkpoint(&self) -> Option<(std::path::PathBuf, usize)> {
-        self.checkpoint.as_ref().and_then(|w| w.last.map(|i| (w.path.clone(), i)))
     }
 
     fn norm(&self, max: f64, l2: f64) -> f64 {

@@ -1,4 +1,5 @@
-//! Sweep stencils across ranks: a pipeline along the sweep's direction on the cut axis.
+//! Sweep stencils: in one process a sweep of the whole interior; across ranks a pipeline
+//! along the sweep's direction on the cut axis.
 //!
 //! A `sweep(…)` stencil updates in place in the declared order, so the sweep of a rank's
 //! own planes reads the planes *before* them (on the side the sweep comes from) as this
@@ -39,37 +40,13 @@
 
 use std::ops::Range;
 
-use super::driver::{Engine, Planes, monitor_for, reduce_check};
-use super::{Halo, Subdomain};
-use crate::cpu::Difference;
-use crate::report::StopReason;
-use crate::solver::Job;
-use crate::{Direction, Error, Real, Report, Result, Stencil, Tolerance};
-
-/// A rank's grid swept in place by one stencil or by several in turn: what the pipeline of
-/// sweeps needs.
-pub(crate) trait Sweeps<T: Real> {
-    /// Sweeps local interior `planes` of the current iterate in place with stencil `which`
-    /// (its index in the cycle of stencils; 0 for one stencil), in its declared order,
-    /// reading the planes around them as they are.
-    fn sweep(&mut self, which: usize, planes: Range<usize>) -> Result<()>;
-
-    /// Copies `planes` of the current iterate into `into`, and waits until they are there.
-    fn read(&mut self, planes: Range<usize>, into: &mut [T]) -> Result<()>;
-
-    /// Copies `from` into `planes` of the current iterate, before any later sweep.
-    fn write(&mut self, planes: Range<usize>, from: &[T]) -> Result<()>;
-}
-
-/// One sweep stencil's rank grid on one backend: what [`iterate_sweeps`] needs beyond
-/// [`Sweeps`] and an [`Engine`] (whose measuring `update` gives the residual and whose
-/// `stage`/`unstage` the final exchange).
-pub(crate) trait SweepEngine<T: Real>: Engine<T> + Sweeps<T> {
-    /// A check without a tolerance: the first non-finite value (local flat index) where a
-    /// single-process run on this backend looks, among the rank's `part` (its own planes and
-    /// the boundary planes at its ends) or, measured, its `own` planes.
-    fn find_non_finite(&mut self, own: Range<usize>, part: Range<usize>) -> Result<Option<usize>>;
-}
+use super::drive::{Advance, Unit, reduce_check};
+use super::jacobi::exchange;
+use super::peers::{Peers, Place};
+use crate::engine::{Difference, Engine};
+use crate::plan::planes::{Halo, Planes};
+use crate::stop::StopRule;
+use crate::{Direction, Grid, Real, Result, Tolerance};
 
 /// One rank's planes in the order a sweep visits them along axis 0.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,11 +166,11 @@ impl<T: Real> Sides<T> {
     /// them, receiving every message it sent up to that sweep. (Its planes are not sent after
     /// a sweep no one reads them at; the ghost planes then hold the last ones it sent, which
     /// only the final exchange may leave so.)
-    fn fetch(
+    fn fetch<const N: usize>(
         &mut self,
-        (mpi, cycle): (&super::Mpi, &Cycle),
+        (peers, cycle): (&impl Peers, &Cycle),
         (side, sweep): (usize, usize),
-        engine: &mut impl Sweeps<T>,
+        engine: &mut impl Engine<T, N>,
     ) -> Result<()> {
         let Side { rank, ghost, received, buffer } = &mut self.0[side];
         let Some(rank) = *rank else { return Ok(()) };
@@ -202,7 +179,7 @@ impl<T: Real> Sides<T> {
         }
         let messages = (*received + 1..=sweep).filter(|&k| cycle.receives(side, k)).count();
         for _ in 0..messages {
-            mpi.post::<T>(&[], &mut [(rank, &mut buffer[..])], || Ok(()))?;
+            peers.post::<T>(&[], &mut [(rank, &mut buffer[..])], || Ok(()))?;
         }
         if messages > 0 {
             engine.write(ghost.clone(), buffer)?;
@@ -251,19 +228,24 @@ impl<T: Real> Pipeline<T> {
 
     /// Sweep `k` (counted from 1; every sweep before it has been run) of this rank's own
     /// planes.
-    pub(crate) fn sweep(&mut self, mpi: &super::Mpi, k: usize, engine: &mut impl Sweeps<T>) -> Result<()> {
+    pub(crate) fn sweep<const N: usize>(
+        &mut self,
+        peers: &impl Peers,
+        k: usize,
+        engine: &mut impl Engine<T, N>,
+    ) -> Result<()> {
         let Self { cycle, sides, first_out, last_out } = self;
         let (which, order) = cycle.of(k);
-        sides.fetch((mpi, cycle), (order.earlier_side, k), engine)?;
+        sides.fetch((peers, cycle), (order.earlier_side, k), engine)?;
         let sends_first = order.earlier.is_some() && cycle.sends(order.earlier_side, k);
         if !sends_first && !sides.waits(cycle, (order.later_side(), k - 1)) {
             // Nothing to send early and nothing to wait for (a sweep the other way after
             // one this way): one launch over all the planes.
             engine.sweep(which, order.own.clone())?;
-            return send_last(engine, (mpi, cycle, k), last_out);
+            return send_last(engine, (peers, cycle, k), last_out);
         }
         if order.first_reads_later() {
-            sides.fetch((mpi, cycle), (order.later_side(), k - 1), engine)?;
+            sides.fetch((peers, cycle), (order.later_side(), k - 1), engine)?;
         }
         engine.sweep(which, order.first.clone())?;
         let cycle = &*cycle;
@@ -271,20 +253,25 @@ impl<T: Real> Pipeline<T> {
             Some(earlier) => {
                 // The first planes travel while the rest is swept.
                 engine.read(order.to_earlier.clone(), first_out)?;
-                mpi.post(&[(earlier, &first_out[..])], &mut [], || {
-                    finish_sweep(engine, (mpi, cycle, k), sides, last_out)
+                peers.post(&[(earlier, &first_out[..])], &mut [], || {
+                    finish_sweep(engine, (peers, cycle, k), sides, last_out)
                 })
             }
-            None => finish_sweep(engine, (mpi, cycle, k), sides, last_out),
+            None => finish_sweep(engine, (peers, cycle, k), sides, last_out),
         }
     }
 
     /// Makes the ghost planes on both sides hold the neighbours' planes as sweep `k` left
     /// them (those on the earlier side of a sweep in the same direction as sweep `k` already
     /// do).
-    pub(crate) fn settle(&mut self, mpi: &super::Mpi, k: usize, engine: &mut impl Sweeps<T>) -> Result<()> {
+    pub(crate) fn settle<const N: usize>(
+        &mut self,
+        peers: &impl Peers,
+        k: usize,
+        engine: &mut impl Engine<T, N>,
+    ) -> Result<()> {
         for side in 0..2 {
-            self.sides.fetch((mpi, &self.cycle), (side, k), engine)?;
+            self.sides.fetch((peers, &self.cycle), (side, k), engine)?;
         }
         Ok(())
     }
@@ -292,98 +279,130 @@ impl<T: Real> Pipeline<T> {
 
 /// The rest of sweep `k` after its first planes: the middle planes, the later neighbour's
 /// planes, the last planes, and the last planes sent on.
-fn finish_sweep<T: Real>(
-    engine: &mut impl Sweeps<T>,
-    (mpi, cycle, k): (&super::Mpi, &Cycle, usize),
+fn finish_sweep<T: Real, const N: usize>(
+    engine: &mut impl Engine<T, N>,
+    (peers, cycle, k): (&impl Peers, &Cycle, usize),
     sides: &mut Sides<T>,
     out: &mut [T],
 ) -> Result<()> {
     let (which, order) = cycle.of(k);
     engine.sweep(which, order.middle.clone())?;
-    sides.fetch((mpi, cycle), (order.later_side(), k - 1), engine)?;
+    sides.fetch((peers, cycle), (order.later_side(), k - 1), engine)?;
     engine.sweep(which, order.last.clone())?;
-    send_last(engine, (mpi, cycle, k), out)
+    send_last(engine, (peers, cycle, k), out)
 }
 
 /// Sends the last planes of sweep `k` to the later neighbour (when it reads them).
-fn send_last<T: Real>(
-    engine: &mut impl Sweeps<T>,
-    (mpi, cycle, k): (&super::Mpi, &Cycle, usize),
+fn send_last<T: Real, const N: usize>(
+    engine: &mut impl Engine<T, N>,
+    (peers, cycle, k): (&impl Peers, &Cycle, usize),
     out: &mut [T],
 ) -> Result<()> {
     let order = cycle.of(k).1;
     let Some(later) = order.later.filter(|_| cycle.sends(order.later_side(), k)) else { return Ok(()) };
     engine.read(order.to_later.clone(), out)?;
-    mpi.post(&[(later, &*out)], &mut [], || Ok(()))
+    peers.post(&[(later, &*out)], &mut [], || Ok(()))
 }
 
-/// Runs `job`, a sweep stencil's, on `engine` over this rank's planes by the pipeline of
-/// the module documentation. `send` and `recv` hold the ghost planes of the final exchange.
-pub(crate) fn iterate_sweeps<S: Stencil<N>, T: Real, const N: usize, E: SweepEngine<T>>(
-    job: &mut Job<'_, '_, S, T, N>,
-    sub: &Subdomain<'_, N>,
-    mut engine: E,
-    (send, recv): (&mut Halo<T>, &mut Halo<T>),
-    backend: String,
-) -> Result<Report> {
-    let planes = Planes::of(sub);
-    let mpi = sub.mpi();
-    let stop = job.stop;
-    let mut monitor = monitor_for(job, sub)?;
-    let direction = S::META.sweep.as_ref().expect("a sweep stencil").directions[0];
-    let mut pipeline = Pipeline::<T>::new(&planes, &[(direction, planes.radius)], sub.plane_len());
-    let own = planes.own.clone();
-    let part =
-        if planes.below.is_some() { own.start } else { 0 }..if planes.above.is_some() { own.end } else { planes.count };
-    if matches!(stop.tolerance, Some(Tolerance::Relative { .. })) {
-        // The reference ρ(u⁰) is measured before the first sweep changes u.
-        engine.update(own.clone(), 1, true)?;
-        let d = engine.difference()?;
-        let (max, sum, _, _) = mpi.reduce(d.max_abs, d.sum_sq, u64::MAX, 0.0);
-        monitor.set_reference(max, sum.sqrt());
+/// Sweeps of one stencil, or of several in turn, on an engine: the pipeline across ranks,
+/// one sweep of the whole interior in one process.
+pub(crate) struct Swept<'p, P: Peers, E, T: Real, const N: usize> {
+    pub engine: E,
+    peers: &'p P,
+    planes: Planes,
+    stop: StopRule,
+    global: [usize; N],
+    pipeline: Pipeline<T>,
+    halos: (Halo<T>, Halo<T>),
+    /// The sweeps done.
+    swept: usize,
+    measured: Option<Difference>,
+}
+
+impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Swept<'p, P, E, T, N> {
+    /// Sweeps of `stencils` in turn (each sweeping axis 0 in its direction, of its radius
+    /// there, at most the split's), on `engine` over `planes` (of a grid whose whole shape
+    /// is `global`) under `stop`.
+    pub fn new(
+        engine: E,
+        Place { peers, planes, global }: Place<'p, P, N>,
+        halos: (Halo<T>, Halo<T>),
+        stop: StopRule,
+        stencils: &[(Direction, usize)],
+    ) -> Result<Self> {
+        let plane_len = global[1..].iter().product();
+        let pipeline = Pipeline::new(&planes, stencils, plane_len);
+        Ok(Self { engine, peers, planes, stop, global, pipeline, halos, swept: 0, measured: None })
     }
-    let mut iteration = 0;
-    let ended: std::result::Result<StopReason, Error> = loop {
-        if stop.max_iterations.is_some_and(|max| iteration >= max) {
-            break Ok(StopReason::IterationLimit);
+
+    /// ρ of the current iterate over the own planes, by a measuring update (into the
+    /// second buffer: the iterate does not change).
+    fn residual(&mut self) -> Result<Difference> {
+        self.engine.update(self.planes.own.clone(), 1, true)?;
+        self.engine.difference()
+    }
+}
+
+impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Swept<'_, P, E, T, N> {
+    fn reference(&mut self) -> Result<Option<(f64, f64)>> {
+        if !matches!(self.stop.tolerance, Some(Tolerance::Relative { .. })) {
+            return Ok(None);
         }
-        iteration += 1;
-        pipeline.sweep(mpi, iteration, &mut engine)?;
-        if !stop.checks_at(iteration) {
-            continue;
+        // The reference ρ(u⁰) is measured before the first sweep changes u.
+        let d = self.residual()?;
+        let (max, sum, _, _) = self.peers.reduce(d.max_abs, d.sum_sq, u64::MAX, 0.0);
+        Ok(Some((max, sum.sqrt())))
+    }
+
+    fn advance(&mut self, iteration: usize) -> Result<Option<Unit>> {
+        if self.stop.max_iterations.is_some_and(|max| iteration >= max) {
+            return Ok(None);
         }
-        // Both sides of the own planes hold this sweep's values: the later neighbour's
-        // first planes are received early.
-        pipeline.settle(mpi, iteration, &mut engine)?;
-        let d = match stop.tolerance {
-            Some(_) => {
-                engine.update(own.clone(), 1, true)?;
-                engine.difference()?
+        let k = iteration + 1;
+        self.pipeline.sweep(self.peers, k, &mut self.engine)?;
+        self.swept = k;
+        if !self.stop.checks_at(k) {
+            return Ok(Some(Unit { end: k, record_at: None, host_holds: !E::QUEUED }));
+        }
+        // Both sides of the own planes hold this sweep's values: the later neighbour's first
+        // planes are received early.
+        self.pipeline.settle(self.peers, k, &mut self.engine)?;
+        self.measured = Some(match self.stop.tolerance {
+            Some(_) => self.residual()?,
+            None => {
+                let (own, part) = (self.planes.own.clone(), self.planes.part());
+                Difference { max_abs: 0.0, sum_sq: 0.0, first_non_finite: self.engine.find_non_finite(own, part)? }
             }
-            None => Difference {
-                max_abs: 0.0,
-                sum_sq: 0.0,
-                first_non_finite: engine.find_non_finite(own.clone(), part.clone())?,
-            },
-        };
-        let residual = match reduce_check(sub, d, |at| engine.value_at(at), (iteration, stop.check_every)) {
-            Ok(residual) => residual,
-            Err(error @ Error::NonFinite { .. }) => break Err(error),
-            Err(error) => return Err(error),
-        };
-        if monitor.check(iteration, stop.tolerance.is_some().then_some(residual)) {
-            break Ok(StopReason::Converged);
-        }
-    };
-    // Every ghost plane holds the last sweep: the later neighbour's first planes (unless a
-    // check brought them), then every ghost plane, `depth · radius` a side.
-    pipeline.settle(mpi, iteration, &mut engine)?;
-    planes.exchange(mpi, &mut engine, (send, recv))?;
-    engine.wait()?;
-    let wall = monitor.elapsed();
-    engine.finish()?;
-    let stop_reason = ended?;
-    Ok(monitor.into_report::<S, T, N>(backend, job.schedule, sub.global_shape(), (iteration, stop_reason), wall, None))
+        });
+        Ok(Some(Unit { end: k, record_at: Some(k), host_holds: !E::QUEUED }))
+    }
+
+    fn measured(&mut self, unit: &Unit) -> Result<Option<(f64, f64)>> {
+        let d = self.measured.take().unwrap_or_default();
+        let place = (self.peers, &self.planes, self.global);
+        let residual = reduce_check(place, d, |at| self.engine.value_at(at), (unit.end, self.stop.check_every))?;
+        Ok(self.stop.tolerance.is_some().then_some(residual))
+    }
+
+    fn settle(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn host(&mut self) -> Result<&mut Grid<T, N>> {
+        self.engine.host()
+    }
+
+    fn wait(&mut self) -> Result<()> {
+        // Every ghost plane holds the last sweep: the later neighbour's first planes (unless
+        // a check brought them), then every ghost plane, `depth · radius` a side.
+        self.pipeline.settle(self.peers, self.swept, &mut self.engine)?;
+        exchange(&mut self.engine, self.peers, &self.planes, &mut self.halos)?;
+        self.engine.wait()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.engine.finish()
+    }
 }
 
 #[cfg(test)]
@@ -391,7 +410,7 @@ mod tests {
     use super::*;
 
     fn planes(own: Range<usize>, count: usize, below: Option<usize>, above: Option<usize>) -> Planes {
-        Planes { count, radius: 2, ghost: 4, depth: 2, own, below, above }
+        Planes { count, radius: 2, ghost: 4, depth: 2, own, below, above, origin: 0 }
     }
 
     #[test]

@@ -1,0 +1,224 @@
+//! The rayon engine: the user's grid updated in place (a Jacobi step writes a second buffer,
+//! swapped with the grid's), by the CPU twin's plain pass, hierarchical cycles or sweeps.
+
+use std::ops::Range;
+
+use super::{hierarchical, plain, sweep};
+use crate::engine::{CycleCheck, Difference, Engine};
+use crate::plan::Layout;
+use crate::plan::planes::Halo;
+use crate::{Grid, Real, Result, Schedule, Stencil};
+
+/// Sweeps `planes` of a grid of the given shape in place with a further stencil of the run.
+type OtherSweep<'j, T, const N: usize> = Box<dyn FnMut(&mut [T], [usize; N], Range<usize>) -> Result<()> + 'j>;
+
+/// The user's grid on the CPU, run by stencil `S` (and, for alternating steps, further
+/// sweep stencils).
+pub(crate) struct CpuEngine<'g, 'j, S: Stencil<N>, T: Real, const N: usize> {
+    u: &'g mut Grid<T, N>,
+    next: Vec<T>,
+    inputs: Vec<Option<&'j [T]>>,
+    params: S::Params<T>,
+    shape: [usize; N],
+    radius: usize,
+    plane_len: usize,
+    /// How a sweep stencil's planes are swept (sequentially, or by a rayon wavefront).
+    schedule: Schedule,
+    /// The hierarchical schedule's tile and halo, when it has cycles.
+    cycle: Option<(usize, usize)>,
+    measured: Option<Difference>,
+    /// Whether an inexact cycle of this iteration looked for non-finite values.
+    cycle_checked: bool,
+    others: Vec<OtherSweep<'j, T, N>>,
+}
+
+impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> {
+    /// The engine of `u` with `S`'s read-only fields `inputs` (`None` at the unknown).
+    /// `second`: whether to allocate the second buffer, which Jacobi steps and measured
+    /// sweeps need.
+    pub fn new(
+        u: &'g mut Grid<T, N>,
+        (inputs, params): (Vec<Option<&'j [T]>>, S::Params<T>),
+        schedule: Schedule,
+        second: bool,
+    ) -> Result<Self> {
+        let shape = u.shape();
+        let next = if second { super::second_buffer(u)? } else { Vec::new() };
+        Ok(Self {
+            cycle: match schedule {
+                Schedule::Hierarchical { tile, halo, .. } => Some((tile, halo)),
+                _ => None,
+            },
+            next,
+            u,
+            inputs,
+            params,
+            shape,
+            schedule,
+            radius: S::META.radius[0],
+            plane_len: shape[1..].iter().product(),
+            measured: None,
+            cycle_checked: false,
+            others: Vec::new(),
+        })
+    }
+
+    /// Adds sweep stencil `B` with its fields and parameters: `sweep(k, …)` sweeps with the
+    /// k-th stencil added (the engine's own is 0).
+    pub fn with_sweeps<B: Stencil<N>>(mut self, inputs: Vec<Option<&'j [T]>>, params: B::Params<T>) -> Self {
+        let schedule = self.schedule;
+        self.others.push(Box::new(move |u, shape, planes| {
+            sweep::planes::<B, T, N>((u, shape), &inputs, &params, schedule, planes)
+        }));
+        self
+    }
+
+    fn elements(&self, planes: &Range<usize>) -> Range<usize> {
+        planes.start * self.plane_len..planes.end * self.plane_len
+    }
+
+    fn add(&mut self, measured: Option<Difference>, offset: usize) {
+        if let Some(d) = measured {
+            let d = d.shifted(offset);
+            self.measured = Some(self.measured.map_or(d, |m| m.merge(d)));
+        }
+    }
+}
+
+/// The fields over `elements` of the grid, in declaration order, with `current` (the
+/// unknown's iterate there) at the unknown's place (`None` among `inputs`).
+fn fields_of<'f, T>(inputs: &[Option<&'f [T]>], elements: &Range<usize>, current: &'f [T]) -> Vec<&'f [T]> {
+    inputs.iter().map(|f| f.map_or(current, |f| &f[elements.clone()])).collect()
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, S, T, N> {
+    const QUEUED: bool = false;
+
+    fn update(&mut self, planes: Range<usize>, steps: usize, measure: bool) -> Result<()> {
+        if planes.is_empty() {
+            return Ok(());
+        }
+        // The planes and those their steps read, seen as a grid of their own whose interior
+        // holds `planes` (whose outer `r` planes stay as they are).
+        let reach = steps * self.radius;
+        let window = planes.start.saturating_sub(reach)..(planes.end + reach).min(self.shape[0]);
+        let elements = self.elements(&window);
+        let mut shape = self.shape;
+        shape[0] = window.len();
+        let layout = Layout::new(S::META, shape)?;
+        let fields = fields_of(&self.inputs, &elements, &self.u.as_slice()[elements.clone()]);
+        let out = &mut self.next[elements.clone()];
+        let measured = match self.cycle {
+            Some((tile, halo)) if steps > 1 => {
+                let cycle = hierarchical::Cycle::new(&layout, tile, halo, steps);
+                let measure = measure.then_some(steps - 1);
+                hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, out, &self.params, measure)?
+            }
+            _ => plain::apply::<S, T, N>(&layout, &fields, out, &self.params, measure),
+        };
+        self.add(measured, elements.start);
+        Ok(())
+    }
+
+    fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: CycleCheck) -> Result<()> {
+        let Some((tile, halo)) = self.cycle.filter(|_| !cores.is_empty()) else { return Ok(()) };
+        let layout = Layout::new(S::META, self.shape)?;
+        let cycle = hierarchical::Cycle {
+            cores0: (cores.start, cores.end),
+            ..hierarchical::Cycle::new(&layout, tile, halo, len)
+        };
+        let whole = 0..self.shape[0] * self.plane_len;
+        let fields = fields_of(&self.inputs, &whole, self.u.as_slice());
+        let measure = (check != CycleCheck::None).then_some(0);
+        let written = hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, &mut self.next, &self.params, measure)?;
+        match (check, written) {
+            (CycleCheck::Residual, written) => self.add(written, 0),
+            (CycleCheck::NonFinite, Some(written)) => {
+                // The first of the iteration's checked cycles replaces the measuring update's
+                // finding: the values to check are those the cycles write.
+                let checked = std::mem::replace(&mut self.cycle_checked, true);
+                let measured = self.measured.get_or_insert_default();
+                measured.first_non_finite = match checked {
+                    false => written.first_non_finite,
+                    true => measured.first_non_finite.into_iter().chain(written.first_non_finite).min(),
+                };
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn sweep(&mut self, which: usize, planes: Range<usize>) -> Result<()> {
+        let grid = (self.u.as_mut_slice(), self.shape);
+        match which {
+            0 => sweep::planes::<S, T, N>(grid, &self.inputs, &self.params, self.schedule, planes),
+            k => (self.others[k - 1])(grid.0, grid.1, planes),
+        }
+    }
+
+    fn mark(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn stage(&mut self, lower: Range<usize>, upper: Range<usize>, send: &mut Halo<T>, next: bool) -> Result<()> {
+        let (lower, upper) = (self.elements(&lower), self.elements(&upper));
+        let from = if next { &self.next[..] } else { self.u.as_slice() };
+        send.lower.copy_from_slice(&from[lower]);
+        send.upper.copy_from_slice(&from[upper]);
+        Ok(())
+    }
+
+    fn swap(&mut self) {
+        self.u.swap_data(&mut self.next);
+    }
+
+    fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()> {
+        self.write(lower, &recv.lower)?;
+        self.write(upper, &recv.upper)
+    }
+
+    fn restore(&mut self, lower: Range<usize>, upper: Range<usize>, sent: &Halo<T>) -> Result<()> {
+        // Every update has finished when it returns.
+        self.unstage(lower, upper, sent)
+    }
+
+    fn read(&mut self, planes: Range<usize>, into: &mut [T]) -> Result<()> {
+        into.copy_from_slice(&self.u.as_slice()[self.elements(&planes)]);
+        Ok(())
+    }
+
+    fn write(&mut self, planes: Range<usize>, from: &[T]) -> Result<()> {
+        let elements = self.elements(&planes);
+        self.u.as_mut_slice()[elements].copy_from_slice(from);
+        Ok(())
+    }
+
+    fn difference(&mut self) -> Result<Difference> {
+        self.cycle_checked = false;
+        Ok(self.measured.take().unwrap_or_default())
+    }
+
+    fn find_non_finite(&mut self, _own: Range<usize>, part: Range<usize>) -> Result<Option<usize>> {
+        // As one process on the CPU: the first non-finite value of the iterate.
+        use rayon::prelude::*;
+        let elements = self.elements(&part);
+        let values = &self.u.as_slice()[elements.clone()];
+        Ok(values.par_iter().position_first(|v| !v.is_finite()).map(|at| at + elements.start))
+    }
+
+    fn value_at(&mut self, at: usize) -> Result<f64> {
+        Ok(self.u.as_slice()[at].to_f64())
+    }
+
+    fn wait(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn host(&mut self) -> Result<&mut Grid<T, N>> {
+        Ok(self.u)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+}

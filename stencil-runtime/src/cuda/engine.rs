@@ -1,0 +1,596 @@
+//! The CUDA engine: a grid kept on the device for the whole run, its planes updated by the
+//! generated kernels launched on windows of the buffers (a window of planes seen as a grid
+//! of its own), and copies to and from the host on a second stream, so that the copies of
+//! the planes exchanged with other ranks overlap the update of the middle planes.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+
+use super::device::{Gpu, Pinned, driver_error};
+use super::launch::{Args, Kernel, launch};
+use super::module::{JitTime, Module};
+use super::options::{CudaOptions, HierarchicalKernel};
+use super::sweeper::Sweeper;
+use crate::engine::{CycleCheck, Difference, Engine};
+use crate::kernel::KernelKind;
+use crate::plan::launch::{Cycle, Shape, plain};
+use crate::plan::planes::Halo;
+use crate::{Error, Grid, Real, Result, Schedule, Stencil};
+
+/// Measured launches in one iteration at most: the planes sent below, those sent above,
+/// and the middle.
+const MEASURED_LAUNCHES: usize = 3;
+
+/// The Jacobi kernels of a run: the plain (or tiled) pass, the measuring pass, and for a
+/// hierarchical schedule its cycle kernel with tile and halo.
+struct Jacobi {
+    pass: Kernel,
+    measure: Kernel,
+    cycle: Option<(Kernel, usize, usize)>,
+    /// Whether cycles over the whole grid run the register kernel (compiled for its rows).
+    registers: bool,
+}
+
+/// The buffers a checked inexact cycle writes across ranks: its block entries and its first
+/// non-finite value.
+struct CycleChecks {
+    block_max: CudaSlice<f64>,
+    block_sum: CudaSlice<f64>,
+    first_bad: CudaSlice<u64>,
+}
+
+/// What an engine is built for.
+pub(crate) struct Build<'a, T: Real> {
+    /// The run's schedule (the kernels it needs).
+    pub schedule: Schedule,
+    pub options: CudaOptions,
+    /// Whether Jacobi steps or measured sweeps need the second buffer and the Jacobi kernels.
+    pub jacobi: bool,
+    /// Whether the run is alone (one process): cycles then cover the whole grid and may use
+    /// the register kernel.
+    pub alone: bool,
+    /// Host buffers of the exchanges, page-locked for the run.
+    pub halos: Option<(&'a Halo<T>, &'a Halo<T>)>,
+}
+
+/// The user's grid on one GPU, run by stencil `S` (and, for alternating steps, further
+/// sweep stencils).
+pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
+    u: &'g mut Grid<T, N>,
+    gpu: Gpu,
+    compute: Arc<CudaStream>,
+    copy: Arc<CudaStream>,
+    jacobi: Option<Jacobi>,
+    cycle_checks: Option<CycleChecks>,
+    /// Whether an inexact cycle of this iteration looked for non-finite values.
+    cycle_checked: bool,
+    sweepers: Vec<Sweeper<T>>,
+    inputs: Vec<Option<CudaSlice<T>>>,
+    /// The read-only fields of the further sweep stencils (declaration order, `None` at the
+    /// unknown): of sweeper 1, 2, ….
+    other_inputs: Vec<Vec<Option<CudaSlice<T>>>>,
+    current: CudaSlice<T>,
+    next: CudaSlice<T>,
+    scalars: Vec<crate::ScalarValue<T>>,
+    shape: [usize; N],
+    plane_len: usize,
+    block: [u32; 3],
+    block_max: CudaSlice<f64>,
+    block_sum: CudaSlice<f64>,
+    first_bad: CudaSlice<u64>,
+    /// This iteration's measured launches: the first element of their window and their
+    /// entries in the block arrays.
+    measured: Vec<(usize, Range<usize>)>,
+    marked: Option<CudaEvent>,
+    /// Time spent getting the kernels, for the report.
+    pub jit: JitTime,
+    _pinned: Pinned,
+    _stencil: std::marker::PhantomData<S>,
+}
+
+/// The buffers of an engine.
+struct Buffers<T> {
+    inputs: Vec<Option<CudaSlice<T>>>,
+    current: CudaSlice<T>,
+    next: CudaSlice<T>,
+    block_max: CudaSlice<f64>,
+    block_sum: CudaSlice<f64>,
+    first_bad: CudaSlice<u64>,
+    cycle_checks: Option<CycleChecks>,
+}
+
+impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
+    /// Uploads `u` and `S`'s read-only fields `inputs` (`None` at the unknown) to `gpu`
+    /// and gets the kernels `build` asks for.
+    pub fn new(
+        u: &'g mut Grid<T, N>,
+        (inputs, params): (&[Option<&[T]>], &S::Params<T>),
+        gpu: Gpu,
+        build: Build<'_, T>,
+    ) -> Result<Self> {
+        let shape = u.shape();
+        let dims = S::KERNELS.view(&shape, 1);
+        let scalars = S::param_values(params);
+        let block = build.options.plain_block(S::KERNELS, N);
+        let whole = plain(S::KERNELS, dims, block, gpu.limits())?;
+        let (jacobi, cycle_blocks, mut jit) = match build.jacobi {
+            true => {
+                let (jacobi, blocks, jit) = Self::jacobi_kernels(&gpu, &build, dims)?;
+                (Some(jacobi), blocks, Some(jit))
+            }
+            false => (None, 0, None),
+        };
+        let mut sweepers = Vec::new();
+        if S::META.is_sweep() {
+            let (sweeper, sweep_jit) =
+                Sweeper::new::<S, N>(&gpu, &build.options, (shape, build.schedule), scalars.clone())?;
+            sweepers.push(sweeper);
+            jit = Some(jit.map_or(sweep_jit, |j| j.and(sweep_jit)));
+        }
+        let inexact =
+            matches!(build.schedule, Schedule::Hierarchical { .. }) && !build.schedule.is_exact_blocking(S::META);
+        let blocks = (MEASURED_LAUNCHES * whole.blocks()).max(cycle_blocks);
+        let buffers = Self::buffers(
+            &gpu,
+            (u, inputs),
+            (build.jacobi, blocks, (inexact && !build.alone).then_some(cycle_blocks)),
+        )?;
+        let new_stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
+        let (compute, copy) = (new_stream()?, new_stream()?);
+        let halos: Vec<&[T]> = match build.halos {
+            Some((send, recv)) => vec![&send.lower, &send.upper, &recv.lower, &recv.upper],
+            None => Vec::new(),
+        };
+        let (pinned, _) = Pinned::register(&gpu, &halos)?;
+        let jit = jit.unwrap_or(JitTime { time: std::time::Duration::ZERO, origin: crate::report::Origin::Memory });
+        Ok(Self {
+            u,
+            gpu,
+            compute,
+            copy,
+            jacobi,
+            cycle_checks: buffers.cycle_checks,
+            cycle_checked: false,
+            sweepers,
+            inputs: buffers.inputs,
+            other_inputs: Vec::new(),
+            current: buffers.current,
+            next: buffers.next,
+            scalars,
+            shape,
+            plane_len: shape[1..].iter().product(),
+            block,
+            block_max: buffers.block_max,
+            block_sum: buffers.block_sum,
+            first_bad: buffers.first_bad,
+            measured: Vec::new(),
+            marked: None,
+            jit,
+            _pinned: pinned,
+            _stencil: std::marker::PhantomData,
+        })
+    }
+
+    /// Adds sweep stencil `B`, with its read-only fields (declaration order, `None` at the
+    /// unknown) and parameters: `sweep(k, …)` sweeps with the k-th stencil added (the
+    /// engine's own is 0).
+    pub fn with_sweeps<B: Stencil<N>>(
+        mut self,
+        (inputs, params): (&[Option<&[T]>], &B::Params<T>),
+        schedule: Schedule,
+        options: &CudaOptions,
+    ) -> Result<Self> {
+        let (sweeper, jit) = Sweeper::new::<B, N>(&self.gpu, options, (self.shape, schedule), B::param_values(params))?;
+        let stream = &self.gpu.stream;
+        let fields = inputs.iter().map(|f| f.map(|f| self.gpu.upload(stream, f, "a grid")).transpose());
+        self.other_inputs.push(fields.collect::<Result<_>>()?);
+        stream.synchronize().map_err(driver_error("waiting for the device"))?;
+        self.sweepers.push(sweeper);
+        self.jit = self.jit.and(jit);
+        Ok(self)
+    }
+
+    /// The tile of the first sweeper (for the report of a sweep run).
+    pub fn sweep_tile(&self) -> Option<usize> {
+        self.sweepers.first().map(|s| s.tile)
+    }
+
+    /// The Jacobi kernels for a grid seen as `dims`, the block entries the whole grid's
+    /// cycles need, and the time taken to get them.
+    fn jacobi_kernels(gpu: &Gpu, build: &Build<'_, T>, dims: [usize; 3]) -> Result<(Jacobi, usize, JitTime)> {
+        // The whole local grid is the largest window: its geometry bounds every launch's
+        // shared memory (which depends on the tile and halo, not on the cycle's length).
+        let whole_cycle = match build.schedule {
+            Schedule::Hierarchical { tile, halo, sub } => {
+                let registers = build.alone && build.options.hierarchical_kernel == HierarchicalKernel::Auto;
+                Some((
+                    Cycle::new(S::KERNELS, dims, (tile, halo, sub), (T::BYTES, registers), gpu.limits())?,
+                    tile,
+                    halo,
+                ))
+            }
+            _ => None,
+        };
+        let rows = whole_cycle.as_ref().filter(|(c, ..)| c.kind == KernelKind::HierarchicalRows).map(|(c, ..)| c.rows);
+        let defines: Vec<(&str, usize)> = rows.map(|rows| ("HIER_ROWS", rows)).into_iter().collect();
+        let (module, jit) = Module::<S>::load::<T, N>(gpu, &build.options, dims, &defines)?;
+        let pass = module.kernel::<N>(if build.schedule == Schedule::Tiled {
+            KernelKind::Tiled
+        } else {
+            KernelKind::Plain
+        })?;
+        let measure = module.kernel::<N>(KernelKind::PlainMeasure)?;
+        let cycle = match &whole_cycle {
+            Some((geometry, tile, halo)) => {
+                let kernel = module.kernel::<N>(geometry.kind)?;
+                if geometry.kind == KernelKind::Hierarchical {
+                    kernel.allow_shared(geometry.shape.shared as usize)?;
+                }
+                Some((kernel, *tile, *halo))
+            }
+            None => None,
+        };
+        let blocks = whole_cycle.map_or(0, |(c, ..)| c.shape.blocks());
+        Ok((Jacobi { pass, measure, cycle, registers: rows.is_some() }, blocks, jit))
+    }
+
+    /// Uploads the grid and the fields and allocates the check buffers (`blocks` entries;
+    /// `cycle_blocks` for an inexact cycle's checks across ranks).
+    fn buffers(
+        gpu: &Gpu,
+        (u, inputs): (&Grid<T, N>, &[Option<&[T]>]),
+        (second, blocks, cycle_blocks): (bool, usize, Option<usize>),
+    ) -> Result<Buffers<T>> {
+        let stream = &gpu.stream;
+        let upload = |data: &[T]| gpu.upload(stream, data, "a grid");
+        let allocate = |n: usize| gpu.alloc_zeros::<f64>(stream, n.max(1), "the residual's per-block results");
+        // The buffers are allocated without cudarc's event tracking: with it, every use of a
+        // buffer on one stream waits for its last use on the other, so the copies of the
+        // planes sent would wait for the update of the middle planes (the same buffer) and
+        // nothing would overlap. The engine orders its two streams itself (events in
+        // `stage` and `unstage`), waits for the allocations below before using the buffers
+        // on another stream, and waits for both streams before they are freed (`Drop`).
+        let tracking = gpu.ctx.is_event_tracking();
+        // SAFETY: see above; tracking is restored at once, so only these buffers are
+        // untracked.
+        unsafe { gpu.ctx.disable_event_tracking() };
+        let allocated = (|| {
+            let current = upload(u.as_slice())?;
+            // A run that measures nothing needs no second buffer.
+            let next = if second { upload(u.as_slice())? } else { gpu.alloc_zeros::<T>(stream, 1, "a placeholder")? };
+            let cycle_checks = cycle_blocks
+                .map(|blocks| {
+                    Ok(CycleChecks {
+                        block_max: allocate(blocks)?,
+                        block_sum: allocate(blocks)?,
+                        first_bad: gpu.upload(stream, &[u64::MAX], "the non-finite flag")?,
+                    })
+                })
+                .transpose()?;
+            let buffers = Buffers {
+                inputs: inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<Vec<_>>>()?,
+                current,
+                next,
+                block_max: allocate(blocks)?,
+                block_sum: allocate(blocks)?,
+                first_bad: gpu.upload(stream, &[u64::MAX; MEASURED_LAUNCHES], "the non-finite flags")?,
+                cycle_checks,
+            };
+            stream.synchronize().map_err(driver_error("waiting for the device"))?;
+            Ok(buffers)
+        })();
+        if tracking {
+            // SAFETY: turns tracking back on for buffers allocated from now on.
+            unsafe { gpu.ctx.enable_event_tracking() };
+        }
+        allocated
+    }
+
+    fn elements(&self, planes: &Range<usize>) -> Range<usize> {
+        planes.start * self.plane_len..planes.end * self.plane_len
+    }
+
+    fn jacobi(&self) -> Result<&Jacobi> {
+        self.jacobi.as_ref().ok_or_else(|| Error::Launch {
+            kernel: S::META.name.into(),
+            reason: "this run has no Jacobi kernels".into(),
+        })
+    }
+
+    /// The block entries of a measured launch of `blocks` blocks (after this iteration's
+    /// others), resetting the flags at the first.
+    fn entries(&mut self, blocks: usize) -> Result<Range<usize>> {
+        if self.measured.is_empty() {
+            self.compute
+                .memcpy_htod(&[u64::MAX; MEASURED_LAUNCHES], &mut self.first_bad)
+                .map_err(driver_error("resetting the check"))?;
+        }
+        let start = self.measured.last().map_or(0, |(_, e)| e.end);
+        Ok(start..start + blocks)
+    }
+
+    /// A Jacobi launch of `kernel` writing `window`'s interior of the next iterate, on a
+    /// view of `dims`; `measure`: where its block entries go (the launch's flag is then the
+    /// next of this iteration's).
+    fn launch_window(
+        &mut self,
+        (kernel, shape): (&Kernel, Shape),
+        (window, dims): (Range<usize>, [usize; 3]),
+        (cycle, measure): ([i32; 8], bool),
+    ) -> Result<()> {
+        let entries = if measure { Some(self.entries(shape.blocks())?) } else { None };
+        let slot = self.measured.len();
+        let fields =
+            self.inputs.iter().map(|f| Some(f.as_ref().unwrap_or(&self.current).slice(window.clone()))).collect();
+        let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
+        args.output = Some(self.next.slice_mut(window.clone()));
+        args.cycle = cycle;
+        args.checks = Some(match &entries {
+            Some(entries) => (
+                self.block_max.slice_mut(entries.clone()),
+                self.block_sum.slice_mut(entries.clone()),
+                self.first_bad.slice_mut(slot..slot + 1),
+            ),
+            // Not written by a launch that does not measure.
+            None => (self.block_max.as_view_mut(), self.block_sum.as_view_mut(), self.first_bad.as_view_mut()),
+        });
+        launch(&self.compute, kernel, args, shape)?;
+        if let Some(entries) = entries {
+            self.measured.push((window.start, entries));
+        }
+        Ok(())
+    }
+
+    /// An exact hierarchical cycle of `steps` iterations updating `planes`: the kernel runs
+    /// on the window of the planes `steps · r` around them (clipped to the local grid) and
+    /// writes the window's interior, of which only `planes` hold the next iterate.
+    fn run_cycle(&mut self, planes: Range<usize>, steps: usize, measure: bool) -> Result<()> {
+        let jacobi = self.jacobi()?;
+        let Some((kernel, tile, halo)) = jacobi.cycle.clone() else {
+            return Err(Error::Launch {
+                kernel: S::META.name.into(),
+                reason: "a cycle of several iterations needs a hierarchical schedule".into(),
+            });
+        };
+        let reach = steps * S::META.radius[0];
+        let planes = planes.start.saturating_sub(reach)..(planes.end + reach).min(self.shape[0]);
+        let mut shape = self.shape;
+        shape[0] = planes.len();
+        let dims = S::KERNELS.view(&shape, 1);
+        let whole = planes.len() == self.shape[0];
+        let registers = jacobi.registers && whole;
+        let geometry = Cycle::new(S::KERNELS, dims, (tile, halo, steps), (T::BYTES, registers), self.gpu.limits())?;
+        let cycle = cycle_ints(&geometry, steps, if measure { steps } else { 0 })?;
+        self.launch_window((&kernel, geometry.shape), (self.elements(&planes), dims), (cycle, measure))
+    }
+}
+
+/// A cycle's ints: tile, the cores of axis 0, halos, subiterations and the measure flag
+/// (`measure − 1` is the measured subiteration; 0: none).
+fn cycle_ints(geometry: &Cycle, len: usize, measure: usize) -> Result<[i32; 8]> {
+    let int = |v: usize| i32::try_from(v).ok();
+    let [h0, h1, h2] = geometry.halo;
+    let values = [geometry.tile, geometry.cores0.0, geometry.cores0.1, h0, h1, h2, len, measure];
+    let mut ints = [0i32; 8];
+    for (int_value, value) in ints.iter_mut().zip(values) {
+        *int_value = int(value).ok_or_else(|| Error::Launch {
+            kernel: "hierarchical".into(),
+            reason: format!("a cycle's {value} does not fit the kernel's `int`"),
+        })?;
+    }
+    Ok(ints)
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> Drop for GpuEngine<'_, S, T, N> {
+    fn drop(&mut self) {
+        // The buffers are untracked (see `buffers`): no use on either stream may outlive them.
+        let _ = self.copy.synchronize();
+        let _ = self.compute.synchronize();
+    }
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T, N> {
+    const QUEUED: bool = true;
+
+    fn update(&mut self, planes: Range<usize>, steps: usize, measure: bool) -> Result<()> {
+        if planes.is_empty() {
+            return Ok(());
+        }
+        if steps > 1 {
+            return self.run_cycle(planes, steps, measure);
+        }
+        // The kernels run on a window of the buffers: the planes and their neighbours, seen
+        // as a grid whose interior is `planes`.
+        let r = S::META.radius[0];
+        let window = self.elements(&(planes.start - r..planes.end + r));
+        let mut shape = self.shape;
+        shape[0] = planes.len() + 2 * r;
+        let dims = S::KERNELS.view(&shape, 1);
+        let jacobi = self.jacobi()?;
+        let kernel = if measure { jacobi.measure.clone() } else { jacobi.pass.clone() };
+        let launch_shape = plain(S::KERNELS, dims, self.block, self.gpu.limits())?;
+        self.launch_window((&kernel, launch_shape), (window, dims), ([0; 8], measure))
+    }
+
+    fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: CycleCheck) -> Result<()> {
+        if cores.is_empty() {
+            return Ok(());
+        }
+        let jacobi = self.jacobi()?;
+        let Some((kernel, tile, halo)) = jacobi.cycle.clone() else {
+            unreachable!("inexact cycles run under a hierarchical schedule only")
+        };
+        // The kernel runs on the whole local grid, so that the working regions are clipped
+        // only where the whole grid's are; its tiles along axis 0 are those of `cores`.
+        let dims = S::KERNELS.view(&self.shape, 1);
+        let geometry =
+            Cycle::new(S::KERNELS, dims, (tile, halo, len), (T::BYTES, jacobi.registers), self.gpu.limits())?
+                .cores_of_axis_0(cores);
+        let whole = 0..self.shape[0] * self.plane_len;
+        match check {
+            CycleCheck::Residual => {
+                let cycle = cycle_ints(&geometry, len, 1)?;
+                return self.launch_window((&kernel, geometry.shape), (whole, dims), (cycle, true));
+            }
+            CycleCheck::None => {
+                let cycle = cycle_ints(&geometry, len, 0)?;
+                return self.launch_window((&kernel, geometry.shape), (whole, dims), (cycle, false));
+            }
+            CycleCheck::NonFinite => {}
+        }
+        // Across ranks, a checked cycle writes its own block entries (unread) and flag.
+        let first = !self.cycle_checked;
+        let Some(checks) = self.cycle_checks.as_mut() else {
+            unreachable!("inexact cycles across ranks have their check buffers")
+        };
+        if first {
+            // The first of the iteration's checked launches resets the flag.
+            self.compute
+                .memcpy_htod(&[u64::MAX], &mut checks.first_bad)
+                .map_err(driver_error("resetting the check"))?;
+        }
+        let fields = self.inputs.iter().map(|f| Some(f.as_ref().unwrap_or(&self.current).as_view())).collect();
+        let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
+        args.output = Some(self.next.as_view_mut());
+        args.cycle = cycle_ints(&geometry, len, 1)?;
+        args.checks =
+            Some((checks.block_max.as_view_mut(), checks.block_sum.as_view_mut(), checks.first_bad.as_view_mut()));
+        launch(&self.compute, &kernel, args, geometry.shape)?;
+        self.cycle_checked = true;
+        Ok(())
+    }
+
+    fn sweep(&mut self, which: usize, planes: Range<usize>) -> Result<()> {
+        let Self { gpu, compute, sweepers, inputs, other_inputs, current, shape, .. } = self;
+        let sweeper = sweepers.get_mut(which).ok_or_else(|| Error::Launch {
+            kernel: S::META.name.into(),
+            reason: format!("this run has no sweep stencil {which}"),
+        })?;
+        let fields = match which {
+            0 => &inputs[..],
+            k => &other_inputs[k - 1][..],
+        };
+        let fields: Vec<Option<&CudaSlice<T>>> = fields.iter().map(Option::as_ref).collect();
+        sweeper.sweep((gpu, compute), (current, *shape), &fields, planes)
+    }
+
+    fn mark(&mut self) -> Result<()> {
+        self.marked = Some(self.compute.record_event(None).map_err(driver_error("recording an event"))?);
+        Ok(())
+    }
+
+    fn stage(&mut self, lower: Range<usize>, upper: Range<usize>, send: &mut Halo<T>, next: bool) -> Result<()> {
+        // The copies wait for the marked updates (the planes they read), or for everything.
+        let ready = match (next, self.marked.take()) {
+            (true, Some(event)) => event,
+            _ => self.compute.record_event(None).map_err(driver_error("recording an event"))?,
+        };
+        self.copy.wait(&ready).map_err(driver_error("ordering the copies"))?;
+        let (lower, upper) = (self.elements(&lower), self.elements(&upper));
+        let source = if next { &self.next } else { &self.current };
+        let copy = &self.copy;
+        copy.memcpy_dtoh(&source.slice(lower), &mut send.lower[..]).map_err(driver_error("copying to the host"))?;
+        copy.memcpy_dtoh(&source.slice(upper), &mut send.upper[..]).map_err(driver_error("copying to the host"))?;
+        copy.synchronize().map_err(driver_error("waiting for the device"))
+    }
+
+    fn swap(&mut self) {
+        std::mem::swap(&mut self.current, &mut self.next);
+    }
+
+    fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()> {
+        let (lower, upper) = (self.elements(&lower), self.elements(&upper));
+        let copy = &self.copy;
+        copy.memcpy_htod(&recv.lower[..], &mut self.current.slice_mut(lower))
+            .map_err(driver_error("copying to the device"))?;
+        copy.memcpy_htod(&recv.upper[..], &mut self.current.slice_mut(upper))
+            .map_err(driver_error("copying to the device"))?;
+        // The next update reads the ghost planes.
+        self.compute.join(copy).map_err(driver_error("ordering the copies"))
+    }
+
+    fn restore(&mut self, lower: Range<usize>, upper: Range<usize>, sent: &Halo<T>) -> Result<()> {
+        // The copies wait for the updates that may have left other values in these planes.
+        let updated = self.compute.record_event(None).map_err(driver_error("recording an event"))?;
+        self.copy.wait(&updated).map_err(driver_error("ordering the copies"))?;
+        self.unstage(lower, upper, sent)
+    }
+
+    fn read(&mut self, planes: Range<usize>, into: &mut [T]) -> Result<()> {
+        let elements = self.elements(&planes);
+        let stream = &self.compute;
+        stream.memcpy_dtoh(&self.current.slice(elements), into).map_err(driver_error("copying to the host"))?;
+        stream.synchronize().map_err(driver_error("waiting for the device"))
+    }
+
+    fn write(&mut self, planes: Range<usize>, from: &[T]) -> Result<()> {
+        let elements = self.elements(&planes);
+        let stream = &self.compute;
+        stream
+            .memcpy_htod(from, &mut self.current.slice_mut(elements))
+            .map_err(driver_error("copying to the device"))?;
+        // `from` may be reused as soon as this returns.
+        stream.synchronize().map_err(driver_error("waiting for the device"))
+    }
+
+    fn difference(&mut self) -> Result<Difference> {
+        let measured = std::mem::take(&mut self.measured);
+        let cycle_checked = std::mem::take(&mut self.cycle_checked);
+        let Some(used) = measured.last().map(|(_, entries)| entries.end) else { return Ok(Difference::default()) };
+        let stream = &self.compute;
+        let read = |what: &CudaSlice<f64>| {
+            stream.clone_dtoh(&what.slice(0..used)).map_err(driver_error("reading the residual"))
+        };
+        let (maxes, sums) = (read(&self.block_max)?, read(&self.block_sum)?);
+        let bad = stream.clone_dtoh(&self.first_bad).map_err(driver_error("reading the check"))?;
+        let mut first_non_finite = measured
+            .iter()
+            .zip(&bad)
+            .filter(|&(_, &at)| at != u64::MAX)
+            .map(|((start, _), &at)| start + at as usize)
+            .min();
+        if let Some(check) = self.cycle_checks.as_ref().filter(|_| cycle_checked) {
+            // The iterate the cycle wrote, not the measuring update's.
+            let bad = stream.clone_dtoh(&check.first_bad).map_err(driver_error("reading the check"))?;
+            first_non_finite = bad.first().filter(|&&at| at != u64::MAX).map(|&at| at as usize);
+        }
+        Ok(Difference {
+            max_abs: maxes.iter().copied().fold(0.0, f64::max),
+            sum_sq: sums.iter().sum(),
+            first_non_finite,
+        })
+    }
+
+    fn find_non_finite(&mut self, own: Range<usize>, _part: Range<usize>) -> Result<Option<usize>> {
+        // As one process on the GPU: the measuring kernel's first non-finite S(u).
+        self.update(own, 1, true)?;
+        Ok(self.difference()?.first_non_finite)
+    }
+
+    fn value_at(&mut self, at: usize) -> Result<f64> {
+        let value =
+            self.compute.clone_dtoh(&self.current.slice(at..at + 1)).map_err(driver_error("copying to the host"))?;
+        value
+            .first()
+            .map(|v| v.to_f64())
+            .ok_or_else(|| Error::Cuda { what: "reading a value".into(), message: "the copy returned nothing".into() })
+    }
+
+    fn wait(&mut self) -> Result<()> {
+        self.copy.synchronize().map_err(driver_error("waiting for the device"))?;
+        self.compute.synchronize().map_err(driver_error("waiting for the device"))
+    }
+
+    fn host(&mut self) -> Result<&mut Grid<T, N>> {
+        self.wait()?;
+        self.compute.memcpy_dtoh(&self.current, self.u.as_mut_slice()).map_err(driver_error("copying to the host"))?;
+        self.compute.synchronize().map_err(driver_error("waiting for the device"))?;
+        Ok(self.u)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        self.host().map(drop)
+    }
+}

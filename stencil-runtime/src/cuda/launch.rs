@@ -1,0 +1,211 @@
+//! The one place the generated kernels are launched: every argument is pushed in the order,
+//! and with the type, that the kernel's manifest entry gives (`kernel.rs`), and every buffer
+//! is checked to hold what the launch's extents and blocks reach.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaModule, CudaStream, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
+
+use super::device::driver_error;
+use crate::kernel::{KernelKind, KernelManifest, KernelSpec, ParamRole, ParamType};
+use crate::plan::launch::Shape;
+use crate::{Error, Real, Result, ScalarValue};
+
+/// A generated kernel, loaded, with its manifest entry.
+#[derive(Clone, Debug)]
+pub(crate) struct Kernel {
+    function: CudaFunction,
+    spec: &'static KernelSpec,
+}
+
+impl Kernel {
+    /// The kernel of kind `kind` of `manifest`, from `module` (compiled from its stencil's
+    /// translation unit).
+    pub fn load(module: &Arc<CudaModule>, manifest: &'static KernelManifest, kind: KernelKind) -> Result<Self> {
+        let spec = manifest.kernel(kind).ok_or_else(|| Error::Launch {
+            kernel: format!("{kind:?}"),
+            reason: "the stencil's translation unit has no such kernel".into(),
+        })?;
+        let function = module.load_function(spec.symbol).map_err(driver_error("finding a kernel in the module"))?;
+        Ok(Self { function, spec })
+    }
+
+    /// The kernel's manifest entry.
+    pub fn spec(&self) -> &'static KernelSpec {
+        self.spec
+    }
+
+    /// Lets the kernel use `bytes` of dynamic shared memory, beyond the default limit.
+    pub fn allow_shared(&self, bytes: usize) -> Result<()> {
+        self.function
+            .set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )
+            .map_err(driver_error("raising the kernel's shared-memory limit"))
+    }
+
+    /// The loaded function's parameters as the driver sees them: (offset, size) of each.
+    pub fn loaded_params(&self) -> Result<Vec<(usize, usize)>> {
+        let mut params = Vec::new();
+        for index in 0.. {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: the function handle is alive (held by `self`) and both pointers are
+            // valid for writes; an index past the last parameter returns an error code.
+            let result = unsafe {
+                cudarc::driver::sys::cuFuncGetParamInfo(self.function.cu_function(), index, &mut offset, &mut size)
+            };
+            if result != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+                break;
+            }
+            params.push((offset, size));
+        }
+        Ok(params)
+    }
+}
+
+/// The buffers a measuring launch writes: per block max |·| and Σ(·)², and the first
+/// non-finite index.
+pub(crate) type Checks<'a> = (CudaViewMut<'a, f64>, CudaViewMut<'a, f64>, CudaViewMut<'a, u64>);
+
+/// A wavefront's pencil order, ready flags, ticket counter, and pencils on the last lane axis.
+pub(crate) type PencilArgs<'a> = (CudaView<'a, i32>, CudaViewMut<'a, i32>, CudaViewMut<'a, u32>, i32);
+
+/// The values of one launch, by the role the manifest gives them.
+pub(crate) struct Args<'a, T: Real> {
+    /// The next iterate.
+    pub output: Option<CudaViewMut<'a, T>>,
+    /// Per field in declaration order (the current iterate at the unknown's place).
+    pub fields: Vec<Option<CudaView<'a, T>>>,
+    /// The unknown, updated in place (a wavefront).
+    pub in_place: Option<CudaViewMut<'a, T>>,
+    /// The view's extents on the kernel's three axes.
+    pub extents: [i64; 3],
+    pub scalars: &'a [ScalarValue<T>],
+    /// A cycle's tile, cores' first and last plane, halos, subiterations and measure flag.
+    pub cycle: [i32; 8],
+    pub checks: Option<Checks<'a>>,
+    pub pencils: Option<PencilArgs<'a>>,
+}
+
+impl<'a, T: Real> Args<'a, T> {
+    /// The arguments of a kernel over a view of `extents` whose fields are `fields`.
+    pub fn new(extents: [i64; 3], fields: Vec<Option<CudaView<'a, T>>>, scalars: &'a [ScalarValue<T>]) -> Self {
+        Self { output: None, fields, in_place: None, extents, scalars, cycle: [0; 8], checks: None, pencils: None }
+    }
+}
+
+/// The C type a role's value has on the Rust side, for the manifest's to be checked against.
+fn pushed_type<T: Real>(role: ParamRole, declared: ParamType, scalars: &[ScalarValue<T>]) -> Option<ParamType> {
+    Some(match role {
+        ParamRole::Output => ParamType::RealPtr,
+        // The wavefront's unknown is written in place; every other field is read only.
+        ParamRole::Field(_) if declared == ParamType::RealPtr => ParamType::RealPtr,
+        ParamRole::Field(_) => ParamType::ConstRealPtr,
+        ParamRole::Extent(_) => ParamType::LongLong,
+        ParamRole::Scalar(i) => match scalars.get(i)? {
+            ScalarValue::Real(_) => ParamType::Real,
+            ScalarValue::I32(_) => ParamType::Int,
+        },
+        ParamRole::BlockMax | ParamRole::BlockSum => ParamType::DoublePtr,
+        ParamRole::FirstBad => ParamType::U64Ptr,
+        ParamRole::PencilOrder => ParamType::ConstIntPtr,
+        ParamRole::PencilProgress => ParamType::IntPtr,
+        ParamRole::Ticket => ParamType::UIntPtr,
+        _ => ParamType::Int,
+    })
+}
+
+/// That every buffer of `args` holds what a launch of `shape` over its extents reaches.
+fn check_sizes<T: Real>(spec: &KernelSpec, args: &Args<'_, T>, shape: &Shape) -> Result<()> {
+    let fail = |what: &str, len: usize, needed: usize| Error::Launch {
+        kernel: spec.symbol.into(),
+        reason: format!("{what} holds {len} elements, and the launch reaches {needed}"),
+    };
+    let points = args.extents.iter().map(|&n| n.max(0) as usize).product::<usize>();
+    let views = args.fields.iter().flatten().map(|v| v.len());
+    let outputs = args.output.iter().map(|v| v.len()).chain(args.in_place.iter().map(|v| v.len()));
+    if let Some(len) = views.chain(outputs).find(|&len| len < points) {
+        return Err(fail("a grid buffer", len, points));
+    }
+    // The measuring kernels write one entry per block; a cycle only when it measures.
+    let measures = spec.kind == KernelKind::PlainMeasure || args.cycle[7] > 0;
+    if let Some((max, sum, bad)) = args.checks.as_ref().filter(|_| measures) {
+        let blocks = shape.blocks();
+        if let Some(len) = [max.len(), sum.len()].into_iter().find(|&len| len < blocks) {
+            return Err(fail("a block array", len, blocks));
+        }
+        if bad.is_empty() {
+            return Err(fail("the non-finite flag", 0, 1));
+        }
+    }
+    if let Some((order, progress, ticket, _)) = args.pencils.as_ref() {
+        let pencils = shape.blocks();
+        if order.len() < 2 * pencils || progress.len() < pencils || ticket.is_empty() {
+            return Err(fail("the pencils' order or flags", order.len().min(progress.len()), 2 * pencils));
+        }
+    }
+    Ok(())
+}
+
+/// Launches `kernel` on `stream` with `args` in the shape `shape`.
+///
+/// **Errors**: [`Error::Launch`] when the launch does not give a value the kernel's manifest
+/// asks for, or one of another type, or a buffer smaller than the launch reaches.
+pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'_, T>, shape: Shape) -> Result<()> {
+    let spec = kernel.spec;
+    check_sizes(spec, &args, &shape)?;
+    let Args { mut output, fields, mut in_place, extents, scalars, cycle, checks, pencils } = args;
+    let (mut block_max, mut block_sum, mut first_bad) = match checks {
+        Some((max, sum, bad)) => (Some(max), Some(sum), Some(bad)),
+        None => (None, None, None),
+    };
+    let (order, mut progress, mut ticket, pencils2) = match pencils {
+        Some((order, progress, ticket, count)) => (Some(order), Some(progress), Some(ticket), count),
+        None => (None, None, None, 0),
+    };
+    let (mut output, mut in_place) = (output.as_mut(), in_place.as_mut());
+    let (mut block_max, mut block_sum, mut first_bad) = (block_max.as_mut(), block_sum.as_mut(), first_bad.as_mut());
+    let (mut progress, mut ticket) = (progress.as_mut(), ticket.as_mut());
+    let mut builder = stream.launch_builder(&kernel.function);
+    for param in spec.params {
+        let fail = |reason: String| Error::Launch { kernel: spec.symbol.into(), reason };
+        let missing = || fail(format!("the launch gives no value for `{}`", param.name));
+        if pushed_type(param.role, param.ty, scalars) != Some(param.ty) {
+            return Err(fail(format!("`{}` is a {:?}, and the launch gives another type", param.name, param.ty)));
+        }
+        match param.role {
+            ParamRole::Output => builder.arg(output.take().ok_or_else(missing)?),
+            ParamRole::Field(_) if param.ty == ParamType::RealPtr => builder.arg(in_place.take().ok_or_else(missing)?),
+            ParamRole::Field(i) => builder.arg(fields.get(i).and_then(Option::as_ref).ok_or_else(missing)?),
+            ParamRole::Extent(k) => builder.arg(&extents[k]),
+            ParamRole::Scalar(i) => match &scalars[i] {
+                ScalarValue::Real(x) => builder.arg(x),
+                ScalarValue::I32(n) => builder.arg(n),
+            },
+            ParamRole::Tile => builder.arg(&cycle[0]),
+            ParamRole::CoresStart => builder.arg(&cycle[1]),
+            ParamRole::CoresEnd => builder.arg(&cycle[2]),
+            ParamRole::Halo(k) => builder.arg(&cycle[3 + k.min(2)]),
+            ParamRole::Subiterations => builder.arg(&cycle[6]),
+            ParamRole::Measure => builder.arg(&cycle[7]),
+            ParamRole::BlockMax => builder.arg(block_max.take().ok_or_else(missing)?),
+            ParamRole::BlockSum => builder.arg(block_sum.take().ok_or_else(missing)?),
+            ParamRole::FirstBad => builder.arg(first_bad.take().ok_or_else(missing)?),
+            ParamRole::PencilOrder => builder.arg(order.as_ref().ok_or_else(missing)?),
+            ParamRole::PencilProgress => builder.arg(progress.take().ok_or_else(missing)?),
+            ParamRole::Ticket => builder.arg(ticket.take().ok_or_else(missing)?),
+            ParamRole::PencilsOnLastAxis => builder.arg(&pencils2),
+        };
+    }
+    let config =
+        LaunchConfig { grid_dim: shape.grid.into(), block_dim: shape.block.into(), shared_mem_bytes: shape.shared };
+    // SAFETY: the arguments are pushed in the order of the kernel's parameters as the macro
+    // generated them together with its source (`KERNELS`, checked against the loaded
+    // function by a GPU test), each of the type its parameter declares (checked above);
+    // every buffer holds the points of the extents passed and the entries of the blocks
+    // launched (`check_sizes`), which bound every index the kernel computes; the dynamic
+    // shared memory is what the shape's geometry computed for this kernel, within the
+    // limit it was allowed.
+    unsafe { builder.launch(config) }.map(drop).map_err(driver_error("launching a kernel"))
+}

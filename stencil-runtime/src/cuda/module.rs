@@ -1,0 +1,81 @@
+//! A stencil's translation unit compiled (or taken from the cache) and loaded for one grid:
+//! the element type, the index type the grid needs, the plain kernels' launch shape and the
+//! other kernels' definitions.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::CudaModule;
+
+use super::cache;
+use super::device::{Gpu, driver_error};
+use super::launch::Kernel;
+use super::nvrtc::CompileOptions;
+use super::options::CudaOptions;
+use crate::kernel::KernelKind;
+use crate::report::Origin;
+use crate::{Real, Result, Stencil};
+
+/// Time spent getting a module, and where it came from, for the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct JitTime {
+    pub time: Duration,
+    pub origin: Origin,
+}
+
+impl JitTime {
+    /// Both times together; compiled if either was.
+    pub fn and(self, other: JitTime) -> JitTime {
+        let origin = if other.origin == Origin::Compiled { other.origin } else { self.origin };
+        JitTime { time: self.time + other.time, origin }
+    }
+}
+
+/// A stencil's module for a grid seen as `dims` (kernel axes).
+pub(crate) struct Module<S> {
+    module: Arc<CudaModule>,
+    _stencil: std::marker::PhantomData<S>,
+}
+
+impl<S> Module<S> {
+    /// Compiles (or takes from the cache) and loads `S`'s module for elements `T`, a grid
+    /// seen as `dims`, `options`, and the kernels' own `defines` (the register kernel's
+    /// rows, the wavefront's tile).
+    pub fn load<T: Real, const N: usize>(
+        gpu: &Gpu,
+        options: &CudaOptions,
+        dims: [usize; 3],
+        defines: &[(&str, usize)],
+    ) -> Result<(Self, JitTime)>
+    where
+        S: Stencil<N>,
+    {
+        let [block_x, block_y, march] = options.plain_block(S::KERNELS, N);
+        // 32-bit index arithmetic is measurably faster; it is exact below 2³¹ points.
+        let index = if dims.iter().product::<usize>() < i32::MAX as usize { "int" } else { "long long" };
+        let mut compile = CompileOptions::new::<T>(options.mode, gpu.arch.clone())
+            .define("INDEX", index)
+            .define("BLOCK_X", block_x)
+            .define("BLOCK_Y", block_y)
+            .define("MARCH", march);
+        for &(name, value) in defines {
+            compile = compile.define(name, value);
+        }
+        let started = Instant::now();
+        let compiled = cache::get(S::META.name, S::CUDA_SOURCE, &compile, gpu.driver_version)?;
+        let module = gpu
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx.0))
+            .map_err(driver_error("loading the compiled module"))?;
+        let module = Self { module, _stencil: std::marker::PhantomData };
+        Ok((module, JitTime { time: started.elapsed(), origin: compiled.origin }))
+    }
+
+    /// The module's kernel of kind `kind`.
+    pub fn kernel<const N: usize>(&self, kind: KernelKind) -> Result<Kernel>
+    where
+        S: Stencil<N>,
+    {
+        Kernel::load(&self.module, S::KERNELS, kind)
+    }
+}

@@ -1,0 +1,429 @@
+//! The device side of out-of-core passes over one set of slabs: the kernels, the three
+//! streams, the two slots, the carries and the check's buffers, set up once; a pass runs
+//! the slabs in order, each loaded, iterated and written back in place, as a pyramid
+//! (this file) or as a skewed slab (`skewed.rs`).
+//!
+//! Three streams overlap the work: `up` copies a slab's chunk (the unknown's planes from its
+//! own first plane on, and every read-only field) into one of two device slots, `compute`
+//! fills the chunk's lower ghost planes from the carry, keeps the old planes the next slab
+//! needs, and runs the slab's iterations over the shrinking regions, and `down` writes the
+//! slab's own planes back into the grid in place. While one slot computes, the other is
+//! being filled or emptied. Device buffers are ordered across streams by cudarc's event
+//! tracking (every buffer records its last read and write); host memory is ordered by hand:
+//! a pass's first copy waits for the previous pass's last write-back.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr};
+
+use crate::cuda::device::{Gpu, driver_error};
+use crate::cuda::launch::{Args, Kernel, launch};
+use crate::cuda::module::{JitTime, Module};
+use crate::cuda::options::CudaOptions;
+use crate::engine::{Difference, Ghosts, Written};
+use crate::kernel::KernelKind;
+use crate::plan::launch::{Cycle, Shape, plain};
+use crate::plan::slabs::Slabs;
+use crate::{Error, Inner, Real, Result, ScalarValue, Stencil};
+
+/// One device slot: the chunk of the unknown twice (Jacobi ping-pong) and of every
+/// read-only field once (`None` at the unknown's place).
+pub(super) struct Slot<T> {
+    pub u: [CudaSlice<T>; 2],
+    pub fields: Vec<Option<CudaSlice<T>>>,
+}
+
+impl<T: DeviceRepr> Slot<T> {
+    /// Views of the elements `range` for a launch that reads buffer `from` of the unknown and
+    /// writes the other one: (source, target, every field with the source at the unknown's).
+    pub(super) fn views(
+        &mut self,
+        range: Range<usize>,
+        from: usize,
+    ) -> (Vec<Option<CudaView<'_, T>>>, CudaViewMut<'_, T>) {
+        let [a, b] = &mut self.u;
+        let (source, target) = if from == 0 { (&*a, b) } else { (&*b, a) };
+        let fields = self.fields.iter().map(|f| Some(f.as_ref().unwrap_or(source).slice(range.clone()))).collect();
+        (fields, target.slice_mut(range))
+    }
+}
+
+/// What runs a slab's iterations: the plain kernel, or the exact hierarchical one.
+pub(super) enum Kernels {
+    Plain { pass: Kernel, measure: Kernel },
+    Hierarchical { cycle: Kernel, measure: Kernel, tile: usize, halo: usize, sub: usize },
+}
+
+/// The device side of out-of-core passes over one set of slabs (the module documentation).
+pub(crate) struct Pyramid<'g, S: Stencil<N>, T: Real, const N: usize> {
+    pub(super) gpu: &'g Gpu,
+    pub(super) slabs: Slabs,
+    /// The grid's shape (the slabs' planes along axis 0).
+    pub(super) shape: [usize; N],
+    pub(super) kernels: Kernels,
+    pub(super) block: [u32; 3],
+    pub(super) up: Arc<CudaStream>,
+    pub(super) compute: Arc<CudaStream>,
+    pub(super) down: Arc<CudaStream>,
+    pub(super) slots: Vec<Slot<T>>,
+    pub(super) carry: CudaSlice<T>,
+    /// For rotated slabs (under an MPI rank): [`Slabs::upper_carry`].
+    pub(super) upper_carry: CudaSlice<T>,
+    /// Every slab's measuring launch, and its entries in the block arrays.
+    pub(super) measure_shapes: Vec<Shape>,
+    pub(super) block_offsets: Vec<usize>,
+    pub(super) block_max: CudaSlice<f64>,
+    pub(super) block_sum: CudaSlice<f64>,
+    pub(super) first_bad: CudaSlice<u64>,
+    pub(super) scalars: Vec<ScalarValue<T>>,
+    /// Test hook: fail before running slab `n` of a pass.
+    pub(super) fail_after: Option<usize>,
+    pub(super) _stencil: std::marker::PhantomData<S>,
+}
+
+/// The kernels' three extents for a view of `planes` planes (along axis 0) of a grid of
+/// `shape`.
+pub(super) fn view_dims<S: Stencil<N>, const N: usize>(mut shape: [usize; N], planes: usize) -> [usize; 3] {
+    shape[0] = planes;
+    S::KERNELS.view(&shape, 1)
+}
+
+impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
+    /// Compiles the kernels for the largest chunk and allocates the buffers of `slabs` with
+    /// `inner` iterations, for a grid of `shape` whose read-only fields are the `Some`s of
+    /// `inputs` (parameter order).
+    pub(crate) fn new(
+        (gpu, options): (&'g Gpu, &CudaOptions),
+        (slabs, inner): (Slabs, Inner),
+        shape: [usize; N],
+        (inputs, params): (&[Option<&[T]>], &S::Params<T>),
+        fail_after: Option<usize>,
+    ) -> Result<(Self, JitTime)> {
+        let block = options.plain_block(S::KERNELS, N);
+        // Every slab's measuring launch covers its own planes (skewed: its last level, whose
+        // size depends on the pass's length; the most blocks any length needs): its blocks get
+        // their own entries.
+        let measured_planes = |s: usize| {
+            if slabs.skewed {
+                (1..=slabs.height).map(|len| slabs.level(s, len, len).len()).max().unwrap_or(0)
+            } else {
+                slabs.own[s].len()
+            }
+        };
+        let measure_shapes: Vec<Shape> = (0..slabs.own.len())
+            .map(|s| {
+                plain(S::KERNELS, view_dims::<S, N>(shape, measured_planes(s) + 2 * slabs.radius), block, gpu.limits())
+            })
+            .collect::<Result<_>>()?;
+        let block_offsets: Vec<usize> =
+            measure_shapes.iter().scan(0, |total, s| Some(std::mem::replace(total, *total + s.blocks()))).collect();
+        let total_blocks: usize = measure_shapes.iter().map(Shape::blocks).sum();
+        let chunk_dims = view_dims::<S, N>(shape, slabs.max_chunk());
+        let (module, jit) = Module::<S>::load::<T, N>(gpu, options, chunk_dims, &[])?;
+        let measure = module.kernel::<N>(KernelKind::PlainMeasure)?;
+        let kernels = match inner {
+            Inner::Hierarchical { tile, halo, sub } => {
+                let cycle = module.kernel::<N>(KernelKind::Hierarchical)?;
+                let largest = Cycle::new(S::KERNELS, chunk_dims, (tile, halo, sub), (T::BYTES, false), gpu.limits())?;
+                cycle.allow_shared(largest.shape.shared as usize)?;
+                Kernels::Hierarchical { cycle, measure, tile, halo, sub }
+            }
+            _ => Kernels::Plain { pass: module.kernel::<N>(KernelKind::Plain)?, measure },
+        };
+        // Streams before buffers: cudarc tracks a buffer's uses across streams only when it is
+        // allocated with more than one stream in the context.
+        let stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
+        let (up, compute, down) = (stream()?, stream()?, stream()?);
+        let alloc = |n: usize| gpu.alloc_zeros::<T>(&compute, n.max(1), "a slab buffer");
+        let chunk_len = slabs.max_chunk() * slabs.plane_len;
+        let mut slots = Vec::with_capacity(2);
+        for _ in 0..2 {
+            let fields = inputs.iter().map(|f| f.map(|_| alloc(chunk_len)).transpose()).collect::<Result<_>>()?;
+            slots.push(Slot { u: [alloc(chunk_len)?, alloc(chunk_len)?], fields });
+        }
+        let carry_len = slabs.ghost(slabs.height) * slabs.plane_len;
+        let carry = alloc(carry_len)?;
+        let upper_carry = alloc(if slabs.first == 0 { 0 } else { carry_len })?;
+        let allocate = |n: usize| gpu.alloc_zeros::<f64>(&compute, n.max(1), "the residual's per-block results");
+        let (block_max, block_sum) = (allocate(total_blocks)?, allocate(total_blocks)?);
+        let first_bad = gpu.alloc_zeros::<u64>(&compute, slabs.own.len(), "the non-finite flags")?;
+        let pyramid = Self {
+            gpu,
+            slabs,
+            shape,
+            kernels,
+            block,
+            up,
+            compute,
+            down,
+            slots,
+            carry,
+            upper_carry,
+            measure_shapes,
+            block_offsets,
+            block_max,
+            block_sum,
+            first_bad,
+            scalars: S::param_values(params),
+            fail_after,
+            _stencil: std::marker::PhantomData,
+        };
+        Ok((pyramid, jit))
+    }
+
+    /// The slabs the passes run over.
+    pub(crate) fn slabs(&self) -> &Slabs {
+        &self.slabs
+    }
+
+    /// Runs `len` iterations (at most the slabs' height) on `host` in place, slab by slab;
+    /// `inputs` are the read-only fields over the same grid (parameter order, `None` for the
+    /// unknown). With `check`, the last iteration measures S(u) − u over every slab's own
+    /// planes, and the pass waits for the device and returns the measurement (the flat index
+    /// of a non-finite value is `host`'s). `written`, if any, is told how many slabs are
+    /// written back as their copies finish (one slab behind the work enqueued). `ghosts`, if
+    /// any, is called on the host once, before the first slab that reads beyond the own
+    /// planes is enqueued (the slabs before it run meanwhile), or after the last. An error
+    /// comes with the number of slabs whose write-back was enqueued
+    /// ([`Slabs::interrupted`]).
+    pub(crate) fn pass(
+        &mut self,
+        host: &mut [T],
+        inputs: &[Option<&[T]>],
+        (len, check): (usize, bool),
+        (written, ghosts): (Option<Written<'_>>, Option<Ghosts<'_, T>>),
+    ) -> std::result::Result<Option<Difference>, (usize, Error)> {
+        let mut enqueued = 0;
+        let result = self.enqueue(host, inputs, (len, check), &mut enqueued, (written, ghosts));
+        if let Err(error) = result {
+            // What was enqueued is written once the copies finish (they do not run after a
+            // sticky device error; the count is then an upper bound, as the error says).
+            let _ = self.down.synchronize();
+            return Err((enqueued, error));
+        }
+        if !check {
+            return Ok(None);
+        }
+        // Every write-back is enqueued; an error reading the check is the device's own.
+        self.measured(len).map(Some).map_err(|error| (self.slabs.own.len(), error))
+    }
+
+    /// Waits for every copy and kernel.
+    pub(crate) fn synchronize(&self) -> Result<()> {
+        for stream in [&self.up, &self.compute, &self.down] {
+            stream.synchronize().map_err(driver_error("waiting for the device"))?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues a pass (see [`pass`](Self::pass)), counting the write-backs in `enqueued`.
+    fn enqueue(
+        &mut self,
+        host: &mut [T],
+        inputs: &[Option<&[T]>],
+        (len, check): (usize, bool),
+        enqueued: &mut usize,
+        (mut written, mut ghosts): (Option<Written<'_>>, Option<Ghosts<'_, T>>),
+    ) -> Result<()> {
+        if check {
+            let flags = vec![u64::MAX; self.slabs.own.len()];
+            let compute = &self.compute;
+            compute.memcpy_htod(&flags, &mut self.first_bad).map_err(driver_error("resetting the check"))?;
+            // A skewed slab's measured level may use fewer blocks than reserved.
+            compute.memset_zeros(&mut self.block_max).map_err(driver_error("resetting the check"))?;
+            compute.memset_zeros(&mut self.block_sum).map_err(driver_error("resetting the check"))?;
+        }
+        // The chunks read planes that the previous pass wrote back.
+        self.up.join(&self.down).map_err(driver_error("ordering the copies"))?;
+        // Write-backs whose end has not been told yet.
+        let mut in_flight = std::collections::VecDeque::new();
+        // Per slot, the end of the write-back of the last slab that used it. cudarc keeps one
+        // read event per buffer, so a later read on another stream (a skewed slab's window
+        // copied by the next slab) hides the write-back's read: the next slab in the slot
+        // waits for it explicitly before writing there.
+        let mut written_back: [Option<CudaEvent>; 2] = [None, None];
+        let count = self.slabs.own.len();
+        for (position, s) in self.slabs.order().enumerate() {
+            if self.fail_after == Some(position) {
+                return Err(Error::injected());
+            }
+            if let Some(event) = &written_back[position % 2] {
+                self.up.wait(event).map_err(driver_error("ordering the copies"))?;
+                self.compute.wait(event).map_err(driver_error("ordering the copies"))?;
+            }
+            if self.slabs.reads_beyond_own(s, len)
+                && let Some(ghosts) = ghosts.take()
+            {
+                ghosts(host)?;
+            }
+            match self.slabs.skewed {
+                true => self.skewed_slab((s, position), host, inputs, (len, check))?,
+                false => self.pyramid_slab((s, position), host, inputs, (len, check))?,
+            }
+            written_back[position % 2] =
+                Some(self.down.record_event(None).map_err(driver_error("recording an event"))?);
+            *enqueued = position + 1;
+            if let Some(callback) = written.as_deref_mut() {
+                // Told when the copy has finished, one slab behind the work enqueued so
+                // that the device always has the next slab to run.
+                in_flight.push_back(self.down.record_event(None).map_err(driver_error("recording an event"))?);
+                while in_flight.len() > usize::from(position + 1 < count) {
+                    let done = in_flight.pop_front().expect("not empty");
+                    done.synchronize().map_err(driver_error("waiting for a copy"))?;
+                    callback(*enqueued - in_flight.len());
+                }
+            }
+        }
+        match ghosts {
+            Some(ghosts) => ghosts(host),
+            None => Ok(()),
+        }
+    }
+
+    /// Pyramid slab `s` (the `position`-th of the pass): its chunk up, the carries, its
+    /// iterations over the shrinking regions, its own planes down.
+    fn pyramid_slab(
+        &mut self,
+        (s, position): (usize, usize),
+        host: &mut [T],
+        inputs: &[Option<&[T]>],
+        (len, check): (usize, bool),
+    ) -> Result<()> {
+        let slabs = &self.slabs;
+        let kept_above = slabs.upper_carry(len);
+        let chunk = slabs.chunk(s, len);
+        let own = slabs.own[s].clone();
+        let local = |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
+        let slot = &mut self.slots[position % 2];
+        // Up: the chunk from its own first plane on, and every field's chunk. The lower ghost
+        // planes are written back already; they come from the carry (slab 0's are boundary or
+        // ghost planes, never written, and the first slab of a rotated pass finds them not
+        // written yet: they come from the grid). Before a rotated pass's first slab, the
+        // planes that it and the slabs after it write back come from the upper carry.
+        let lower = chunk.start..own.start;
+        let upper = own.start..if s < slabs.first { chunk.end.min(kept_above.start) } else { chunk.end };
+        let up = &self.up;
+        if s == 0 || s == slabs.first {
+            up.memcpy_htod(&host[slabs.elements(&lower)], &mut slot.u[0].slice_mut(local(&lower)))
+                .map_err(driver_error("copying a slab to the device"))?;
+        }
+        up.memcpy_htod(&host[slabs.elements(&upper)], &mut slot.u[0].slice_mut(local(&upper)))
+            .map_err(driver_error("copying a slab to the device"))?;
+        for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
+            if let (Some(data), Some(buffer)) = (field, buffer) {
+                up.memcpy_htod(&data[slabs.elements(&chunk)], &mut buffer.slice_mut(local(&chunk)))
+                    .map_err(driver_error("copying a field to the device"))?;
+            }
+        }
+        // Compute: the carries in, the next slab's carry out (and a rotated pass's upper carry),
+        // the second buffer.
+        let compute = &self.compute;
+        let dtod = |from: &CudaView<'_, T>, to: &mut CudaViewMut<'_, T>| {
+            compute.memcpy_dtod(from, to).map_err(driver_error("copying the carry"))
+        };
+        let [first, second] = &mut slot.u;
+        if s != 0 && s != slabs.first {
+            dtod(&self.carry.slice(0..lower.len() * slabs.plane_len), &mut first.slice_mut(local(&lower)))?;
+        }
+        if upper.end < chunk.end {
+            let carried = upper.end..chunk.end;
+            let from = slabs.elements(&(carried.start - kept_above.start..carried.end - kept_above.start));
+            dtod(&self.upper_carry.slice(from), &mut first.slice_mut(local(&carried)))?;
+        }
+        if s == slabs.first && s > 0 {
+            let into = 0..kept_above.len() * slabs.plane_len;
+            dtod(&first.slice(local(&kept_above)), &mut self.upper_carry.slice_mut(into))?;
+        }
+        let kept = slabs.carry(s, len);
+        dtod(&first.slice(local(&kept)), &mut self.carry.slice_mut(0..kept.len() * slabs.plane_len))?;
+        dtod(&first.slice(local(&chunk)), &mut second.slice_mut(local(&chunk)))?;
+        let current = self.iterate_chunk((s, position), (chunk.clone(), len), check)?;
+        // Down: the slab's own planes, in place.
+        let slab_local = self.slabs.elements(&(own.start - chunk.start..own.end - chunk.start));
+        let slot = &self.slots[position % 2];
+        self.down
+            .memcpy_dtoh(&slot.u[current].slice(slab_local), &mut host[self.slabs.elements(&own)])
+            .map_err(driver_error("copying a slab to the host"))
+    }
+
+    /// The iterations of pyramid slab `s` over the shrinking regions of its chunk; returns
+    /// the buffer that holds the last iterate.
+    fn iterate_chunk(
+        &mut self,
+        (s, position): (usize, usize),
+        (chunk, len): (Range<usize>, usize),
+        check: bool,
+    ) -> Result<usize> {
+        let (gpu, shape, block) = (self.gpu, self.shape, self.block);
+        let mut current = 0;
+        let mut done = 0;
+        while done < len {
+            // A measured pass ends with one plain iteration over the slab itself, so that the
+            // residual covers every interior point once (as in the CPU twin).
+            let last_measured = check && done + 1 == len;
+            let steps = match self.kernels {
+                Kernels::Hierarchical { sub, .. } if !last_measured => sub.min(len - done - usize::from(check)),
+                _ => 1,
+            };
+            let view = self.slabs.region(s, len, done);
+            let range = self.slabs.elements(&(view.start - chunk.start..view.end - chunk.start));
+            let dims = view_dims::<S, N>(shape, view.len());
+            let (kernel, launch_shape, cycle) = match &self.kernels {
+                Kernels::Plain { measure, .. } | Kernels::Hierarchical { measure, .. } if last_measured => {
+                    (measure, self.measure_shapes[s], [0; 8])
+                }
+                Kernels::Plain { pass, .. } => (pass, plain(S::KERNELS, dims, block, gpu.limits())?, [0; 8]),
+                Kernels::Hierarchical { cycle, tile, halo, .. } => {
+                    let geometry =
+                        Cycle::new(S::KERNELS, dims, (*tile, *halo, steps), (T::BYTES, false), gpu.limits())?;
+                    let [h0, h1, h2] = geometry.halo.map(|h| h as i32);
+                    let (c0, c1) = (geometry.cores0.0 as i32, geometry.cores0.1 as i32);
+                    (cycle, geometry.shape, [geometry.tile as i32, c0, c1, h0, h1, h2, steps as i32, 0])
+                }
+            };
+            let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);
+            let (fields, target) = self.slots[position % 2].views(range, current);
+            let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
+            args.output = Some(target);
+            args.cycle = cycle;
+            args.checks = Some((
+                self.block_max.slice_mut(entries.clone()),
+                self.block_sum.slice_mut(entries),
+                self.first_bad.slice_mut(s..s + 1),
+            ));
+            launch(&self.compute, kernel, args, launch_shape)?;
+            current ^= 1;
+            done += steps;
+        }
+        Ok(current)
+    }
+
+    /// Waits for a checked pass of `len` iterations and reads its measurement.
+    fn measured(&mut self, len: usize) -> Result<Difference> {
+        self.compute.synchronize().map_err(driver_error("waiting for the device"))?;
+        self.down.synchronize().map_err(driver_error("waiting for the device"))?;
+        let slabs = &self.slabs;
+        let bad = self.compute.clone_dtoh(&self.first_bad).map_err(driver_error("reading the check"))?;
+        let first_non_finite = bad
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b != u64::MAX)
+            .map(|(s, &b)| {
+                let view_start = if slabs.skewed {
+                    slabs.level(s, len, len).start - slabs.radius
+                } else {
+                    slabs.region(s, len, len - 1).start
+                };
+                b as usize + view_start * slabs.plane_len
+            })
+            .min();
+        let maxes = self.compute.clone_dtoh(&self.block_max).map_err(driver_error("reading the residual"))?;
+        let sums = self.compute.clone_dtoh(&self.block_sum).map_err(driver_error("reading the residual"))?;
+        Ok(Difference {
+            max_abs: maxes.iter().copied().fold(0.0, f64::max),
+            sum_sq: sums.iter().sum::<f64>(),
+            first_non_finite,
+        })
+    }
+}

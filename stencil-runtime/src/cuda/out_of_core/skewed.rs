@@ -1,0 +1,102 @@
+//! Skewed slabs on the device (`Inner::Skewed`, `docs/schedules.md`): iteration t of slab
+//! [a, b) updates [a − t·r, b − t·r), reading below it what the previous slab left on the
+//! device, so that every plane is computed once per iteration and crosses the bus once per
+//! pass each way.
+
+use std::ops::Range;
+
+use super::pyramid::{Kernels, Pyramid, view_dims};
+use crate::cuda::device::driver_error;
+use crate::cuda::launch::{Args, launch};
+use crate::plan::launch::plain;
+use crate::{Real, Result, Stencil};
+
+impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
+    /// Skewed slab `s` (the `position`-th of the pass): its fresh planes up, the planes
+    /// below them from the previous slot's window, its levels, its last level down.
+    pub(super) fn skewed_slab(
+        &mut self,
+        (s, position): (usize, usize),
+        host: &mut [T],
+        inputs: &[Option<&[T]>],
+        (len, check): (usize, bool),
+    ) -> Result<()> {
+        let slabs = &self.slabs;
+        let window = slabs.window(s, len);
+        let local = |planes: &Range<usize>| slabs.elements(&(planes.start - window.start..planes.end - window.start));
+        let fresh = slabs.fresh(s, len);
+        let (even, odd) = self.slots.split_at_mut(1);
+        let (slot, previous) = if s % 2 == 0 { (&mut even[0], &odd[0]) } else { (&mut odd[0], &even[0]) };
+        debug_assert_eq!(position % 2, s % 2, "skewed slabs are not rotated");
+        // Up: the fresh planes of the unknown and of every field.
+        let up = &self.up;
+        up.memcpy_htod(&host[slabs.elements(&fresh)], &mut slot.u[0].slice_mut(local(&fresh)))
+            .map_err(driver_error("copying a slab to the device"))?;
+        for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
+            if let (Some(data), Some(buffer)) = (field, buffer) {
+                up.memcpy_htod(&data[slabs.elements(&fresh)], &mut buffer.slice_mut(local(&fresh)))
+                    .map_err(driver_error("copying a field to the device"))?;
+            }
+        }
+        // Compute: the planes below the fresh ones from the previous window (both iterates
+        // and the fields), the fresh planes into the odd buffer too (their boundary values).
+        let compute = &self.compute;
+        if s > 0 {
+            let before = slabs.window(s - 1, len);
+            let kept = slabs.elements(&(window.start - before.start..fresh.start - before.start));
+            let into = 0..kept.len();
+            let buffers = previous.u.iter().zip(slot.u.iter_mut());
+            let fields =
+                previous.fields.iter().zip(slot.fields.iter_mut()).filter_map(|(a, b)| a.as_ref().zip(b.as_mut()));
+            for (from, to) in buffers.chain(fields) {
+                compute
+                    .memcpy_dtod(&from.slice(kept.clone()), &mut to.slice_mut(into.clone()))
+                    .map_err(driver_error("copying the carry"))?;
+            }
+        }
+        let [first, second] = &mut slot.u;
+        compute
+            .memcpy_dtod(&first.slice(local(&fresh)), &mut second.slice_mut(local(&fresh)))
+            .map_err(driver_error("copying a slab"))?;
+        self.levels((s, position), window.clone(), (len, check))?;
+        // Down: the last level, in place.
+        let slabs = &self.slabs;
+        let last = slabs.level(s, len, len);
+        let from = slabs.elements(&(last.start - window.start..last.end - window.start));
+        self.down
+            .memcpy_dtoh(&self.slots[position % 2].u[len % 2].slice(from), &mut host[slabs.elements(&last)])
+            .map_err(driver_error("copying a slab to the host"))
+    }
+
+    /// The iterations of skewed slab `s`: level t from buffer (t − 1) mod 2 into the other.
+    fn levels(
+        &mut self,
+        (s, position): (usize, usize),
+        window: Range<usize>,
+        (len, check): (usize, bool),
+    ) -> Result<()> {
+        let Kernels::Plain { pass, measure } = &self.kernels else { unreachable!("skewed slabs run plain") };
+        for t in 1..=len {
+            let level = self.slabs.level(s, len, t);
+            if level.is_empty() {
+                continue;
+            }
+            let view = level.start - self.slabs.radius..level.end + self.slabs.radius;
+            let range = self.slabs.elements(&(view.start - window.start..view.end - window.start));
+            let measured = check && t == len;
+            let dims = view_dims::<S, N>(self.shape, view.len());
+            let shape = plain(S::KERNELS, dims, self.block, self.gpu.limits())?;
+            let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);
+            let (fields, target) = self.slots[position % 2].views(range, (t - 1) % 2);
+            let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
+            args.output = Some(target);
+            args.checks = Some((
+                self.block_max.slice_mut(entries.clone()),
+                self.block_sum.slice_mut(entries),
+                self.first_bad.slice_mut(s..s + 1),
+            ));
+            launch(&self.compute, if measured { measure } else { pass }, args, shape)?;
+        }
+        Ok(())
+    }
+}

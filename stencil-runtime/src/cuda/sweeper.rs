@@ -1,0 +1,165 @@
+//! A sweep stencil's wavefront kernel on a grid (or on windows of planes of one): compiled
+//! for its tile, with the pencils and ready flags of every window it sweeps.
+//!
+//! The kernel runs *pencils*: a pencil is the set of points whose skewed coordinates
+//! (z₁, z₂) lie in one tile of `tile` (× `tile`) lanes, marched along z₀ by one block. Its
+//! ready flag counts the planes it has stored; the pencils a pencil reads new values from
+//! are those before it on each lane axis, and it waits for their flags. Blocks take pencils
+//! from a ticket counter in tile-hyperplane order (p₁ + p₂ ascending), so every pencil waited
+//! for belongs to a block that is already running: the launch cannot deadlock however many
+//! blocks fit on the device at once.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream};
+
+use super::device::{Gpu, driver_error};
+use super::launch::{Args, Kernel, launch};
+use super::module::{JitTime, Module};
+use super::options::CudaOptions;
+use crate::kernel::KernelKind;
+use crate::plan::launch::Pencils;
+use crate::{Error, Real, Result, ScalarValue, Schedule, Stencil, StencilMeta};
+
+/// The ready flags and the ticket counter of one window's pencils, zeroed before every sweep.
+struct Flags {
+    order: CudaSlice<i32>,
+    progress: CudaSlice<i32>,
+    ticket: CudaSlice<u32>,
+}
+
+impl Flags {
+    fn new(gpu: &Gpu, stream: &Arc<CudaStream>, pencils: &Pencils) -> Result<Self> {
+        Ok(Self {
+            order: gpu.upload(stream, &pencils.order, "the wavefront's pencil order")?,
+            progress: gpu.alloc_zeros(stream, pencils.count[0] * pencils.count[1], "the wavefront's ready flags")?,
+            ticket: gpu.alloc_zeros(stream, 1, "the wavefront's ticket")?,
+        })
+    }
+}
+
+/// The tile of a sweep's schedule on the GPU and whether it was asked for: `Wavefront {
+/// tile }`'s, or the default one for `Plain` (the sequential sweep, whose values a wavefront
+/// computes).
+pub(crate) fn tile_of(meta: &'static StencilMeta, schedule: Schedule) -> Result<(usize, bool)> {
+    match schedule {
+        Schedule::Wavefront { tile } => Ok((tile, true)),
+        Schedule::Plain | Schedule::Auto => match Schedule::Auto.resolve(meta)? {
+            Schedule::Wavefront { tile } => Ok((tile, false)),
+            _ => unreachable!("`Auto` resolves to a wavefront for sweeps"),
+        },
+        other => Err(Error::InvalidSchedule {
+            schedule: other.to_string(),
+            stencil: meta.name,
+            reason: "a sweep stencil runs `Plain` or `Wavefront` on the GPU".into(),
+        }),
+    }
+}
+
+/// One sweep stencil of a run on the GPU.
+pub(crate) struct Sweeper<T: Real> {
+    meta: &'static StencilMeta,
+    manifest: &'static crate::kernel::KernelManifest,
+    kernel: Kernel,
+    /// The tile the kernel was compiled for, the planes between ready flags and the planes
+    /// of its shared-memory window.
+    pub tile: usize,
+    chunk: usize,
+    window: usize,
+    /// The pencils and flags of each window swept so far, by its number of planes.
+    windows: Vec<(usize, Pencils, Flags)>,
+    scalars: Vec<ScalarValue<T>>,
+}
+
+impl<T: Real> Sweeper<T> {
+    /// `S`'s wavefront kernel for a grid of `shape` under `schedule`, with `scalars`, and the
+    /// time taken to get it. A tile that was not asked for (`Plain`, `Auto`) is halved until
+    /// its windows fit. One wider than the grid's longest axis (in skewed coordinates, at
+    /// most the sum of the axes times the largest skew factor plus one) is lowered to it:
+    /// its pencils hold the whole of every lane extent either way, so the sweep is the same.
+    pub fn new<S: Stencil<N>, const N: usize>(
+        gpu: &Gpu,
+        options: &CudaOptions,
+        (shape, schedule): ([usize; N], Schedule),
+        scalars: Vec<ScalarValue<T>>,
+    ) -> Result<(Self, JitTime)> {
+        let meta = S::META;
+        let (tile, explicit) = tile_of(meta, schedule)?;
+        let skew_sum = 1 + meta.sweep.as_ref().map_or(0, |s| s.skew.iter().map(|&c| c as usize).sum::<usize>());
+        let longest = shape.iter().sum::<usize>().saturating_mul(skew_sum.saturating_mul(skew_sum));
+        let mut tile = tile.min(longest.max(1));
+        let pencils = loop {
+            match Pencils::new((meta, S::KERNELS), &shape, (tile, options.wavefront_chunk), T::BYTES, gpu.limits()) {
+                Err(Error::Launch { .. }) if !explicit && tile > 1 => tile /= 2,
+                result => break result?,
+            }
+        };
+        let defines = [("WF_TILE", tile), ("WF_CHUNK", pencils.chunk), ("WF_WIN", pencils.window)];
+        let (module, jit) = Module::<S>::load::<T, N>(gpu, options, S::KERNELS.view(&shape, 1), &defines)?;
+        let kernel = module.kernel::<N>(KernelKind::Wavefront)?;
+        kernel.allow_shared(pencils.shape.shared as usize)?;
+        let (chunk, window) = (pencils.chunk, pencils.window);
+        let sweeper = Self { meta, manifest: S::KERNELS, kernel, tile, chunk, window, windows: Vec::new(), scalars };
+        Ok((sweeper, jit))
+    }
+
+    /// Sweeps local interior `planes` of `current` (a grid of `shape`) in place on `stream`,
+    /// with the read-only fields `fields` (declaration order, the unknown's place `None`).
+    pub fn sweep<const N: usize>(
+        &mut self,
+        (gpu, stream): (&Gpu, &Arc<CudaStream>),
+        (current, shape): (&mut CudaSlice<T>, [usize; N]),
+        fields: &[Option<&CudaSlice<T>>],
+        planes: Range<usize>,
+    ) -> Result<()> {
+        if planes.is_empty() {
+            return Ok(());
+        }
+        // The kernel runs on a window of the buffers: the planes and the `r` around them,
+        // seen as a grid whose interior is `planes`.
+        let r = self.meta.radius[0];
+        let plane_len: usize = shape[1..].iter().product();
+        let window = planes.start - r..planes.end + r;
+        let elements = window.start * plane_len..window.end * plane_len;
+        let at = match self.windows.iter().position(|(len, ..)| *len == window.len()) {
+            Some(at) => at,
+            None => self.add_window(gpu, stream, shape, window.len())?,
+        };
+        let (_, pencils, flags) = &mut self.windows[at];
+        stream.memset_zeros(&mut flags.progress).map_err(driver_error("clearing the ready flags"))?;
+        stream.memset_zeros(&mut flags.ticket).map_err(driver_error("clearing the ready flags"))?;
+        let views = fields.iter().map(|f| f.map(|f| f.slice(elements.clone()))).collect();
+        let extents = pencils.extents.map(|n| n as i64);
+        let mut args = Args::new(extents, views, &self.scalars);
+        args.in_place = Some(current.slice_mut(elements));
+        let count = pencils.count[1] as i32;
+        args.pencils = Some((flags.order.as_view(), flags.progress.as_view_mut(), flags.ticket.as_view_mut(), count));
+        launch(stream, &self.kernel, args, pencils.shape)
+    }
+
+    /// The pencils and flags of a window of `planes` planes.
+    fn add_window<const N: usize>(
+        &mut self,
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        mut shape: [usize; N],
+        planes: usize,
+    ) -> Result<usize> {
+        shape[0] = planes;
+        let pencils =
+            Pencils::new((self.meta, self.manifest), &shape, (self.tile, Some(self.chunk)), T::BYTES, gpu.limits())?;
+        if pencils.window != self.window {
+            return Err(Error::Launch {
+                kernel: self.kernel.spec().symbol.into(),
+                reason: format!(
+                    "a window of {planes} planes needs {} planes of shared memory, the kernel has {}",
+                    pencils.window, self.window
+                ),
+            });
+        }
+        let flags = Flags::new(gpu, stream, &pencils)?;
+        self.windows.push((planes, pencils, flags));
+        Ok(self.windows.len() - 1)
+    }
+}

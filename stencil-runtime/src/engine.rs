@@ -1,0 +1,157 @@
+//! The engine contract: what a backend does for the loop. Each backend (`cpu/`, `cuda/`)
+//! implements [`Engine`] for a grid held in core and [`Passes`] for a grid streamed through
+//! in slabs; the loop (`run/`) drives every schedule through these, single-process or under
+//! an MPI rank, and never sees a backend's own types.
+
+use std::ops::Range;
+
+use crate::plan::planes::Halo;
+use crate::{Error, Grid, Real, Result};
+
+/// The difference between a pass's output and its input over the points it measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Difference {
+    /// max |new − old|.
+    pub max_abs: f64,
+    /// Σ (new − old)².
+    pub sum_sq: f64,
+    /// Flat index of the first point (in memory order) whose new value is NaN or ±∞.
+    pub first_non_finite: Option<usize>,
+}
+
+impl Difference {
+    /// Both measurements together (of disjoint points).
+    pub fn merge(self, other: Self) -> Self {
+        Self {
+            max_abs: self.max_abs.max(other.max_abs),
+            sum_sq: self.sum_sq + other.sum_sq,
+            first_non_finite: match (self.first_non_finite, other.first_non_finite) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+        }
+    }
+
+    /// The same measurement with its flat indices moved by `offset` (a view's measurement
+    /// seen in the grid it is a view of).
+    pub fn shifted(self, offset: usize) -> Self {
+        Self { first_non_finite: self.first_non_finite.map(|at| at + offset), ..self }
+    }
+}
+
+/// What a checked inexact hierarchical cycle looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CycleCheck {
+    /// Nothing.
+    None,
+    /// The non-finite values of the iterate it writes (the residual is measured apart).
+    NonFinite,
+    /// S(u) − u in its first subiteration over its cores (ρ of the iterate it starts
+    /// from), and the non-finite values it writes.
+    Residual,
+}
+
+/// A grid's iterate held by one backend, updated by ranges of planes along axis 0 (local
+/// plane indices; interior planes only).
+///
+/// A Jacobi step reads the current iterate and writes the next; [`swap`](Self::swap) ends
+/// it. A sweep updates the current iterate in place. Measurements accumulate until
+/// [`difference`](Self::difference) reads them.
+pub(crate) trait Engine<T: Real, const N: usize> {
+    /// Whether updates return before the work is done (a device queue): then the rest of an
+    /// iteration is queued before an exchange, else it runs during it.
+    const QUEUED: bool;
+
+    /// Updates `planes` into the next iterate, `steps` iterations later: one plain (or
+    /// tiled) iteration, or for `steps > 1` an exact hierarchical cycle, which reads the
+    /// current iterate `steps · radius` planes beyond `planes` and may leave any value in
+    /// the next iterate's planes within `(steps − 1) · radius` of them. With `measure`, adds
+    /// S(u) − u to the iteration's difference: over `planes` for one step; for a cycle
+    /// (whose `planes` must then be the whole interior), in its last subiteration over its
+    /// cores.
+    fn update(&mut self, planes: Range<usize>, steps: usize, measure: bool) -> Result<()>;
+
+    /// An inexact hierarchical cycle of `len` subiterations over the whole grid's tiles (as
+    /// one process places them) whose cores tile `cores` (local planes, from a tile's edge):
+    /// writes those cores of the next iterate.
+    fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: CycleCheck) -> Result<()>;
+
+    /// Sweeps local interior `planes` of the current iterate in place with stencil `which`
+    /// of the run (0 for one stencil), in its declared order.
+    fn sweep(&mut self, which: usize, planes: Range<usize>) -> Result<()>;
+
+    /// Marks the updates queued so far: [`stage`](Self::stage) waits for them only.
+    fn mark(&mut self) -> Result<()>;
+
+    /// Copies planes `lower` and `upper` of the next iterate (`next`) or of the current one
+    /// into `send`, and waits until they are there.
+    fn stage(&mut self, lower: Range<usize>, upper: Range<usize>, send: &mut Halo<T>, next: bool) -> Result<()>;
+
+    /// Ends a Jacobi iteration: the next iterate becomes the current one.
+    fn swap(&mut self);
+
+    /// Copies `recv` into planes `lower` and `upper` of the current iterate, before any later
+    /// update.
+    fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()>;
+
+    /// As [`unstage`](Self::unstage), after every update so far has finished: puts back the
+    /// planes sent (`sent`, staged before a cycle left other values around them).
+    fn restore(&mut self, lower: Range<usize>, upper: Range<usize>, sent: &Halo<T>) -> Result<()>;
+
+    /// Copies `planes` of the current iterate into `into`, and waits until they are there.
+    fn read(&mut self, planes: Range<usize>, into: &mut [T]) -> Result<()>;
+
+    /// Copies `from` into `planes` of the current iterate, before any later update.
+    fn write(&mut self, planes: Range<usize>, from: &[T]) -> Result<()>;
+
+    /// Waits for the iteration's measurements and returns their difference (flat indices
+    /// local), clearing them.
+    fn difference(&mut self) -> Result<Difference>;
+
+    /// A check of a sweep stencil without a tolerance: the first non-finite value (local flat
+    /// index) where one process on this backend looks, among `part` (the own planes and the
+    /// boundary planes at the grid's ends) or, by a measuring update, among the `own` planes.
+    fn find_non_finite(&mut self, own: Range<usize>, part: Range<usize>) -> Result<Option<usize>>;
+
+    /// The value at local flat index `at` of the current iterate.
+    fn value_at(&mut self, at: usize) -> Result<f64>;
+
+    /// Waits for every update.
+    fn wait(&mut self) -> Result<()>;
+
+    /// The user's grid holding the current iterate (copied there first if it is elsewhere).
+    fn host(&mut self) -> Result<&mut Grid<T, N>>;
+
+    /// Waits for every update and leaves the current iterate in the user's grid.
+    fn finish(&mut self) -> Result<()>;
+}
+
+/// Called once per out-of-core pass, before the first slab that reads planes beyond the
+/// own planes (or at the end when none does), with the grid: under a rank, where the ghost
+/// planes are brought up to date.
+pub(crate) type Ghosts<'c, T> = &'c mut dyn FnMut(&mut [T]) -> Result<(), Error>;
+
+/// Told how many slabs of a pass are written back, as they are.
+pub(crate) type Written<'c> = &'c mut dyn FnMut(usize);
+
+/// A grid kept in host memory and streamed through a backend in slabs: the out-of-core
+/// schedule's passes (`plan::slabs`), in place on the grid.
+pub(crate) trait Passes<T: Real> {
+    /// Runs `len` iterations (at most the slabs' height) on `u` in place, and returns when
+    /// every own plane is written back (`len_measure`: `(len, measure)`). `ghosts` is called once with `u`, before the first
+    /// slab that reads a ghost plane, and must leave the ghost planes holding the iterate
+    /// the pass starts from; `written` is told the slabs written back as they are. With
+    /// `measure`, the last iteration measures S(u) − u over the own planes (flat indices of
+    /// `u`). An error comes with the number of slabs written back
+    /// (`Slabs::interrupted`).
+    fn pass(
+        &mut self,
+        u: &mut [T],
+        len_measure: (usize, bool),
+        ghosts: Option<Ghosts<'_, T>>,
+        written: Option<Written<'_>>,
+    ) -> std::result::Result<Option<Difference>, (usize, Error)>;
+
+    /// Waits until every pass so far is written back.
+    fn synchronize(&mut self) -> Result<()>;
+}

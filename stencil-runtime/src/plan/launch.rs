@@ -1,0 +1,296 @@
+//! The launch geometry of the generated kernels, computed from the kernel manifest's facts
+//! (`kernel.rs`) and a device's limits: the plain pass's blocks, a hierarchical cycle's tiles
+//! and working regions, a wavefront's pencils. Pure arithmetic: the CUDA backend turns a
+//! [`Shape`] into a launch.
+
+use crate::kernel::{KernelKind, KernelManifest};
+use crate::{Error, Result, StencilMeta};
+
+/// What a launch needs from the device: its limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Limits {
+    /// Threads in one block.
+    pub max_threads: usize,
+    /// Blocks on the grid's y and z axes.
+    pub max_grid_yz: usize,
+    /// Shared memory of one block in bytes, dynamic memory opted in.
+    pub max_shared: usize,
+}
+
+/// A launch's shape: blocks per axis, threads per block, dynamic shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared: u32,
+}
+
+impl Shape {
+    /// Blocks launched.
+    pub fn blocks(&self) -> usize {
+        self.grid.iter().map(|&n| n as usize).product()
+    }
+}
+
+fn launch_error(manifest: &KernelManifest, kind: KernelKind, reason: String) -> Error {
+    let kernel = manifest.kernel(kind).map_or("a kernel", |k| k.symbol).to_owned();
+    Error::Launch { kernel, reason }
+}
+
+/// The plain, measuring and tiled kernels' launch over the interior of a grid seen as
+/// `dims` (kernel axes), with `block` = `[BLOCK_X, BLOCK_Y, MARCH]`: a column of
+/// BLOCK_X × BLOCK_Y threads marching MARCH planes, one block per column and run of planes.
+pub(crate) fn plain(manifest: &KernelManifest, dims: [usize; 3], block: [u32; 3], limits: Limits) -> Result<Shape> {
+    let radius = manifest.radius;
+    let interior: [usize; 3] = std::array::from_fn(|a| dims[a] - 2 * radius[a]);
+    let [bx, by, march] = block.map(|b| b as usize);
+    let (x, y, z) = (interior[2].div_ceil(bx), interior[1].div_ceil(by), interior[0].div_ceil(march));
+    let fail = |reason| launch_error(manifest, KernelKind::Plain, reason);
+    if x > i32::MAX as usize || y > limits.max_grid_yz || z > limits.max_grid_yz {
+        let limit = limits.max_grid_yz;
+        return Err(fail(format!("a grid of {x}×{y}×{z} blocks exceeds the device's limits (y and z ≤ {limit})")));
+    }
+    if bx * by > limits.max_threads {
+        return Err(fail(format!("{} threads per block, the device allows {}", bx * by, limits.max_threads)));
+    }
+    Ok(Shape { grid: [x as u32, y as u32, z as u32], block: [bx as u32, by as u32, 1], shared: 0 })
+}
+
+/// Registers per thread the register kernel may spend on its columns (32-bit words).
+const REGISTER_COLUMN_WORDS: usize = 128;
+
+/// The launch of a hierarchical cycle over a grid seen as `dims`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Cycle {
+    pub dims: [usize; 3],
+    /// Which kernel runs: the register kernel (1-D and 2-D, a working region at most one
+    /// warp wide whose columns fit the register budget) or the shared-memory one.
+    pub kind: KernelKind,
+    /// The register kernel's rows (its `HIER_ROWS`): the working region's along axis 0.
+    pub rows: usize,
+    /// Tile edge and halo per axis, clipped to the grid (the same semantics).
+    pub tile: usize,
+    pub halo: [usize; 3],
+    /// The planes of the grid's axis 0 whose cores the tiles cover.
+    pub cores0: (usize, usize),
+    /// The kernel's axis that is the grid's axis 0.
+    pub axis0: usize,
+    pub sub: usize,
+    pub shape: Shape,
+}
+
+impl Cycle {
+    /// The cycle of `sub` subiterations with tiles of `tile` and `halo` over a grid seen as
+    /// `dims`, elements of `elem` bytes; `registers`: whether the register kernel may run
+    /// where it applies.
+    pub fn new(
+        manifest: &KernelManifest,
+        dims: [usize; 3],
+        (tile, halo, sub): (usize, usize, usize),
+        (elem, registers): (usize, bool),
+        limits: Limits,
+    ) -> Result<Self> {
+        let fail = |reason| launch_error(manifest, KernelKind::Hierarchical, reason);
+        let radius = manifest.radius;
+        let interior: [usize; 3] = std::array::from_fn(|a| dims[a] - 2 * radius[a]);
+        let largest = dims.iter().copied().max().unwrap_or(1);
+        // A tile or halo beyond the grid is clipped to it by the kernel anyway.
+        let tile = tile.min(largest);
+        let halo: [usize; 3] = std::array::from_fn(|a| if radius[a] == 0 { 0 } else { halo.min(largest) });
+        let extent: [usize; 3] = std::array::from_fn(|a| (tile.min(interior[a]) + 2 * halo[a]).min(dims[a]));
+        let tiles: [usize; 3] = std::array::from_fn(|a| interior[a].div_ceil(tile));
+        if tiles[2] > i32::MAX as usize || tiles[1] > 65535 || tiles[0] > 65535 {
+            return Err(fail(format!("{}×{}×{} tiles exceed the device's grid limits", tiles[0], tiles[1], tiles[2])));
+        }
+        let axis0 = manifest.axes.first().copied().unwrap_or(0);
+        if dims[axis0] > i32::MAX as usize {
+            return Err(fail(format!("{} planes do not fit the kernel's `int`", dims[axis0])));
+        }
+        let facts = &manifest.hierarchical;
+        let cores0 = (radius[axis0], dims[axis0] - radius[axis0]);
+        let words = extent[0] * facts.registers.len() * elem.div_ceil(4);
+        let fits_registers = manifest.kernel(KernelKind::HierarchicalRows).is_some()
+            && extent[2] <= facts.register_width
+            && words <= REGISTER_COLUMN_WORDS;
+        let base = Self {
+            dims,
+            kind: KernelKind::Hierarchical,
+            rows: 0,
+            tile,
+            halo,
+            cores0,
+            axis0,
+            sub,
+            shape: Shape { grid: [tiles[2] as u32, tiles[1] as u32, tiles[0] as u32], block: [1, 1, 1], shared: 0 },
+        };
+        if registers && fits_registers {
+            let shape = Shape { grid: [tiles[2] as u32, 1, tiles[0] as u32], block: [32, 1, 1], shared: 0 };
+            return Ok(Self { kind: KernelKind::HierarchicalRows, rows: extent[0], shape, ..base });
+        }
+        let volume: usize = extent.iter().product();
+        let shared_bytes = facts.shared_bytes(volume, elem);
+        if shared_bytes > limits.max_shared {
+            return Err(fail(format!(
+                "a working region of {}×{}×{} points (tile {tile} and halo {} on each side) needs {shared_bytes} B of \
+                 shared memory ({} arrays of {} B), and the device allows {} B per block: use a smaller tile or halo",
+                extent[0],
+                extent[1],
+                extent[2],
+                halo.iter().max().unwrap_or(&0),
+                2 + facts.staged.len(),
+                volume * elem,
+                limits.max_shared
+            )));
+        }
+        // Threads: powers of two up to 512, the fast axis first, at least one warp (the
+        // kernel's reduction works on whole warps).
+        let bx = extent[2].next_power_of_two().min(64);
+        let by = extent[1].next_power_of_two().min(512 / bx);
+        let bz = extent[0].next_power_of_two().min(512 / (bx * by));
+        let bx = bx * (32 / (bx * by * bz)).max(1);
+        let shape = Shape { block: [bx as u32, by as u32, bz as u32], shared: shared_bytes as u32, ..base.shape };
+        Ok(Self { shape, ..base })
+    }
+
+    /// The same launch for the tiles whose cores cover `planes` of axis 0 only (a part of
+    /// the interior starting at a tile's edge), the working regions still clipped at the grid.
+    pub fn cores_of_axis_0(mut self, planes: std::ops::Range<usize>) -> Self {
+        debug_assert!(planes.start >= self.cores0.0 && planes.end <= self.cores0.1);
+        self.cores0 = (planes.start, planes.end);
+        let tiles = planes.len().div_ceil(self.tile) as u32;
+        match self.axis0 {
+            0 => self.shape.grid[2] = tiles,
+            _ => self.shape.grid[0] = tiles,
+        }
+        self
+    }
+}
+
+/// Threads per block that load and store a wavefront's windows: a tile of fewer lanes gets
+/// helper warps, so that a boundary's loads are in flight together.
+const HELPED_THREADS: usize = 256;
+
+/// A sweep stencil's pencils over a grid: what the wavefront kernel is launched with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Pencils {
+    /// Extents with the boundary layer on the stencil's own axes, a missing one having one point.
+    pub extents: [usize; 3],
+    /// The tile the kernel is compiled for (`WF_TILE`).
+    pub tile: usize,
+    /// Lanes per tile on axes 1 and 2 (1 on a missing axis).
+    pub lanes: [usize; 2],
+    /// Pencils on axes 1 and 2.
+    pub count: [usize; 2],
+    /// Planes between two ready flags (`WF_CHUNK`).
+    pub chunk: usize,
+    /// Planes of the shared-memory window (`WF_WIN`).
+    pub window: usize,
+    /// (p₁, p₂) in the order blocks take them.
+    pub order: Vec<i32>,
+    pub shape: Shape,
+}
+
+impl Pencils {
+    /// The pencils of a grid of `shape` for tiles of `tile` lanes per axis and `chunk` planes
+    /// between ready flags (default: the tile), elements of `elem` bytes, checked against
+    /// the device's limits.
+    pub fn new(
+        (meta, manifest): (&StencilMeta, &KernelManifest),
+        shape: &[usize],
+        (tile, chunk): (usize, Option<usize>),
+        elem: usize,
+        limits: Limits,
+    ) -> Result<Self> {
+        let fail = |reason| launch_error(manifest, KernelKind::Wavefront, reason);
+        let (Some(sweep), Some(facts)) = (meta.sweep.as_ref(), manifest.wavefront.as_ref()) else {
+            return Err(fail(format!("`{}` is not a sweep stencil", meta.name)));
+        };
+        let extents: [usize; 3] = std::array::from_fn(|k| shape.get(k).copied().unwrap_or(1));
+        let radius: [usize; 3] = std::array::from_fn(|k| meta.radius.get(k).copied().unwrap_or(0));
+        let interior: [usize; 3] = std::array::from_fn(|k| extents[k] - 2 * radius[k]);
+        let skew: [usize; 3] = std::array::from_fn(|k| sweep.skew.get(k).copied().unwrap_or(0) as usize);
+        if interior.iter().any(|&i| i > i32::MAX as usize / (2 + skew.iter().sum::<usize>()))
+            || extents.iter().product::<usize>() > i64::MAX as usize
+        {
+            return Err(fail("the grid's axes are too long for the kernel's `int` coordinates".into()));
+        }
+        // The largest z₁ and z₂ of an interior point: the pencils cover [0, z_max] on each.
+        let z1_max = interior[1] - 1 + skew[1] * (interior[0] - 1);
+        let z2_max = interior[2] - 1 + skew[2] * z1_max;
+        let lanes = facts.lanes(tile);
+        let threads = lanes[0].saturating_mul(lanes[1]);
+        if threads > limits.max_threads {
+            let largest = if facts.lane_axes >= 2 { limits.max_threads.isqrt() } else { limits.max_threads };
+            return Err(fail(format!(
+                "a tile of {tile} lanes per axis needs {threads} threads per block, and the device allows {}: use a \
+                 tile of at most {largest}",
+                limits.max_threads
+            )));
+        }
+        let chunk = chunk.unwrap_or(tile).max(1);
+        let plane_bytes = facts.plane_bytes(tile, elem);
+        // The planes the kernel needs, rounded up to a power of two (a slot is then a mask
+        // rather than a division) where that still fits.
+        let needed = facts.window_planes(tile, chunk);
+        let window = if needed.next_power_of_two() * plane_bytes <= limits.max_shared {
+            needed.next_power_of_two()
+        } else {
+            needed
+        };
+        let shared = window * plane_bytes;
+        if shared > limits.max_shared {
+            return Err(fail(format!(
+                "the windows of a tile of {tile} lanes ({} fields, {window} planes) need {shared} B of shared memory, \
+                 and the device allows {} B per block: use a smaller tile",
+                facts.windows.len(),
+                limits.max_shared
+            )));
+        }
+        let count = [(z1_max + 1).div_ceil(lanes[0]), (z2_max + 1).div_ceil(lanes[1])];
+        let mut pencils: Vec<[usize; 2]> = (0..count[0]).flat_map(|p1| (0..count[1]).map(move |p2| [p1, p2])).collect();
+        // Tile-hyperplane order: every pencil comes after those it waits for.
+        pencils.sort_by_key(|&[p1, p2]| (p1 + p2, p1));
+        let order = pencils.iter().flat_map(|p| p.map(|x| x as i32)).collect();
+        // Helper threads load and store the windows with the lanes.
+        let helpers = (HELPED_THREADS / threads).max(1) as u32;
+        let block = facts.block(lanes, helpers);
+        let shape = Shape { grid: [(count[0] * count[1]) as u32, 1, 1], block, shared: shared as u32 };
+        Ok(Self { extents, tile, lanes, count, chunk, window, order, shape })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::HierarchicalFacts;
+
+    const LIMITS: Limits = Limits { max_threads: 1024, max_grid_yz: 65535, max_shared: 227 * 1024 };
+
+    fn manifest(radius: [usize; 3], axes: &'static [usize]) -> KernelManifest {
+        KernelManifest {
+            axes,
+            radius,
+            hierarchical: HierarchicalFacts { staged: &[1], registers: &[0, 1], register_width: 32 },
+            ..KernelManifest::NONE
+        }
+    }
+
+    #[test]
+    fn plain_blocks_cover_the_interior() {
+        let m = manifest([1, 1, 1], &[0, 1, 2]);
+        let shape = plain(&m, [34, 18, 130], [64, 4, 8], LIMITS).unwrap();
+        assert_eq!(shape.grid, [2, 4, 4]);
+        assert_eq!(shape.block, [64, 4, 1]);
+        assert!(plain(&m, [34, 18, 130], [64, 32, 8], LIMITS).is_err(), "2048 threads");
+    }
+
+    #[test]
+    fn cycles_clip_tiles_and_halos_to_the_grid_and_count_their_shared_memory() {
+        let m = manifest([1, 0, 1], &[0, 2]);
+        let c = Cycle::new(&m, [20, 1, 30], (usize::MAX, usize::MAX, 2), (8, true), LIMITS).unwrap();
+        assert_eq!((c.tile, c.halo), (30, [30, 0, 30]));
+        assert_eq!(c.kind, KernelKind::Hierarchical, "no register kernel in the manifest");
+        assert_eq!(c.shape.shared as usize, 3 * 20 * 30 * 8, "the unknown twice and one staged field");
+        assert_eq!(c.shape.grid, [1, 1, 1]);
+    }
+}

@@ -1,0 +1,147 @@
+//! Out-of-core passes: the grid stays in host memory and each pass of at most `height`
+//! iterations streams it through a backend in slabs (`plan::slabs`), in place. A pass ends
+//! at the first check it reaches and measures in its last iteration, so checks, residuals,
+//! the stopping iteration and the iterate are `Plain`'s.
+//!
+//! Under an MPI rank the slabs cover the own planes, and each pass (of at most `depth`
+//! iterations) starts from the iterate its ghost planes hold. The ghost planes a pass writes
+//! are sent when it ends and received during the next pass: its slabs are rotated
+//! (`Slabs::first`) so that it starts with those that read no ghost plane, and the exchange
+//! runs while a GPU computes them. After the last pass the ghost planes are brought up to
+//! date.
+
+use std::time::Instant;
+
+use super::drive::{Advance, Unit, reduce_check};
+use super::peers::{Peers, Place};
+use crate::engine::{Difference, Passes};
+use crate::plan::planes::{Halo, Planes};
+use crate::plan::slabs::Slabs;
+use crate::stop::StopRule;
+use crate::{Grid, Real, Result, SlabProgress};
+
+/// Out-of-core passes of a backend over the user's grid.
+pub(crate) struct Slabbed<'p, 'g, 'c, P: Peers, X, T: Real, const N: usize> {
+    pub passes: X,
+    peers: &'p P,
+    planes: Planes,
+    stop: StopRule,
+    global: [usize; N],
+    slabs: Slabs,
+    u: &'g mut Grid<T, N>,
+    halos: (Halo<T>, Halo<T>),
+    /// `send` holds planes of the last pass that the neighbours have not received.
+    unsent: bool,
+    on_slab: Option<&'c mut dyn FnMut(&SlabProgress)>,
+    started: Instant,
+    measured: Option<Difference>,
+    /// The length of every pass run, for the run-time model.
+    pub lens: Vec<usize>,
+}
+
+impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g, 'c, P, X, T, N> {
+    /// Passes of `passes` over `slabs` of `u` (`planes` of a grid whose whole shape is
+    /// `global`) under `stop`; `on_slab` told of every slab written back.
+    pub fn new(
+        (passes, slabs): (X, Slabs),
+        u: &'g mut Grid<T, N>,
+        Place { peers, planes, global }: Place<'p, P, N>,
+        halos: (Halo<T>, Halo<T>),
+        stop: StopRule,
+        on_slab: Option<&'c mut dyn FnMut(&SlabProgress)>,
+    ) -> Result<Self> {
+        Ok(Self {
+            passes,
+            peers,
+            planes,
+            stop,
+            global,
+            slabs,
+            u,
+            halos,
+            unsent: false,
+            on_slab,
+            started: Instant::now(),
+            measured: None,
+            lens: Vec::new(),
+        })
+    }
+
+    /// Receives the ghost planes into `u` (what the neighbours sent after the last pass).
+    fn receive(
+        (peers, planes, slabs): (&P, &Planes, &Slabs),
+        u: &mut [T],
+        (send, recv): (&Halo<T>, &mut Halo<T>),
+    ) -> Result<()> {
+        let (ghost_lower, ghost_upper) = planes.received();
+        peers.exchange(planes.neighbours(), send, recv, || Ok(()))?;
+        u[slabs.elements(&ghost_lower)].copy_from_slice(&recv.lower);
+        u[slabs.elements(&ghost_upper)].copy_from_slice(&recv.upper);
+        Ok(())
+    }
+}
+
+impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<'_, '_, '_, P, X, T, N> {
+    fn advance(&mut self, iteration: usize) -> Result<Option<Unit>> {
+        let Some(plan) = self.stop.next_cycle(iteration, self.slabs.height, true) else { return Ok(None) };
+        let (start, end) = (iteration, iteration + plan.len);
+        self.lens.push(plan.len);
+        let measure = plan.measure_step.is_some();
+        let Self { passes, peers, planes, slabs, u, halos: (send, recv), on_slab, started, .. } = self;
+        let exchanging = std::mem::take(&mut self.unsent);
+        let mut ghosts =
+            |u: &mut [T]| if exchanging { Self::receive((*peers, planes, slabs), u, (send, recv)) } else { Ok(()) };
+        let count = slabs.own.len();
+        let tell = on_slab.is_some();
+        let mut told = |slab| {
+            if let Some(callback) = on_slab.as_mut() {
+                let elapsed = started.elapsed();
+                callback(&SlabProgress { pass_start: start, pass_end: end, slab, slabs: count, elapsed });
+            }
+        };
+        let written = tell.then_some(&mut told as &mut dyn FnMut(usize));
+        let ghosts = planes.has_neighbour().then_some(&mut ghosts as &mut dyn FnMut(&mut [T]) -> Result<()>);
+        let measured = passes
+            .pass(u.as_mut_slice(), (plan.len, measure), ghosts, written)
+            .map_err(|(written, error)| slabs.interrupted(start..end, written, None, error))?;
+        if planes.has_neighbour() {
+            // The planes sent are read from host memory as soon as the pass has ended.
+            passes.synchronize().map_err(|error| slabs.interrupted(start..end, count, None, error))?;
+            let (sent_lower, sent_upper) = planes.sent();
+            send.lower.copy_from_slice(&u.as_slice()[slabs.elements(&sent_lower)]);
+            send.upper.copy_from_slice(&u.as_slice()[slabs.elements(&sent_upper)]);
+            self.unsent = true;
+        }
+        self.measured = measured;
+        Ok(Some(Unit { end, record_at: measure.then_some(plan.record_at), host_holds: true }))
+    }
+
+    fn measured(&mut self, unit: &Unit) -> Result<Option<(f64, f64)>> {
+        let d = self.measured.take().unwrap_or_default();
+        let place = (self.peers, &self.planes, self.global);
+        let u = &*self.u;
+        reduce_check(place, d, |at| Ok(u.as_slice()[at].to_f64()), (unit.end, self.stop.check_every)).map(Some)
+    }
+
+    fn settle(&mut self) -> Result<()> {
+        // Every pass ends whole; the ghost planes are brought up to date after the last.
+        Ok(())
+    }
+
+    fn host(&mut self) -> Result<&mut Grid<T, N>> {
+        // A checkpoint needs nothing copied: the write-backs of a checked pass are done.
+        Ok(self.u)
+    }
+
+    fn wait(&mut self) -> Result<()> {
+        if std::mem::take(&mut self.unsent) {
+            let Self { peers, planes, slabs, u, halos: (send, recv), .. } = self;
+            Self::receive((*peers, planes, slabs), u.as_mut_slice(), (send, recv))?;
+        }
+        self.passes.synchronize()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
