@@ -76,7 +76,6 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
         }
         let slabs = self.slabs;
         let mut total = measure.then(Difference::default);
-        let upper_carry = slabs.upper_carry(len);
         for (position, s) in slabs.order().enumerate() {
             if self.fail_after == Some(position) {
                 return Err((position, Error::injected()));
@@ -86,66 +85,88 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             }
             let chunk = slabs.chunk(s, len);
             let own = slabs.own[s].clone();
-            let local = |planes: &std::ops::Range<usize>| {
-                slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start))
-            };
-            // Load: the lower ghost planes from the carry (they are written back already)
-            // unless the slab is the first of the grid or of the pass; the planes that rotated
-            // slabs wrote back before this one from the upper carry; the rest from the grid.
-            let lower = chunk.start..own.start;
-            if s == 0 || s == slabs.first {
-                work.current[local(&lower)].copy_from_slice(&u[slabs.elements(&lower)]);
-            } else {
-                work.current[local(&lower)].copy_from_slice(&work.carry[..slabs.elements(&lower).len()]);
-            }
-            let upper = own.start..if s < slabs.first { chunk.end.min(upper_carry.start) } else { chunk.end };
-            work.current[local(&upper)].copy_from_slice(&u[slabs.elements(&upper)]);
-            if upper.end < chunk.end {
-                let carried = upper.end..chunk.end;
-                let from = slabs.elements(&(carried.start - upper_carry.start..carried.end - upper_carry.start));
-                work.current[local(&carried)].copy_from_slice(&work.upper_carry[from]);
-            }
-            if s == slabs.first && s > 0 {
-                let saved = slabs.elements(&(0..upper_carry.len()));
-                work.upper_carry[saved].copy_from_slice(&work.current[local(&upper_carry)]);
-            }
-            let carry = slabs.carry(s, len);
-            work.carry[..slabs.elements(&carry).len()].copy_from_slice(&work.current[local(&carry)]);
-            let whole = local(&chunk);
-            work.next[whole.clone()].copy_from_slice(&work.current[whole]);
-
-            let mut done = 0;
-            while done < len {
-                // A measured pass ends with one plain iteration over the slab itself, so that
-                // the residual covers every interior point once.
-                let last_measured = measure && done + 1 == len;
-                let steps = match self.inner {
-                    Inner::Hierarchical { sub, .. } if !last_measured => sub.min(len - done - usize::from(measure)),
-                    _ => 1,
-                };
-                let view = slabs.region(s, len, done);
-                let layout = self.layout(view.len()).map_err(|e| (s, e))?;
-                let range = local(&view);
-                let global = slabs.elements(&view);
-                let fields = self.fields(&global, &work.current[range.clone()]);
-                let target = &mut work.next[range.clone()];
-                let difference = match self.inner {
-                    Inner::Hierarchical { tile, halo, .. } if !last_measured => {
-                        let cycle = hierarchical::Cycle::new(&layout, tile, halo, steps);
-                        hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, target, self.params, None)
-                            .map_err(|e| (s, e))?
-                    }
-                    _ => plain::apply::<S, T, N>(&layout, &fields, target, self.params, last_measured),
-                };
-                add(&mut total, difference, global.start);
-                std::mem::swap(&mut work.current, &mut work.next);
-                done += steps;
-            }
-            u[slabs.elements(&own)].copy_from_slice(&work.current[local(&own)]);
+            self.load(s, (chunk.clone(), len), u, work);
+            self.iterate(s, (chunk.clone(), len, measure), work, &mut total)?;
+            let local = slabs.elements(&(own.start - chunk.start..own.end - chunk.start));
+            u[slabs.elements(&own)].copy_from_slice(&work.current[local]);
             written(position + 1);
         }
         bring_ghosts(u, slabs.own.len())?;
         Ok(total)
+    }
+
+    /// Loads slab `s`'s `chunk` for a pass of `len`: the lower ghost planes from the carry
+    /// (they are written back already) unless the slab is the first of the grid or of the
+    /// pass; the planes that rotated slabs wrote back before this one from the upper carry;
+    /// the rest from the grid. Keeps the carries for the slabs after it, and copies the
+    /// chunk into the second buffer (its boundary values).
+    fn load(&self, s: usize, (chunk, len): (std::ops::Range<usize>, usize), u: &[T], work: &mut Workspace<T>) {
+        let slabs = self.slabs;
+        let own = slabs.own[s].clone();
+        let upper_carry = slabs.upper_carry(len);
+        let local =
+            |planes: &std::ops::Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
+        let lower = chunk.start..own.start;
+        if s == 0 || s == slabs.first {
+            work.current[local(&lower)].copy_from_slice(&u[slabs.elements(&lower)]);
+        } else {
+            work.current[local(&lower)].copy_from_slice(&work.carry[..slabs.elements(&lower).len()]);
+        }
+        let upper = own.start..if s < slabs.first { chunk.end.min(upper_carry.start) } else { chunk.end };
+        work.current[local(&upper)].copy_from_slice(&u[slabs.elements(&upper)]);
+        if upper.end < chunk.end {
+            let carried = upper.end..chunk.end;
+            let from = slabs.elements(&(carried.start - upper_carry.start..carried.end - upper_carry.start));
+            work.current[local(&carried)].copy_from_slice(&work.upper_carry[from]);
+        }
+        if s == slabs.first && s > 0 {
+            let saved = slabs.elements(&(0..upper_carry.len()));
+            work.upper_carry[saved].copy_from_slice(&work.current[local(&upper_carry)]);
+        }
+        let carry = slabs.carry(s, len);
+        work.carry[..slabs.elements(&carry).len()].copy_from_slice(&work.current[local(&carry)]);
+        let whole = local(&chunk);
+        work.next[whole.clone()].copy_from_slice(&work.current[whole]);
+    }
+
+    /// The iterations of slab `s` over the shrinking regions of its loaded `chunk`, their
+    /// measurement added to `total`; the last iterate ends in `work.current`.
+    fn iterate(
+        &self,
+        s: usize,
+        (chunk, len, measure): (std::ops::Range<usize>, usize, bool),
+        work: &mut Workspace<T>,
+        total: &mut Option<Difference>,
+    ) -> std::result::Result<(), (usize, Error)> {
+        let slabs = self.slabs;
+        let mut done = 0;
+        while done < len {
+            // A measured pass ends with one plain iteration over the slab itself, so that the
+            // residual covers every interior point once.
+            let last_measured = measure && done + 1 == len;
+            let steps = match self.inner {
+                Inner::Hierarchical { sub, .. } if !last_measured => sub.min(len - done - usize::from(measure)),
+                _ => 1,
+            };
+            let view = slabs.region(s, len, done);
+            let layout = self.layout(view.len()).map_err(|e| (s, e))?;
+            let range = slabs.elements(&(view.start - chunk.start..view.end - chunk.start));
+            let global = slabs.elements(&view);
+            let fields = self.fields(&global, &work.current[range.clone()]);
+            let target = &mut work.next[range.clone()];
+            let difference = match self.inner {
+                Inner::Hierarchical { tile, halo, .. } if !last_measured => {
+                    let cycle = hierarchical::Cycle::new(&layout, tile, halo, steps);
+                    hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, target, self.params, None)
+                        .map_err(|e| (s, e))?
+                }
+                _ => plain::apply::<S, T, N>(&layout, &fields, target, self.params, last_measured),
+            };
+            add(total, difference, global.start);
+            std::mem::swap(&mut work.current, &mut work.next);
+            done += steps;
+        }
+        Ok(())
     }
 
     /// The layout of a view of `planes` planes of the grid's slowest axis.
