@@ -68,25 +68,43 @@ fn require_nvrtc() {
     assert!(nvrtc_available(), "this test needs the NVRTC library: add its folder to LD_LIBRARY_PATH");
 }
 
-/// Every kernel of the translation unit (the register form of the hierarchical kernel is
-/// emitted for 1-D and 2-D stencils, the wavefront for sweeps), with a working region of 32
-/// rows.
-fn compile_all(name: &'static str, source: &str, dim: usize) {
-    let mut kernels = vec!["plain", "plain_measure", "tiled", "hier"];
-    if dim <= 2 {
-        kernels.push("hier_rows");
-    }
-    if ["at_half1", "at_half2", "names", "skewed3", "line", "clash", "at"].contains(&name) {
-        kernels.push("wavefront");
-    }
+/// The parameter sizes of kernel `symbol`'s `.entry` in `ptx`, in order.
+fn entry_param_sizes(ptx: &str, symbol: &str) -> Option<Vec<usize>> {
+    let start = ptx.find(&format!(".entry {symbol}("))?;
+    let params = &ptx[start..start + ptx[start..].find(')')?];
+    let sizes = params
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix(".param ."))
+        .map(|ty| match &ty[1..3] {
+            "64" => 8,
+            "32" => 4,
+            other => panic!("{symbol}: a parameter of width {other} in `{ty}`"),
+        })
+        .collect();
+    Some(sizes)
+}
+
+/// Every kernel of the stencil's manifest compiles, in both precisions and modes (with a
+/// register working region of 32 rows), and its parameters in the PTX have the sizes the
+/// manifest gives: the launcher pushes its arguments from the manifest, so a drift between
+/// the source and the manifest fails here, without a GPU.
+fn compile_all<S: Stencil<N>, const N: usize>() {
+    let name = S::META.name;
+    assert!(!S::KERNELS.kernels.is_empty(), "{name}: the manifest lists no kernel");
     for mode in [Mode::Exact, Mode::Fast] {
-        for options in [CompileOptions::new::<f32>(mode, "sm_90"), CompileOptions::new::<f64>(mode, "sm_90")] {
+        for (options, real) in
+            [(CompileOptions::new::<f32>(mode, "sm_90"), 4), (CompileOptions::new::<f64>(mode, "sm_90"), 8)]
+        {
             let options = options.define("HIER_ROWS", 32);
-            let ptx = compile(name, source, &options).unwrap_or_else(|e| panic!("{e}"));
-            for kernel in &kernels {
-                let entry = format!(".entry {name}_{kernel}(");
-                assert!(ptx.0.contains(&entry), "{name}: no `{entry}` in the PTX ({options:?})");
+            let ptx = compile(name, S::CUDA_SOURCE, &options).unwrap_or_else(|e| panic!("{e}"));
+            for kernel in S::KERNELS.kernels {
+                let sizes = entry_param_sizes(&ptx.0, kernel.symbol)
+                    .unwrap_or_else(|| panic!("{name}: no `.entry {}` in the PTX ({options:?})", kernel.symbol));
+                let expected: Vec<usize> = kernel.params.iter().map(|p| p.ty.size(real)).collect();
+                assert_eq!(sizes, expected, "{}: parameter sizes in the PTX and in the manifest", kernel.symbol);
             }
+            let entries = ptx.0.matches(".entry ").count();
+            assert_eq!(entries, S::KERNELS.kernels.len(), "{name}: kernels in the PTX and in the manifest");
         }
     }
 }
@@ -95,30 +113,30 @@ fn compile_all(name: &'static str, source: &str, dim: usize) {
 #[ignore = "needs the NVRTC library"]
 fn builtin_stencils_compile() {
     require_nvrtc();
-    compile_all("jacobi5", Jacobi5::CUDA_SOURCE, 2);
-    compile_all("jacobi7", Jacobi7::CUDA_SOURCE, 3);
-    compile_all("at_half1", AtHalf1::CUDA_SOURCE, 2);
-    compile_all("at_half2", AtHalf2::CUDA_SOURCE, 2);
+    compile_all::<Jacobi5, 2>();
+    compile_all::<Jacobi7, 3>();
+    compile_all::<AtHalf1, 2>();
+    compile_all::<AtHalf2, 2>();
 }
 
 #[test]
 #[ignore = "needs the NVRTC library"]
 fn every_construct_compiles() {
     require_nvrtc();
-    compile_all("everything", Everything::CUDA_SOURCE, 3);
-    compile_all("wide", Wide::CUDA_SOURCE, 1);
-    compile_all("names", Names::CUDA_SOURCE, 2);
-    compile_all("skewed3", Skewed3::CUDA_SOURCE, 3);
-    compile_all("line", Line::CUDA_SOURCE, 1);
+    compile_all::<Everything, 3>();
+    compile_all::<Wide, 1>();
+    compile_all::<Names, 2>();
+    compile_all::<Skewed3, 3>();
+    compile_all::<Line, 1>();
 }
 
 #[test]
 #[ignore = "needs the NVRTC library"]
 fn names_the_generated_code_uses_compile() {
     require_nvrtc();
-    compile_all("clash", Clash::CUDA_SOURCE, 2);
-    compile_all("idx", Idx::CUDA_SOURCE, 2);
-    compile_all("at", At::CUDA_SOURCE, 2);
+    compile_all::<Clash, 2>();
+    compile_all::<Idx, 2>();
+    compile_all::<At, 2>();
 }
 
 #[test]

@@ -17,13 +17,13 @@ pub fn emit(s: &Stencil) -> TokenStream {
     let params = emit_params(s);
     let meta = emit_meta(s, &p);
     let cuda_source = crate::emit_cuda::emit(s);
+    let kernels = crate::emit_cuda::manifest(s);
+    let inputs = emit_inputs(s, &p);
     let stencil_impl = emit_stencil_impl(s, &p);
     quote! {
         #type_docs
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
         #vis struct #ty_name;
-
-        #params
 
         impl #ty_name {
             /// The stencil's metadata.
@@ -32,9 +32,62 @@ pub fn emit(s: &Stencil) -> TokenStream {
             /// The stencil's CUDA translation unit (point function, plain, measuring and
             /// tiled kernels), JIT-compiled with NVRTC at run time.
             pub const CUDA_SOURCE: &'static str = #cuda_source;
+
+            /// The contract of the kernels in `CUDA_SOURCE`: their symbols, parameters,
+            /// definitions and the facts their launch geometry follows.
+            pub const KERNELS: &'static #p::KernelManifest = #kernels;
         }
 
+        #params
+
+        #inputs
+
+        impl #p::Sealed for #ty_name {}
+
         #stencil_impl
+    }
+}
+
+/// The inputs struct `NameInputs`: one public field per read-only field, a reference to
+/// its grid, so that a field left out or misspelt is a compile error.
+fn emit_inputs(s: &Stencil, p: &TokenStream) -> TokenStream {
+    let vis = &s.vis;
+    let name = s.inputs_name();
+    let ty_name = s.type_name();
+    let dim = s.dim;
+    let doc = format!("The read-only fields of [`{ty_name}`], for `Solver::inputs`.");
+    let inputs: Vec<&ir::Field> =
+        s.fields.iter().enumerate().filter(|(i, _)| *i != s.unknown).map(|(_, f)| f).collect();
+    let names: Vec<&syn::Ident> = inputs.iter().map(|f| &f.name).collect();
+    let keys = inputs.iter().map(|f| f.name.unraw().to_string());
+    let docs = inputs.iter().map(|f| format!("The grid of `{}`.", f.name.unraw()));
+    if inputs.is_empty() {
+        return quote! {
+            #[doc = #doc]
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+            #[allow(dead_code)]
+            #vis struct #name;
+
+            impl<'a, T: #p::Real> #p::InputFields<'a, #ty_name, T, #dim> for #name {
+                fn fields(self) -> ::std::vec::Vec<(&'static str, &'a #p::Grid<T, #dim>)> {
+                    ::std::vec::Vec::new()
+                }
+            }
+        };
+    }
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, Copy, Debug)]
+        #[allow(dead_code, non_snake_case)]
+        #vis struct #name<'a, T: #p::Real> {
+            #(#[doc = #docs] pub #names: &'a #p::Grid<T, #dim>,)*
+        }
+
+        impl<'a, T: #p::Real> #p::InputFields<'a, #ty_name, T, #dim> for #name<'a, T> {
+            fn fields(self) -> ::std::vec::Vec<(&'static str, &'a #p::Grid<T, #dim>)> {
+                ::std::vec![#((#keys, self.#names)),*]
+            }
+        }
     }
 }
 
@@ -136,6 +189,8 @@ fn emit_stencil_impl(s: &Stencil, p: &TokenStream) -> TokenStream {
             const META: &'static #p::StencilMeta = #ty_name::META;
 
             const CUDA_SOURCE: &'static str = #ty_name::CUDA_SOURCE;
+
+            const KERNELS: &'static #p::KernelManifest = #ty_name::KERNELS;
 
             #[inline(always)]
             #[allow(unused_variables, unused_parens, clippy::all)]

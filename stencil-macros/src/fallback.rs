@@ -1,6 +1,7 @@
 //! What an item that did not compile still generates (thiserror's `fallback.rs` does the
-//! same): its stencil type, implementing `Stencil` when the dimension can be told, and its
-//! parameter struct with one field per declared scalar. Code that uses the stencil then
+//! same): its stencil type, implementing `Stencil` when the dimension can be told, its
+//! parameter struct with one field per declared scalar, and its inputs struct with one
+//! field per field not marked `mut`. Code that uses the stencil then
 //! type-checks, so the only errors shown are the stencil's own. None of it ever runs: the
 //! crate does not compile.
 
@@ -18,6 +19,7 @@ pub fn emit(item: &Item) -> TokenStream {
     let params = ir::params_name(&item.name);
     let mut seen = Vec::new();
     let mut fields = Vec::new();
+    let mut inputs = Vec::new();
     let mut dim = None;
     for param in &item.params {
         let name = param.name.to_string();
@@ -29,6 +31,9 @@ pub fn emit(item: &Item) -> TokenStream {
             Declared::Field(d) => {
                 if d > 0 {
                     dim = dim.or(Some(d));
+                }
+                if param.mutability.is_none() {
+                    inputs.push(&param.name);
                 }
             }
             Declared::Scalar(t) => {
@@ -46,6 +51,7 @@ pub fn emit(item: &Item) -> TokenStream {
     };
     let name = item.name.to_string();
     let stencil_impl = dim.map(|dim| stencil_impl(&ty, dim, &params_ty));
+    let inputs = inputs_struct(item, dim, &inputs);
     quote! {
         #[allow(dead_code, missing_docs)]
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -73,6 +79,40 @@ pub fn emit(item: &Item) -> TokenStream {
         #[allow(dead_code, missing_docs, non_snake_case)]
         #[derive(Clone, Copy, Debug, PartialEq)]
         #vis struct #params_head
+
+        #inputs
+
+        impl #p::Sealed for #ty {}
+    }
+}
+
+/// The inputs struct, over grids of the stencil's dimension (any, when it cannot be told),
+/// implementing `InputFields`.
+fn inputs_struct(item: &Item, dim: Option<usize>, inputs: &[&syn::Ident]) -> TokenStream {
+    let p = quote!(::stencil::__private);
+    let vis = &item.vis;
+    let ty = ir::type_name(&item.name);
+    let name = ir::inputs_name(&item.name);
+    let (generics, n) = match dim {
+        Some(d) => (quote!(), quote!(#d)),
+        None => (quote!(, const N: usize), quote!(N)),
+    };
+    let (head, self_ty) = if inputs.is_empty() {
+        (quote!(#name;), quote!(#name))
+    } else {
+        let args = if dim.is_some() { quote!(<'a, T>) } else { quote!(<'a, T, N>) };
+        (quote!(#name<'a, T: #p::Real #generics> { #(pub #inputs: &'a #p::Grid<T, #n>,)* }), quote!(#name #args))
+    };
+    quote! {
+        #[allow(dead_code, missing_docs, non_snake_case)]
+        #[derive(Clone, Copy, Debug)]
+        #vis struct #head
+
+        impl<'a, T: #p::Real #generics> #p::InputFields<'a, #ty, T, #n> for #self_ty {
+            fn fields(self) -> ::std::vec::Vec<(&'static str, &'a #p::Grid<T, #n>)> {
+                ::core::unreachable!()
+            }
+        }
     }
 }
 
@@ -84,6 +124,7 @@ fn stencil_impl(ty: &syn::Ident, dim: usize, params_ty: &TokenStream) -> TokenSt
             type Params<T: #p::Real> = #params_ty;
             const META: &'static #p::StencilMeta = #ty::META;
             const CUDA_SOURCE: &'static str = "";
+            const KERNELS: &'static #p::KernelManifest = &#p::KernelManifest::NONE;
             fn point<T: #p::Real>(_: impl Fn(usize) -> T, _: &Self::Params<T>) -> T {
                 ::core::unreachable!()
             }

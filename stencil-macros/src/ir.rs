@@ -229,6 +229,10 @@ impl Stencil {
     pub fn params_name(&self) -> Ident {
         params_name(&self.name)
     }
+
+    pub fn inputs_name(&self) -> Ident {
+        inputs_name(&self.name)
+    }
 }
 
 /// `jacobi7` → `Jacobi7`, `at_half_1` → `AtHalf1`.
@@ -249,4 +253,18 @@ pub fn type_name(name: &Ident) -> Ident {
 /// `jacobi7` → `Jacobi7Params`.
 pub fn params_name(name: &Ident) -> Ident {
     Ident::new(&format!("{}Params", type_name(name)), name.span())
+}
+
+/// `jacobi7` → `Jacobi7Inputs`.
+pub fn inputs_name(name: &Ident) -> Ident {
+    Ident::new(&format!("{}Inputs", type_name(name)), name.span())
+}
+
+/// The types a stencil named `name` generates, each with what it is.
+pub fn generated_types(name: &Ident) -> [(Ident, &'static str); 3] {
+    [
+        (type_name(name), "the stencil type"),
+        (params_name(name), "the parameter struct"),
+        (inputs_name(name), "the inputs struct"),
+    ]
 }

@@ -218,7 +218,7 @@ pub struct KernelManifest {
 }
 
 impl KernelManifest {
-    /// A manifest without kernels, for stencils written before the macro generated one.
+    /// A manifest without kernels: that of an item `stencil!` rejected, whose code never runs.
     pub const NONE: KernelManifest = KernelManifest {
         kernels: &[],
         axes: &[],

@@ -1,5 +1,6 @@
 //! What the kernels share: the 3-D view of offsets, names as C identifiers, kernel
-//! parameters, the global-memory accessors and the block reduction of the measuring kernels.
+//! index prologue, the point call and the residual accumulation, the global-memory accessors
+//! and the block reduction of the measuring kernels.
 
 use crate::ir::{Stencil, Ty};
 use crate::writer::Writer;
@@ -45,17 +46,25 @@ pub(super) fn scalar_args(s: &Stencil) -> String {
     s.scalars.iter().map(|sc| format!(", p_{}", c_name(&sc.name))).collect()
 }
 
-pub(super) fn field_params(s: &Stencil) -> String {
-    // Fields are `f_<name>`, scalars `p_<name>`: no user name can collide with a kernel's own
-    // variables or with a C keyword.
-    let fields: Vec<String> =
-        s.fields.iter().map(|f| format!("const real* __restrict__ f_{}", c_name(&f.name))).collect();
-    let scalars: String =
-        s.scalars.iter().map(|sc| format!(", const {} p_{}", scalar_c_type(sc.ty), c_name(&sc.name))).collect();
-    format!(
-        "real* __restrict__ out, {}, const long long n0, const long long n1, const long long n2{scalars}",
-        fields.join(", ")
-    )
+/// The index prologue every kernel begins with: the grid's extents as `idx` and the strides
+/// of axes 0 and 1 (axis 2 is contiguous).
+pub(super) fn index_prologue(w: &mut Writer) {
+    w.line("const idx N0 = (idx)n0, N1 = (idx)n1, N2 = (idx)n2;");
+    w.line("const idx s1 = N2;");
+    w.line("const idx s0 = N1 * N2;");
+}
+
+/// `const real v = <name>_point(…)`: the point function on the reads as the kernel's
+/// accessors give them.
+pub(super) fn point_call(w: &mut Writer, s: &Stencil) {
+    w.line(format!("const real v = {}_point(STENCIL_READS{});", s.name, scalar_args(s)));
+}
+
+/// Adds the change `v − old` to the thread's running max |·| and Σ(·)² (in double).
+pub(super) fn accumulate_residual(w: &mut Writer, old: &str) {
+    w.line(format!("const double d = (double)(v - {old});"));
+    w.line("my_sum += d * d;");
+    w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
 }
 
 /// `#define AT_f(d0, d1, d2) …` for every field, reading global memory around flat index `i`.

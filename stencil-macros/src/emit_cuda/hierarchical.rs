@@ -2,6 +2,7 @@
 //! for narrow 1-D and 2-D regions in the registers of one warp.
 
 use super::common::*;
+use super::signature::{Kind, define_defaults, signature};
 use crate::ir::Stencil;
 use crate::writer::Writer;
 
@@ -31,7 +32,6 @@ pub(super) fn close_region_loops(w: &mut Writer) {
 }
 
 pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
-    let name = &s.name;
     let unknown = &c_name(&s.fields[s.unknown].name);
     let staged = hierarchical_staged(s);
     w.line("// Hierarchical subiterations (paper 003): one block per core tile of `tile` points per axis. The");
@@ -45,14 +45,9 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("// to the whole grid's tiles, under an MPI rank. Launch with one block per tile: gridDim = (tiles on");
     w.line("// axis 2, axis 1, axis 0), any blockDim, and");
     w.line(format!("// dynamic shared memory of (2 + {}) · Π min(tile + 2h, n) elements.", staged.len()));
-    w.open(format!(
-        "extern \"C\" __global__ void {name}_hier({}, const int tile, const int lo0, const int hi0, const int h0, const int h1, const int h2, const int sub, const int measure, double* __restrict__ block_max, double* __restrict__ block_sum, unsigned long long* __restrict__ first_bad)",
-        field_params(s)
-    ));
+    signature(s, Kind::Hierarchical).open(w);
     w.line("extern __shared__ double stencil_shared[]; // double: aligned for either element type");
-    w.line("const idx N0 = (idx)n0, N1 = (idx)n1, N2 = (idx)n2;");
-    w.line("const idx s1 = N2;");
-    w.line("const idx s0 = N1 * N2;");
+    index_prologue(w);
     w.line("// The core [c, e) and the working region [o, o + w) per axis; the cores of the grid's axis 0 tile");
     w.line("// [lo0, hi0).");
     let (axis_0, axis_2) = core_bounds(s);
@@ -89,13 +84,11 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
         };
         w.line(format!("#define AT_{n}(d0, d1, d2) {access}"));
     }
-    w.line(format!("const real v = {name}_point(STENCIL_READS{});", scalar_args(s)));
+    point_call(w, s);
     undefine_access(w, s);
     w.line("const bool in_core = o0 + l0 >= c0 && o0 + l0 < e0 && o1 + l1 >= c1 && o1 + l1 < e1 && o2 + l2 >= c2 && o2 + l2 < e2;");
     w.open("if (measure && step == measure - 1 && in_core)");
-    w.line("const double d = (double)(v - current[l]);");
-    w.line("my_sum += d * d;");
-    w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
+    accumulate_residual(w, "current[l]");
     w.close("");
     w.line("next[l] = v;");
     close_region_loops(w);
@@ -150,7 +143,6 @@ pub(super) fn register_fields(s: &Stencil) -> Vec<usize> {
 /// across columns come from other lanes by shuffles; no shared memory and no barrier. Same
 /// partition, same operations and same results as `<name>_hier`.
 pub(super) fn emit_hierarchical_rows(w: &mut Writer, s: &Stencil) {
-    let name = &s.name;
     let unknown = &c_name(&s.fields[s.unknown].name);
     let kept = register_fields(s);
     w.line("// Hierarchical subiterations in registers (1-D and 2-D): one warp per core tile, lane x holding");
@@ -161,23 +153,14 @@ pub(super) fn emit_hierarchical_rows(w: &mut Writer, s: &Stencil) {
     w.line("// lane evaluates every read, so the shuffles never diverge. Same partition and operations as the");
     w.line("// shared-memory kernel. Launch with gridDim = (tiles on axis 2, 1, tiles on axis 0), blockDim =");
     w.line("// (32, 1, 1), and -DHIER_ROWS = the working region's rows, min(tile + 2·h0, n0).");
-    w.line("#ifndef HIER_ROWS");
-    w.line("#define HIER_ROWS 1");
-    w.line("#endif");
-    w.line("// Warps resident per SM that the register allocation must allow (the launch bound).");
-    w.line("#ifndef HIER_MIN_BLOCKS");
-    w.line("#define HIER_MIN_BLOCKS 1");
-    w.line("#endif");
+    w.line("// HIER_MIN_BLOCKS: warps resident per SM that the register allocation must allow (the launch bound).");
+    define_defaults(w, &signature(s, Kind::HierarchicalRows).defines);
     w.line("// The value held by the lane `d` columns away (`d` is a constant once the reads are unrolled).");
     w.open("__device__ __forceinline__ real stencil_lane_shift(const real v, const int d)");
     w.line("return d == 0 ? v : d > 0 ? __shfl_down_sync(0xffffffffu, v, d) : __shfl_up_sync(0xffffffffu, v, -d);");
     w.close("");
-    w.open(format!(
-        "extern \"C\" __global__ void __launch_bounds__(32, HIER_MIN_BLOCKS) {name}_hier_rows({}, const int tile, const int lo0, const int hi0, const int h0, const int h1, const int h2, const int sub, const int measure, double* __restrict__ block_max, double* __restrict__ block_sum, unsigned long long* __restrict__ first_bad)",
-        field_params(s)
-    ));
-    w.line("const idx N0 = (idx)n0, N2 = (idx)n2;");
-    w.line("const idx s0 = (idx)n1 * N2; // n1 is 1");
+    signature(s, Kind::HierarchicalRows).open(w);
+    index_prologue(w);
     w.line("// The core [c, e) and the working region [o, o + w) on axes 0 and 2; the cores of the grid's axis 0");
     w.line("// tile [lo0, hi0).");
     let (axis_0, axis_2) = core_bounds(s);
@@ -228,7 +211,6 @@ pub(super) fn emit_hierarchical_rows(w: &mut Writer, s: &Stencil) {
 /// One subiteration of `_hier_rows` over the lane's column, unrolled; `measure`: also
 /// accumulate S(u) − u over the core.
 pub(super) fn emit_rows_subiteration(w: &mut Writer, s: &Stencil, kept: &[usize], measure: bool) {
-    let name = &s.name;
     let unknown = &c_name(&s.fields[s.unknown].name);
     w.line("real next[HIER_ROWS];");
     w.line("#pragma unroll");
@@ -246,13 +228,11 @@ pub(super) fn emit_rows_subiteration(w: &mut Writer, s: &Stencil, kept: &[usize]
             w.line(format!("#define AT_{n}(d0, d1, d2) __ldg(&f_{n}[base + (idx)min(j, w0 - 1) * s0])"));
         }
     }
-    w.line(format!("const real v = {name}_point(STENCIL_READS{});", scalar_args(s)));
+    point_call(w, s);
     undefine_access(w, s);
     if measure {
         w.open("if (lane_in_core && o0 + j >= c0 && o0 + j < e0)");
-        w.line(format!("const double d = (double)(v - reg_{unknown}[j]);"));
-        w.line("my_sum += d * d;");
-        w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
+        accumulate_residual(w, &format!("reg_{unknown}[j]"));
         w.close("");
     }
     w.line(format!("next[j] = lane_updates && j < w0 - R0 ? v : reg_{unknown}[j];"));

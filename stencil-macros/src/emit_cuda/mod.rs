@@ -12,6 +12,7 @@
 mod common;
 mod hierarchical;
 mod plain;
+mod signature;
 mod wavefront;
 
 use crate::ir::{self, BinOp, ExprKind, Method, Stencil, Ty, UnOp};
@@ -19,7 +20,10 @@ use crate::writer::Writer;
 use common::{c_name, scalar_c_type, to_3d};
 use hierarchical::{emit_hierarchical, emit_hierarchical_rows};
 use plain::{emit_plain, emit_tiled};
+use signature::Kind;
 use wavefront::emit_wavefront;
+
+pub use signature::manifest;
 
 pub fn emit(s: &Stencil) -> String {
     let name = s.name.to_string();
@@ -30,25 +34,8 @@ pub fn emit(s: &Stencil) -> String {
     w.line("// -DBLOCK_X, -DBLOCK_Y and -DMARCH the launch shape. Operations are parenthesised");
     w.line("// exactly as in the Rust twin.");
     w.blank();
-    for (macro_name, default) in [
-        ("REAL", "float".to_string()),
-        ("INDEX", "long long".into()),
-        ("BLOCK_X", if s.dim == 3 { "64" } else { "128" }.into()),
-        ("BLOCK_Y", if s.dim == 3 { "4" } else { "1" }.into()),
-        (
-            "MARCH",
-            match s.dim {
-                1 => "1",
-                2 => "16",
-                _ => "8",
-            }
-            .into(),
-        ),
-    ] {
-        w.line(format!("#ifndef {macro_name}"));
-        w.line(format!("#define {macro_name} {default}"));
-        w.line("#endif");
-    }
+    signature::define_defaults(&mut w, &[("REAL", "float".into()), ("INDEX", "long long".into())]);
+    signature::define_defaults(&mut w, &signature::signature(s, signature::Kind::Plain).defines);
     w.line("typedef REAL real;");
     w.line("// Index type: `int` is faster and enough when the grid has fewer than 2^31 points.");
     w.line("typedef INDEX idx;");
@@ -60,15 +47,16 @@ pub fn emit(s: &Stencil) -> String {
     emit_powi(&mut w);
     emit_point(&mut w, s);
     emit_reads(&mut w, s);
-    emit_plain(&mut w, s, false);
-    emit_plain(&mut w, s, true);
-    emit_tiled(&mut w, s);
-    emit_hierarchical(&mut w, s);
-    if s.dim <= 2 {
-        emit_hierarchical_rows(&mut w, s);
-    }
-    if s.sweep.is_some() {
-        emit_wavefront(&mut w, s);
+    // The translation unit holds exactly the kernels of the manifest.
+    for kind in signature::kernels(s) {
+        match kind {
+            Kind::Plain => emit_plain(&mut w, s, false),
+            Kind::PlainMeasure => emit_plain(&mut w, s, true),
+            Kind::Tiled => emit_tiled(&mut w, s),
+            Kind::Hierarchical => emit_hierarchical(&mut w, s),
+            Kind::HierarchicalRows => emit_hierarchical_rows(&mut w, s),
+            Kind::Wavefront => emit_wavefront(&mut w, s),
+        }
     }
     w.finish()
 }

@@ -2,6 +2,7 @@
 //! the two fast axes, marching along the slowest, reads along the column in a register queue.
 
 use super::common::*;
+use super::signature::{Kind, signature};
 use crate::ir::Stencil;
 use crate::writer::Writer;
 
@@ -18,26 +19,20 @@ pub(super) fn column_extent(s: &Stencil, field: usize) -> (i64, i64) {
 }
 
 pub(super) fn emit_plain(w: &mut Writer, s: &Stencil, measure: bool) {
-    let name = &s.name;
     if measure {
         w.line("// The plain pass that also measures S(u) − u: per block, max |·| and Σ(·)² (in double), and the");
         w.line("// smallest flat index whose new value is NaN or ±∞ (atomicMin; all ones when there is none).");
         w.line("// Launch with blockDim = (BLOCK_X, BLOCK_Y, 1).");
-        w.open(format!(
-            "extern \"C\" __global__ void {name}_plain_measure({}, double* __restrict__ block_max, double* __restrict__ block_sum, unsigned long long* __restrict__ first_bad)",
-            field_params(s)
-        ));
+        signature(s, Kind::PlainMeasure).open(w);
     } else {
         w.line("// Plain Jacobi pass: each thread owns one point of a BLOCK_X × BLOCK_Y column of the two fast axes");
         w.line("// and marches MARCH planes along the slowest axis. Launch with blockDim = (BLOCK_X, BLOCK_Y, 1),");
         w.line("// gridDim = (⌈interior x / BLOCK_X⌉, ⌈interior y / BLOCK_Y⌉, ⌈interior z / MARCH⌉).");
-        w.open(format!("extern \"C\" __global__ void {name}_plain({})", field_params(s)));
+        signature(s, Kind::Plain).open(w);
     }
-    w.line("const idx N0 = (idx)n0, N1 = (idx)n1, N2 = (idx)n2;");
+    index_prologue(w);
     w.line("const idx x = R2 + (idx)blockIdx.x * BLOCK_X + threadIdx.x;");
     w.line("const idx y = R1 + (idx)blockIdx.y * BLOCK_Y + threadIdx.y;");
-    w.line("const idx s1 = N2;");
-    w.line("const idx s0 = N1 * N2;");
     w.line("const idx z_begin = R0 + (idx)blockIdx.z * MARCH;");
     w.line("const idx z_end = min(z_begin + (idx)MARCH, N0 - R0);");
     if measure {
@@ -60,7 +55,7 @@ pub(super) fn emit_plain(w: &mut Writer, s: &Stencil, measure: bool) {
         w.line(format!("#define AT_{n}(d0, d1, d2) {}", queue_access(s, f, &global)));
     }
     define_global_access(w, s, &queued);
-    w.line(format!("const real v = {name}_point(STENCIL_READS{});", scalar_args(s)));
+    point_call(w, s);
     undefine_access(w, s);
     w.line("if (z_begin + k < z_end) out[i] = v;");
     if measure {
@@ -75,9 +70,7 @@ pub(super) fn emit_plain(w: &mut Writer, s: &Stencil, measure: bool) {
         } else {
             format!("f_{unknown}[i]")
         };
-        w.line(format!("const double d = (double)(v - {old});"));
-        w.line("my_sum += d * d;");
-        w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
+        accumulate_residual(w, &old);
         w.close("");
     }
     w.close("");
@@ -167,7 +160,6 @@ pub(super) fn column_fields(s: &Stencil) -> Vec<usize> {
 }
 
 pub(super) fn emit_tiled(w: &mut Writer, s: &Stencil) {
-    let name = &s.name;
     // Fields read at other points of the current plane are staged plane by plane in shared
     // memory; reads along the column come from the register queue, the rest from global memory.
     let staged: Vec<usize> = (0..s.fields.len())
@@ -180,14 +172,12 @@ pub(super) fn emit_tiled(w: &mut Writer, s: &Stencil) {
     w.line("// the plane's tile and a halo of the radius (clipped at the grid's edge) in shared memory for every");
     w.line("// field read elsewhere in the plane, and keeps reads along the column in registers. Launch with");
     w.line("// blockDim = (BLOCK_X, BLOCK_Y, 1) and the plain pass's gridDim.");
-    w.open(format!("extern \"C\" __global__ void {name}_tiled({})", field_params(s)));
+    signature(s, Kind::Tiled).open(w);
     w.line("const int TX = BLOCK_X + 2 * R2, TY = BLOCK_Y + 2 * R1;");
-    w.line("const idx N0 = (idx)n0, N1 = (idx)n1, N2 = (idx)n2;");
+    index_prologue(w);
     w.line("const idx x = R2 + (idx)blockIdx.x * BLOCK_X + threadIdx.x;");
     w.line("const idx y = R1 + (idx)blockIdx.y * BLOCK_Y + threadIdx.y;");
     w.line("const idx tile_x = (idx)blockIdx.x * BLOCK_X, tile_y = (idx)blockIdx.y * BLOCK_Y;");
-    w.line("const idx s1 = N2;");
-    w.line("const idx s0 = N1 * N2;");
     w.line("const idx z_begin = R0 + (idx)blockIdx.z * MARCH;");
     w.line("const idx z_end = min(z_begin + (idx)MARCH, N0 - R0);");
     w.line("const bool inside = x < N2 - R2 && y < N1 - R1;");
@@ -239,7 +229,7 @@ pub(super) fn emit_tiled(w: &mut Writer, s: &Stencil) {
         };
         w.line(format!("#define AT_{n}(d0, d1, d2) {access}"));
     }
-    w.line(format!("const real v = {name}_point(STENCIL_READS{});", scalar_args(s)));
+    point_call(w, s);
     undefine_access(w, s);
     w.line("if (z_begin + k < z_end) out[i] = v;");
     w.close("");

@@ -1,6 +1,7 @@
 //! The wavefront kernel of a sweep stencil: pencils of skewed tiles marching along axis 0.
 
 use super::common::*;
+use super::signature::{Kind, define_defaults, signature};
 use crate::ir::{self, Stencil};
 use crate::writer::Writer;
 
@@ -10,11 +11,11 @@ use crate::writer::Writer;
 pub(super) struct SweepAxes {
     direction: [i64; 3],
     skew: [i64; 3],
-    z_radius: [i64; 3],
+    pub z_radius: [i64; 3],
 }
 
 impl SweepAxes {
-    fn new(s: &Stencil, sweep: &ir::SweepPlan) -> Self {
+    pub fn new(s: &Stencil, sweep: &ir::SweepPlan) -> Self {
         let direction: [i64; 3] = std::array::from_fn(|k| if k < s.dim && !sweep.ascending[k] { -1 } else { 1 });
         let skew: [i64; 3] = std::array::from_fn(|k| if k < s.dim { sweep.skew[k] as i64 } else { 0 });
         // Over the reads of every field: the read-only fields are staged in windows of the
@@ -52,31 +53,12 @@ pub(super) fn wavefront_windows(s: &Stencil) -> Vec<usize> {
 /// order from a ticket counter, so a block only ever waits for blocks already running.
 pub(super) fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     let Some(sweep) = &s.sweep else { return };
-    let name = &s.name;
     let axes = SweepAxes::new(s, sweep);
     let unknown = c_name(&s.fields[s.unknown].name);
     wavefront_defines(w, s, &axes);
     let windows = wavefront_windows(s);
-    let fields: Vec<String> = s
-        .fields
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            if i == s.unknown {
-                format!("real* __restrict__ f_{}", c_name(&f.name))
-            } else {
-                format!("const real* __restrict__ f_{}", c_name(&f.name))
-            }
-        })
-        .collect();
-    let scalars: String =
-        s.scalars.iter().map(|sc| format!(", const {} p_{}", scalar_c_type(sc.ty), c_name(&sc.name))).collect();
-    w.open(format!(
-        "extern \"C\" __global__ void {name}_wavefront({}, const long long n0, const long long n1, const long long n2{scalars}, const int* __restrict__ order, int* __restrict__ progress, unsigned int* __restrict__ ticket, const int pencils2)",
-        fields.join(", ")
-    ));
-    w.line("const idx N0 = (idx)n0, N1 = (idx)n1, N2 = (idx)n2;");
-    w.line("const idx S0 = N1 * N2, S1 = N2;");
+    signature(s, Kind::Wavefront).open(w);
+    index_prologue(w);
     w.line("const int X0 = (int)(N0 - 2 * WF_R0), X1 = (int)(N1 - 2 * WF_R1), X2 = (int)(N2 - 2 * WF_R2);");
     w.line("extern __shared__ unsigned char wf_raw[];");
     w.line("real* win = (real*)wf_raw;");
@@ -130,11 +112,10 @@ fn wavefront_defines(w: &mut Writer, s: &Stencil, axes: &SweepAxes) {
     w.line("// planes each has stored. Coordinates here are the stencil's own axes (a missing axis has one point).");
     w.line("// Launch with blockDim = (lanes on the last lane axis, lanes on the first, 1), one block per pencil, and");
     w.line("// a window of WF_WIN × WF_E1 × WF_E2 reals of dynamic shared memory for each staged field.");
-    for (macro_name, default) in [("WF_TILE", "32"), ("WF_CHUNK", "WF_TILE"), ("WF_BATCH", "8")] {
-        w.line(format!("#ifndef {macro_name}"));
-        w.line(format!("#define {macro_name} {default}"));
-        w.line("#endif");
-    }
+    w.line("// WF_WIN: planes in the window, at least the chunk being loaded, the lag between the first and last");
+    w.line("// lane, and the reads' reach on both sides; a power of two where it fits (a slot is then a mask). Set");
+    w.line("// by the runtime.");
+    define_defaults(w, &signature(s, Kind::Wavefront).defines);
     let lanes = |axis: usize| if s.dim > axis { "WF_TILE" } else { "1" };
     w.line(format!("#define WF_T1 {}", lanes(1)));
     w.line(format!("#define WF_T2 {}", lanes(2)));
@@ -147,13 +128,6 @@ fn wavefront_defines(w: &mut Writer, s: &Stencil, axes: &SweepAxes) {
     }
     w.line("#define WF_E1 (WF_T1 + 2 * WF_RZ1)");
     w.line("#define WF_E2 (WF_T2 + 2 * WF_RZ2)");
-    w.line("// Planes in the window, at least the chunk being loaded, the lag between the first and last lane, and");
-    w.line(
-        "// the reads' reach on both sides; a power of two where it fits (a slot is then a mask). Set by the runtime.",
-    );
-    w.line("#ifndef WF_WIN");
-    w.line("#define WF_WIN 128");
-    w.line("#endif");
     w.line("// A read's offset (as the point function's slots give it, seen as 3-D) on the stencil's own axes.");
     let own = match s.dim {
         1 => ["(e2)", "0", "0"],
@@ -206,7 +180,7 @@ fn emit_boundary(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) 
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < WF_BATCH; ++j)");
     open_loaded_cell(w);
-    w.line("const idx g = WF_I0(p) * S0 + WF_I1(c1) * S1 + WF_I2(c2);");
+    w.line("const idx g = WF_I0(p) * s0 + WF_I1(c1) * s1 + WF_I2(c2);");
     for (k, &f) in windows.iter().enumerate() {
         let n = &c_name(&s.fields[f].name);
         let load = if f == s.unknown { "__ldcg" } else { "__ldg" };
@@ -231,7 +205,6 @@ fn emit_boundary(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) 
 /// One step of the march: the lane's point of the step's hyperplane, computed from the
 /// windows and written back into the unknown's window.
 fn emit_step(w: &mut Writer, s: &Stencil, windows: &[usize]) {
-    let name = &s.name;
     w.line("const int z0 = s - t1 - t2;");
     w.line("const int x1 = z1 - WF_K1 * z0;");
     w.open(format!(
@@ -244,7 +217,7 @@ fn emit_step(w: &mut Writer, s: &Stencil, windows: &[usize]) {
             c_name(&s.fields[f].name)
         ));
     }
-    w.line(format!("const real v = {name}_point(STENCIL_READS{});", scalar_args(s)));
+    point_call(w, s);
     undefine_access(w, s);
     w.line("WF_CELL(0, z0, t1 + WF_RZ1, t2 + WF_RZ2) = v;");
     w.close("");
@@ -268,7 +241,7 @@ pub(super) fn emit_wavefront_store(w: &mut Writer, unknown: &str) {
     w.line("const int y1 = base1 + a, y2 = base2 + b;");
     w.line("const int c1 = y1 - WF_K1 * p, c2 = y2 - WF_K2 * y1;");
     w.open("if (c1 >= 0 && c1 < X1 && c2 >= 0 && c2 < X2)");
-    w.line(format!("f_{unknown}[WF_I0(p) * S0 + WF_I1(c1) * S1 + WF_I2(c2)] = WF_CELL(0, p, a + WF_RZ1, b + WF_RZ2);"));
+    w.line(format!("f_{unknown}[WF_I0(p) * s0 + WF_I1(c1) * s1 + WF_I2(c2)] = WF_CELL(0, p, a + WF_RZ1, b + WF_RZ2);"));
     w.close("");
     w.close("");
 }

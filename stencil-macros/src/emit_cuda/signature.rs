@@ -1,0 +1,364 @@
+//! Every kernel's signature, described once: its symbol, its parameters (C name, role, C
+//! type) and the `-D` definitions it reads with their defaults. The `extern "C"` lines, the
+//! `#ifndef` defaults and the kernel manifest (`Name::KERNELS`, the runtime's
+//! `KernelManifest`) are all written from this description, so the runtime's launcher and
+//! the translation unit cannot disagree on a parameter's place, type or size.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::common::{c_name, to_3d};
+use super::hierarchical::{hierarchical_staged, register_fields};
+use super::wavefront::{SweepAxes, wavefront_windows};
+use crate::ir::{Stencil, Ty};
+use crate::writer::Writer;
+
+/// The widest working region the register kernel takes: one warp, its launch bound.
+pub(super) const REGISTER_WIDTH: usize = 32;
+
+/// The kinds of kernels, as the runtime's `KernelKind` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Plain,
+    PlainMeasure,
+    Tiled,
+    Hierarchical,
+    HierarchicalRows,
+    Wavefront,
+}
+
+impl Kind {
+    fn suffix(self) -> &'static str {
+        match self {
+            Kind::Plain => "plain",
+            Kind::PlainMeasure => "plain_measure",
+            Kind::Tiled => "tiled",
+            Kind::Hierarchical => "hier",
+            Kind::HierarchicalRows => "hier_rows",
+            Kind::Wavefront => "wavefront",
+        }
+    }
+
+    fn variant(self) -> &'static str {
+        match self {
+            Kind::Plain => "Plain",
+            Kind::PlainMeasure => "PlainMeasure",
+            Kind::Tiled => "Tiled",
+            Kind::Hierarchical => "Hierarchical",
+            Kind::HierarchicalRows => "HierarchicalRows",
+            Kind::Wavefront => "Wavefront",
+        }
+    }
+}
+
+/// What a parameter carries, as the runtime's `ParamRole` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Role {
+    Output,
+    Field(usize),
+    Extent(usize),
+    Scalar(usize),
+    Tile,
+    CoresStart,
+    CoresEnd,
+    Halo(usize),
+    Subiterations,
+    Measure,
+    BlockMax,
+    BlockSum,
+    FirstBad,
+    PencilOrder,
+    PencilProgress,
+    Ticket,
+    PencilsOnLastAxis,
+}
+
+impl Role {
+    fn tokens(self, p: &TokenStream) -> TokenStream {
+        let unit = |name: &str| {
+            let v = format_ident!("{name}");
+            quote!(#p::ParamRole::#v)
+        };
+        match self {
+            Role::Output => unit("Output"),
+            Role::Field(i) => quote!(#p::ParamRole::Field(#i)),
+            Role::Extent(k) => quote!(#p::ParamRole::Extent(#k)),
+            Role::Scalar(i) => quote!(#p::ParamRole::Scalar(#i)),
+            Role::Tile => unit("Tile"),
+            Role::CoresStart => unit("CoresStart"),
+            Role::CoresEnd => unit("CoresEnd"),
+            Role::Halo(k) => quote!(#p::ParamRole::Halo(#k)),
+            Role::Subiterations => unit("Subiterations"),
+            Role::Measure => unit("Measure"),
+            Role::BlockMax => unit("BlockMax"),
+            Role::BlockSum => unit("BlockSum"),
+            Role::FirstBad => unit("FirstBad"),
+            Role::PencilOrder => unit("PencilOrder"),
+            Role::PencilProgress => unit("PencilProgress"),
+            Role::Ticket => unit("Ticket"),
+            Role::PencilsOnLastAxis => unit("PencilsOnLastAxis"),
+        }
+    }
+}
+
+/// A parameter's C type, as the runtime's `ParamType` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CType {
+    Real,
+    RealPtr,
+    ConstRealPtr,
+    Int,
+    LongLong,
+    DoublePtr,
+    U64Ptr,
+    ConstIntPtr,
+    IntPtr,
+    UIntPtr,
+}
+
+impl CType {
+    /// The pointee of a pointer type, or `None` for a value.
+    fn pointee(self) -> Option<&'static str> {
+        Some(match self {
+            CType::RealPtr => "real",
+            CType::ConstRealPtr => "const real",
+            CType::DoublePtr => "double",
+            CType::U64Ptr => "unsigned long long",
+            CType::ConstIntPtr => "const int",
+            CType::IntPtr => "int",
+            CType::UIntPtr => "unsigned int",
+            CType::Real | CType::Int | CType::LongLong => return None,
+        })
+    }
+
+    fn value(self) -> &'static str {
+        match self {
+            CType::Real => "real",
+            CType::Int => "int",
+            _ => "long long",
+        }
+    }
+
+    fn variant(self) -> &'static str {
+        match self {
+            CType::Real => "Real",
+            CType::RealPtr => "RealPtr",
+            CType::ConstRealPtr => "ConstRealPtr",
+            CType::Int => "Int",
+            CType::LongLong => "LongLong",
+            CType::DoublePtr => "DoublePtr",
+            CType::U64Ptr => "U64Ptr",
+            CType::ConstIntPtr => "ConstIntPtr",
+            CType::IntPtr => "IntPtr",
+            CType::UIntPtr => "UIntPtr",
+        }
+    }
+}
+
+/// One kernel parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Param {
+    pub name: String,
+    pub role: Role,
+    pub ty: CType,
+}
+
+impl Param {
+    fn new(name: impl Into<String>, role: Role, ty: CType) -> Self {
+        Self { name: name.into(), role, ty }
+    }
+
+    /// The parameter as the `extern "C"` line declares it.
+    fn declaration(&self) -> String {
+        match self.ty.pointee() {
+            Some(pointee) => format!("{pointee}* __restrict__ {}", self.name),
+            None => format!("const {} {}", self.ty.value(), self.name),
+        }
+    }
+}
+
+/// One kernel of the translation unit.
+#[derive(Clone, Debug)]
+pub(super) struct Signature {
+    pub kind: Kind,
+    pub symbol: String,
+    pub params: Vec<Param>,
+    /// The `-D` definitions the kernel reads, each with the default the source gives it.
+    pub defines: Vec<(&'static str, String)>,
+}
+
+impl Signature {
+    /// The kernel's `extern "C"` line, without its opening brace.
+    pub fn extern_c(&self) -> String {
+        let bounds = match self.kind {
+            Kind::HierarchicalRows => format!("__launch_bounds__({REGISTER_WIDTH}, HIER_MIN_BLOCKS) "),
+            _ => String::new(),
+        };
+        let params: Vec<String> = self.params.iter().map(Param::declaration).collect();
+        format!("extern \"C\" __global__ void {bounds}{}({})", self.symbol, params.join(", "))
+    }
+
+    /// Opens the kernel's body in `w`.
+    pub fn open(&self, w: &mut Writer) {
+        w.open(self.extern_c());
+    }
+}
+
+/// `#ifndef NAME / #define NAME default / #endif` for each definition.
+pub(super) fn define_defaults(w: &mut Writer, defines: &[(&'static str, String)]) {
+    for (name, default) in defines {
+        w.line(format!("#ifndef {name}"));
+        w.line(format!("#define {name} {default}"));
+        w.line("#endif");
+    }
+}
+
+/// The plain, measuring and tiled kernels' default launch shape for a stencil of `dim`
+/// axes: `BLOCK_X`, `BLOCK_Y` and `MARCH`.
+pub(super) fn plain_block(dim: usize) -> [u32; 3] {
+    match dim {
+        1 => [256, 1, 1],
+        2 => [128, 1, 16],
+        _ => [64, 4, 8],
+    }
+}
+
+fn plain_defines(s: &Stencil) -> Vec<(&'static str, String)> {
+    let [x, y, march] = plain_block(s.dim);
+    vec![("BLOCK_X", x.to_string()), ("BLOCK_Y", y.to_string()), ("MARCH", march.to_string())]
+}
+
+/// The definitions of the register kernel.
+pub(super) fn rows_defines() -> Vec<(&'static str, String)> {
+    vec![("HIER_ROWS", "1".into()), ("HIER_MIN_BLOCKS", "1".into())]
+}
+
+/// The definitions of the wavefront kernel (`WF_WIN` is set by the runtime from the
+/// pencils' geometry; its default only lets the source compile alone).
+pub(super) fn wavefront_defines() -> Vec<(&'static str, String)> {
+    vec![("WF_TILE", "32".into()), ("WF_CHUNK", "WF_TILE".into()), ("WF_BATCH", "8".into()), ("WF_WIN", "128".into())]
+}
+
+/// The fields (`unknown_mut`: the unknown written in place), the grid's extents and the
+/// scalars: what every kernel takes first, after its output.
+fn grid_params(s: &Stencil, unknown_mut: bool) -> Vec<Param> {
+    let fields = s.fields.iter().enumerate().map(|(i, f)| {
+        let ty = if unknown_mut && i == s.unknown { CType::RealPtr } else { CType::ConstRealPtr };
+        Param::new(format!("f_{}", c_name(&f.name)), Role::Field(i), ty)
+    });
+    let extents = (0..3).map(|k| Param::new(format!("n{k}"), Role::Extent(k), CType::LongLong));
+    let scalars = s.scalars.iter().enumerate().map(|(i, sc)| {
+        let ty = match sc.ty {
+            Ty::Int => CType::Int,
+            // Parameters are `Real` or `i32`; validation rejects the rest.
+            Ty::Real | Ty::Bool => CType::Real,
+        };
+        Param::new(format!("p_{}", c_name(&sc.name)), Role::Scalar(i), ty)
+    });
+    fields.chain(extents).chain(scalars).collect()
+}
+
+fn checks() -> Vec<Param> {
+    vec![
+        Param::new("block_max", Role::BlockMax, CType::DoublePtr),
+        Param::new("block_sum", Role::BlockSum, CType::DoublePtr),
+        Param::new("first_bad", Role::FirstBad, CType::U64Ptr),
+    ]
+}
+
+fn cycle() -> Vec<Param> {
+    let mut params = vec![
+        Param::new("tile", Role::Tile, CType::Int),
+        Param::new("lo0", Role::CoresStart, CType::Int),
+        Param::new("hi0", Role::CoresEnd, CType::Int),
+    ];
+    params.extend((0..3).map(|k| Param::new(format!("h{k}"), Role::Halo(k), CType::Int)));
+    params.push(Param::new("sub", Role::Subiterations, CType::Int));
+    params.push(Param::new("measure", Role::Measure, CType::Int));
+    params.extend(checks());
+    params
+}
+
+/// The signature of `s`'s kernel of kind `kind`.
+pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
+    let output = Param::new("out", Role::Output, CType::RealPtr);
+    let jacobi = || std::iter::once(output.clone()).chain(grid_params(s, false));
+    let (params, defines): (Vec<Param>, _) = match kind {
+        Kind::Plain | Kind::Tiled => (jacobi().collect(), plain_defines(s)),
+        Kind::PlainMeasure => (jacobi().chain(checks()).collect(), plain_defines(s)),
+        Kind::Hierarchical => (jacobi().chain(cycle()).collect(), Vec::new()),
+        Kind::HierarchicalRows => (jacobi().chain(cycle()).collect(), rows_defines()),
+        Kind::Wavefront => {
+            let pencils = [
+                Param::new("order", Role::PencilOrder, CType::ConstIntPtr),
+                Param::new("progress", Role::PencilProgress, CType::IntPtr),
+                Param::new("ticket", Role::Ticket, CType::UIntPtr),
+                Param::new("pencils2", Role::PencilsOnLastAxis, CType::Int),
+            ];
+            (grid_params(s, true).into_iter().chain(pencils).collect(), wavefront_defines())
+        }
+    };
+    Signature { kind, symbol: format!("{}_{}", s.name, kind.suffix()), params, defines }
+}
+
+/// The kernels of `s`'s translation unit, in the order it holds them.
+pub(super) fn kernels(s: &Stencil) -> Vec<Kind> {
+    let mut kinds = vec![Kind::Plain, Kind::PlainMeasure, Kind::Tiled, Kind::Hierarchical];
+    if s.dim <= 2 {
+        kinds.push(Kind::HierarchicalRows);
+    }
+    if s.sweep.is_some() {
+        kinds.push(Kind::Wavefront);
+    }
+    kinds
+}
+
+/// The kernel manifest of `s` as a constant expression of type `&'static KernelManifest`.
+pub fn manifest(s: &Stencil) -> TokenStream {
+    let p = quote!(::stencil::__private);
+    let kernels = kernels(s).into_iter().map(|kind| {
+        let sig = signature(s, kind);
+        let kind = format_ident!("{}", kind.variant());
+        let symbol = &sig.symbol;
+        let params = sig.params.iter().map(|param| {
+            let (name, role, ty) = (&param.name, param.role.tokens(&p), format_ident!("{}", param.ty.variant()));
+            quote!(#p::KernelParam { name: #name, role: #role, ty: #p::ParamType::#ty })
+        });
+        let defines = sig.defines.iter().map(|(name, default)| quote!((#name, #default)));
+        quote!(#p::KernelSpec { kind: #p::KernelKind::#kind, symbol: #symbol, params: &[#(#params),*], defines: &[#(#defines),*] })
+    });
+    let axes: &[usize] = match s.dim {
+        1 => &[2],
+        2 => &[0, 2],
+        _ => &[0, 1, 2],
+    };
+    let radius = to_3d(&s.radius);
+    let [bx, by, march] = plain_block(s.dim);
+    let staged = hierarchical_staged(s);
+    let registers = register_fields(s);
+    let wavefront = match &s.sweep {
+        Some(sweep) => {
+            let windows = wavefront_windows(s);
+            let z = SweepAxes::new(s, sweep).z_radius.map(|r| r as usize);
+            let lane_axes = s.dim - 1;
+            quote!(::core::option::Option::Some(#p::WavefrontFacts {
+                windows: &[#(#windows),*], z_radius: [#(#z),*], lane_axes: #lane_axes,
+            }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    quote! {
+        &#p::KernelManifest {
+            kernels: &[#(#kernels),*],
+            axes: &[#(#axes),*],
+            radius: [#(#radius),*],
+            plain_block: [#bx, #by, #march],
+            hierarchical: #p::HierarchicalFacts {
+                staged: &[#(#staged),*],
+                registers: &[#(#registers),*],
+                register_width: #REGISTER_WIDTH,
+            },
+            wavefront: #wavefront,
+        }
+    }
+}
