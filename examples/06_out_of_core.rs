@@ -202,7 +202,7 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         match report {
             Ok(report) => {
                 println!("{report}");
-                rows.push((report.schedule.clone(), report, false));
+                rows.push((report.schedule.to_string(), report, false));
             }
             Err(e) => {
                 eprintln!("error: height {height}: {}", common::message(&e));

@@ -225,7 +225,7 @@ fn auto_on_the_cpu_is_plain_and_says_why() {
         .max_iterations(10)
         .run(&mut u)
         .unwrap();
-    assert_eq!(report.schedule, "plain");
+    assert_eq!(report.schedule, Schedule::Plain);
     let reason = report.schedule_choice.as_deref().unwrap();
     assert!(reason.contains("CPU"), "{reason}");
     assert!(report.to_string().contains(reason), "the report prints the reason");

@@ -126,7 +126,7 @@ fn a_device_memory_limit_cuts_the_widest_slabs_that_fit() {
         .max_iterations(23)
         .run(&mut limited)
         .unwrap();
-    assert!(report.schedule.starts_with("out-of-core(slab 2, height 4"), "{}", report.schedule);
+    assert!(report.schedule.to_string().starts_with("out-of-core(slab 2, height 4"), "{}", report.schedule);
     assert!(bitwise(&plain, &limited));
 
     let mut u = u0.clone();

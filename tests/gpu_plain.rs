@@ -289,3 +289,37 @@ fn radius_eight_runs_on_every_schedule() {
     require_gpu();
     radius::every_schedule_equals_plain(Backend::Cuda { device: 0 });
 }
+
+stencil! {
+    /// A sweep with two read-only fields, one read only at the point: every parameter role
+    /// of the wavefront kernel, and a register kernel keeping one field of two.
+    sweep(+, -) fn swept(mut u: Field2, k: Field2, f: Field2, w: Real, n: i32) -> Real {
+        (u[-1, 0] + u[0, 1] + k[1, 0] * w + f[0, 0] * n) / 3.0
+    }
+}
+
+/// Every kernel's parameters as the driver loaded them (`cuFuncGetParamInfo`): the count
+/// and each size equal the kernel manifest's, from which the launcher pushes its arguments.
+fn manifest_matches<S: Stencil<N>, const N: usize>() {
+    for (real, checked) in [
+        ("f32", stencil::cuda::check_manifest::<S, f32, N>(0)),
+        ("f64", stencil::cuda::check_manifest::<S, f64, N>(0)),
+    ] {
+        let kernels = checked.unwrap_or_else(|e| panic!("{} in {real}: {e}", S::META.name));
+        assert_eq!(kernels, S::KERNELS.kernels.len());
+        assert!(kernels >= 4, "{}: {kernels} kernels", S::META.name);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn loaded_kernels_match_the_manifest() {
+    require_gpu();
+    manifest_matches::<Jacobi7, 3>();
+    manifest_matches::<Jacobi5, 2>();
+    manifest_matches::<Wide, 1>();
+    manifest_matches::<Varied, 3>();
+    manifest_matches::<Smooth, 2>();
+    manifest_matches::<Swept, 2>();
+    manifest_matches::<stencil::builtin::AtHalf1, 2>();
+}

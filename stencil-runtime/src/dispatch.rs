@@ -11,6 +11,7 @@ use crate::engine::{Engine, Passes};
 use crate::plan::Layout;
 use crate::plan::planes::Halo;
 use crate::plan::slabs::{Slabs, slabs_for};
+use crate::report::{Device, RanOn};
 use crate::run::drive::{Ran, drive};
 use crate::run::jacobi::{Cycles, Jacobi};
 use crate::run::job::Job;
@@ -19,7 +20,7 @@ use crate::run::passes::Slabbed;
 use crate::run::peers::{Peers, Place};
 use crate::run::sweeps::Swept;
 use crate::run::tiles::Tiles;
-use crate::{Backend, Grid, Real, Report, Result, Schedule, SlabProgress, Stencil};
+use crate::{Grid, Real, Report, Result, Schedule, SlabProgress, Stencil};
 
 /// Runs `job` on `u` in `place`, on the CPU (`device` `None`) or on a GPU.
 pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
@@ -36,15 +37,12 @@ pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
 }
 
 /// How the report names the backend.
-fn backend<P: Peers>(peers: &P, gpu: Option<&Gpu>) -> String {
-    let backend = match gpu {
-        None => Backend::Cpu.to_string(),
-        Some(gpu) => format!("cuda device {} ({})", gpu.ordinal, gpu.name),
+pub(crate) fn ran_on<P: Peers>(peers: &P, gpu: Option<&Gpu>) -> RanOn {
+    let device = match gpu {
+        None => Device::Cpu { threads: rayon::current_num_threads() },
+        Some(gpu) => Device::Cuda { device: gpu.ordinal, name: gpu.name.clone() },
     };
-    match peers.describe() {
-        Some(ranks) => format!("{ranks}, {backend}"),
-        None => backend,
-    }
+    RanOn { device, rank: peers.rank_and_size() }
 }
 
 /// Buffers for the exchanges of `place`'s planes.
@@ -61,7 +59,7 @@ fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     (gpu, options): (Option<Gpu>, CudaOptions),
 ) -> Result<Report> {
     let halos = halos::<T, P, N>(&place)?;
-    let described = backend(place.peers, gpu.as_ref());
+    let described = ran_on(place.peers, gpu.as_ref());
     let (inputs, params, schedule) = (job.inputs.clone(), job.params, job.schedule);
     match gpu {
         None => {
@@ -91,7 +89,7 @@ fn advance<S: Stencil<N>, T: Real, const N: usize, P: Peers, E: Engine<T, N>>(
     mut job: Job<'_, '_, S, T, N>,
     engine: E,
     (place, halos): (Place<'_, P, N>, (Halo<T>, Halo<T>)),
-    (backend, jit): (String, Option<(std::time::Duration, crate::report::Origin)>),
+    (backend, jit): (RanOn, Option<(std::time::Duration, crate::report::Origin)>),
 ) -> Result<Report> {
     let meta = S::META;
     let (stop, schedule, global) = (job.stop, job.schedule, place.global);
@@ -119,7 +117,7 @@ fn advance<S: Stencil<N>, T: Real, const N: usize, P: Peers, E: Engine<T, N>>(
 
 fn report<S: Stencil<N>, T: Real, const N: usize>(
     monitor: Monitor<'_, '_>,
-    (backend, schedule, global): (String, Schedule, [usize; N]),
+    (backend, schedule, global): (RanOn, Schedule, [usize; N]),
     ran: Ran,
     jit: Option<(std::time::Duration, crate::report::Origin)>,
 ) -> Report {
@@ -139,7 +137,7 @@ fn out_of_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     };
     let config = Config { slab, height: height.min(place.planes.depth), inner, device_memory };
     let (inputs, params, own) = (job.inputs.clone(), job.params, place.planes.own.clone());
-    let described = backend(place.peers, gpu.as_ref());
+    let described = ran_on(place.peers, gpu.as_ref());
     match &gpu {
         None => {
             let layout = Layout::new(S::META, u.shape())?;
@@ -186,7 +184,7 @@ fn passes_of<S: Stencil<N>, T: Real, const N: usize, P: Peers, X: Passes<T>>(
     u: &mut Grid<T, N>,
     place: Place<'_, P, N>,
     (passes, slabs): (X, Slabs),
-    (backend, jit): (String, Option<(std::time::Duration, crate::report::Origin)>),
+    (backend, jit): (RanOn, Option<(std::time::Duration, crate::report::Origin)>),
 ) -> Result<(Report, (X, Vec<usize>))> {
     let (stop, global) = (job.stop, place.global);
     let schedule = slabs.resolved(job.schedule);

@@ -35,7 +35,7 @@ pub use grid::{ColorMap, Grid, Slice};
 pub use memory::MemoryKind;
 pub use plan::model;
 pub use real::Real;
-pub use report::{Progress, Report, ResidualSample, SlabProgress, StopReason};
+pub use report::{Device, Progress, RanOn, Report, ResidualSample, SlabProgress, StopReason};
 pub use schedule::{Backend, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Inner, Schedule};
 pub use solver::Solver;
 pub use stencil::{

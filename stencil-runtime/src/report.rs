@@ -69,6 +69,45 @@ pub struct SlabProgress {
     pub elapsed: Duration,
 }
 
+/// Where a run's iterations ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Device {
+    /// The rayon CPU twin, on `threads` threads.
+    Cpu {
+        /// Threads of rayon's pool.
+        threads: usize,
+    },
+    /// A CUDA device.
+    Cuda {
+        /// Its ordinal.
+        device: usize,
+        /// Its name, as the driver gives it.
+        name: String,
+    },
+}
+
+/// Where a run went: the device of this process and, for a distributed run, this rank
+/// among the ranks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RanOn {
+    /// This process's device.
+    pub device: Device,
+    /// `(rank, ranks)` of a distributed run; `None` in one process.
+    pub rank: Option<(usize, usize)>,
+}
+
+impl fmt::Display for RanOn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some((rank, ranks)) = self.rank {
+            write!(f, "mpi rank {rank} of {ranks}, ")?;
+        }
+        match &self.device {
+            Device::Cpu { threads } => write!(f, "cpu ({threads} threads)"),
+            Device::Cuda { device, name } => write!(f, "cuda device {device} ({name})"),
+        }
+    }
+}
+
 /// The result of [`Solver::run`](crate::Solver::run).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
@@ -76,10 +115,10 @@ pub struct Report {
     pub stencil: &'static str,
     /// `"f32"` or `"f64"`.
     pub precision: &'static str,
-    /// The backend, printed.
-    pub backend: String,
-    /// The schedule that ran, printed (never `auto`).
-    pub schedule: String,
+    /// Where it ran.
+    pub backend: RanOn,
+    /// The schedule that ran (never `Auto`).
+    pub schedule: crate::Schedule,
     /// With `Schedule::Auto`: why [`schedule`](Self::schedule) was chosen (on the GPU, the
     /// candidates' measured throughputs).
     pub schedule_choice: Option<String>,

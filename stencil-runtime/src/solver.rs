@@ -252,7 +252,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             held: None,
         };
         let place = Place { peers: subdomain.mpi(), planes: subdomain.planes(), global: subdomain.global_shape() };
-        crate::dispatch::run(job, u, place, (device, self.cuda.with_environment()?))
+        crate::dispatch::run(job, u, place, (device, options_for(self.cuda, device)?))
     }
 
     /// This rank's checks before a distributed run: the stopping rule, the device, the
@@ -360,7 +360,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             Backend::Auto => {
                 let reason = crate::cuda::unusable_reason(0);
                 if let Some(reason) = &reason {
-                    eprintln!("stencil: running `{}` on the CPU: {reason}", S::META.name);
+                    log::warn!("running `{}` on the CPU: {reason}", S::META.name);
                 }
                 reason.is_none().then_some(0)
             }
@@ -420,7 +420,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         };
         let planes = Planes::whole(u.shape()[0], S::META.radius[0]);
         let place = Place { peers: &Alone, planes, global: u.shape() };
-        let mut report = crate::dispatch::run(job, u, place, (device, self.cuda.with_environment()?))?;
+        let mut report = crate::dispatch::run(job, u, place, (device, options_for(self.cuda, device)?))?;
         report.schedule_choice = choice.map(|c| c.reason);
         Ok(report)
     }
@@ -516,7 +516,7 @@ pub(crate) fn rank_device<const N: usize>(
         Backend::Cuda { device } => Some(device),
         Backend::Auto => match crate::cuda::unusable_reason(0) {
             Some(reason) => {
-                eprintln!("stencil: rank {} runs `{name}` on the CPU: {reason}", subdomain.rank());
+                log::warn!("rank {} runs `{name}` on the CPU: {reason}", subdomain.rank());
                 None
             }
             None => Some(subdomain.mpi().node_rank() % crate::cuda::device_count().max(1)),
@@ -559,5 +559,14 @@ pub(crate) fn backend_kind(backend: Backend) -> &'static str {
         Backend::Cpu => "cpu",
         Backend::Cuda { .. } => "cuda",
         _ => "auto",
+    }
+}
+
+/// The CUDA options of a run on `device`, with the environment's overrides; a CPU run reads
+/// no variable, so a malformed one cannot fail it.
+fn options_for(cuda: CudaOptions, device: Option<usize>) -> Result<CudaOptions> {
+    match device {
+        Some(_) => cuda.with_environment(),
+        None => Ok(cuda),
     }
 }

@@ -34,7 +34,7 @@ pub struct Alternating<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize
     inputs: Vec<(String, &'a Grid<T, N>)>,
     backend: Backend,
     schedule: Schedule,
-    mode: crate::cuda::Mode,
+    cuda: CudaOptions,
     on_step: Option<Box<StepFn<'a>>>,
     #[cfg(feature = "mpi")]
     distributed: Option<&'a crate::distributed::Subdomain<'a, N>>,
@@ -47,8 +47,8 @@ pub struct StepsReport {
     pub steps: usize,
     /// Time of the steps alone (not the upload, the compile or the download).
     pub wall: Duration,
-    /// Where they ran, e.g. "cpu (rayon, 16 threads)" or "cuda device 0 (NVIDIA H100 80GB HBM3)".
-    pub backend: String,
+    /// Where they ran.
+    pub backend: crate::report::RanOn,
     /// The schedule both sweeps ran with.
     pub schedule: Schedule,
     /// Time spent getting the kernels (compiling or loading them from the cache), on the GPU.
@@ -90,7 +90,7 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
             inputs: Vec::new(),
             backend: Backend::Cpu,
             schedule: Schedule::Auto,
-            mode: crate::cuda::Mode::default(),
+            cuda: CudaOptions::default(),
             on_step: None,
             #[cfg(feature = "mpi")]
             distributed: None,
@@ -115,9 +115,16 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
         self
     }
 
+    /// How the GPU runs the sweeps (mode and tuning); the environment's overrides
+    /// ([`CudaOptions::with_environment`]) apply on top. Ignored on the CPU.
+    pub fn cuda(mut self, options: CudaOptions) -> Self {
+        self.cuda = options;
+        self
+    }
+
     /// The GPU's floating-point mode.
     pub fn mode(mut self, mode: crate::cuda::Mode) -> Self {
-        self.mode = mode;
+        self.cuda.mode = mode;
         self
     }
 
@@ -198,7 +205,6 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
         let halos = (Halo::for_sent(&place.planes, plane_len)?, Halo::for_sent(&place.planes, plane_len)?);
         let stencils = [on_cut(A::META), on_cut(B::META)];
         let stop = StopRule::fixed(2 * steps);
-        let ranks = peers.describe().map(|ranks| format!("{ranks}, ")).unwrap_or_default();
         let (params_a, params_b) = (self.first.1, self.second.1);
         let on_step = self.on_step.as_deref_mut();
         match device {
@@ -210,13 +216,13 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
                     Stepping { swept, on_step, every: 1, steps, started: Instant::now() },
                     peers,
                 )?;
-                let backend = format!("{ranks}{}", Backend::Cpu);
+                let backend = crate::dispatch::ran_on(peers, None);
                 Ok(StepsReport { steps, wall, backend, schedule, jit: None })
             }
             Some(device) => {
                 let gpu = peers.all_ok(crate::cuda::Gpu::open(device))?;
-                let name = format!("{ranks}cuda device {device} ({})", gpu.name);
-                let options = CudaOptions { mode: self.mode, ..CudaOptions::default() }.with_environment()?;
+                let backend = crate::dispatch::ran_on(peers, Some(&gpu));
+                let options = self.cuda.with_environment()?;
                 let build = Build {
                     schedule,
                     options,
@@ -239,7 +245,7 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
                     Schedule::Wavefront { .. } => schedule,
                     _ => Schedule::Wavefront { tile },
                 };
-                Ok(StepsReport { steps, wall, backend: name, schedule, jit: Some(jit) })
+                Ok(StepsReport { steps, wall, backend, schedule, jit: Some(jit) })
             }
         }
     }
@@ -288,7 +294,7 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
             ("the scalar parameters", fingerprint(&params)),
             ("the number of steps", steps as u64),
             ("the schedule", fingerprint(&self.schedule.to_string())),
-            ("the backend", fingerprint(&(backend_kind(self.backend), self.mode.name()))),
+            ("the backend", fingerprint(&(backend_kind(self.backend), self.cuda.mode.name()))),
         ];
         let (schedule, fields, device) = subdomain.mpi().agree(prepared, &items)?;
         let place = Place { peers: subdomain.mpi(), planes: subdomain.planes(), global: subdomain.global_shape() };

@@ -35,12 +35,11 @@ pub enum HierarchicalKernel {
 /// are what `docs/performance.md` measured fastest.
 ///
 /// ```
-/// use stencil::cuda::{CudaOptions, Mode};
+/// use stencil_runtime::cuda::{CudaOptions, Mode};
 /// let options = CudaOptions { mode: Mode::Exact, plain_shape: Some([128, 2, 4]), ..CudaOptions::default() };
 /// assert_eq!(options.wavefront_chunk, None);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub struct CudaOptions {
     /// How floating-point operations are compiled.
     pub mode: Mode,

@@ -278,8 +278,8 @@ impl Peers for Mpi {
         Mpi::all_ok(self, outcome)
     }
 
-    fn describe(&self) -> Option<String> {
-        Some(format!("mpi rank {} of {}", self.rank(), self.size()))
+    fn rank_and_size(&self) -> Option<(usize, usize)> {
+        Some((self.rank(), self.size()))
     }
 }
 

@@ -160,18 +160,18 @@ impl<'r, 'a> Monitor<'r, 'a> {
     /// timed at `wall`; `jit` on the GPU.
     pub fn into_report<S: Stencil<N>, T: Real, const N: usize>(
         self,
-        backend: String,
+        backend: crate::report::RanOn,
         schedule: Schedule,
         shape: [usize; N],
         (iterations, stop): (usize, StopReason),
         wall: Duration,
-        jit: Option<(Duration, crate::cuda::Origin)>,
+        jit: Option<(Duration, crate::report::Origin)>,
     ) -> Report {
         Report {
             stencil: S::META.name,
             precision: T::NAME,
             backend,
-            schedule: schedule.to_string(),
+            schedule,
             schedule_choice: None,
             shape: shape.to_vec(),
             interior_points: self.points,

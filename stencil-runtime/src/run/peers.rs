@@ -39,7 +39,7 @@ pub(crate) trait Peers {
     fn all_ok<X>(&self, outcome: Result<X>) -> Result<X>;
 
     /// How the report names this process ("mpi rank 2 of 4"), if it is one of several.
-    fn describe(&self) -> Option<String>;
+    fn rank_and_size(&self) -> Option<(usize, usize)>;
 }
 
 /// One process: no message is ever sent, and a reduction is the value itself.
@@ -78,7 +78,7 @@ impl Peers for Alone {
         outcome
     }
 
-    fn describe(&self) -> Option<String> {
+    fn rank_and_size(&self) -> Option<(usize, usize)> {
         None
     }
 }
