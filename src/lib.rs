@@ -32,16 +32,18 @@
 //! (`Poisson`) implementing [`Stencil`], a typed parameter struct (`PoissonParams<T>`), and
 //! the point function generic over [`Real`] (`f32` and `f64`).
 
+#![deny(missing_docs)]
+
 extern crate self as stencil;
 
 pub mod builtin;
 
 pub use stencil_macros::stencil;
 pub use stencil_runtime::{
-    Alternating, Backend, Checkpoint, ColorMap, DEFAULT_CHECK_EVERY, Device, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Direction,
-    Error, FieldMeta, Grid, Inner, InputFields, MAX_UNLIMITED_CHECK_EVERY, MemoryKind, Norm, ParamMeta, Progress,
-    RanOn, ReadMeta, Real, Report, ResidualSample, Result, RunInputs, Saved, ScalarKind, Schedule, SlabProgress, Slice,
-    Solver, Stencil, StencilMeta, StepFn, StepsReport, StopReason, SweepMeta, Tolerance,
+    Alternating, Backend, Checkpoint, ColorMap, DEFAULT_CHECK_EVERY, DEFAULT_TILE_2D, DEFAULT_TILE_3D, Device,
+    Direction, Error, FieldMeta, Grid, Inner, InputFields, MAX_UNLIMITED_CHECK_EVERY, MemoryKind, Norm, ParamMeta,
+    Progress, RanOn, ReadMeta, Real, Report, ResidualSample, Result, RunInputs, Saved, ScalarKind, Schedule,
+    SlabProgress, Slice, Solver, Stencil, StencilMeta, StepFn, StepsReport, StopReason, SweepMeta, Tolerance,
 };
 pub use stencil_runtime::{compare, cuda, distributed, kernel, model};
 

@@ -1,6 +1,6 @@
 //! The CPU twin of `Schedule::Hierarchical`: exact configurations (halo ≥ sub · radius)
 //! equal `Plain` bit for bit, every configuration keeps the boundary, the inexact iteration
-//! (a smaller halo) is the block Jacobi method that DESIGN §6.2 defines (checked against a
+//! (a smaller halo) is the block Jacobi method that docs/schedules.md defines (checked against a
 //! hand-written loop), and the stopping rules work per cycle.
 
 use proptest::prelude::*;

@@ -301,10 +301,9 @@ stencil! {
 /// Every kernel's parameters as the driver loaded them (`cuFuncGetParamInfo`): the count
 /// and each size equal the kernel manifest's, from which the launcher pushes its arguments.
 fn manifest_matches<S: Stencil<N>, const N: usize>() {
-    for (real, checked) in [
-        ("f32", stencil::cuda::check_manifest::<S, f32, N>(0)),
-        ("f64", stencil::cuda::check_manifest::<S, f64, N>(0)),
-    ] {
+    for (real, checked) in
+        [("f32", stencil::cuda::check_manifest::<S, f32, N>(0)), ("f64", stencil::cuda::check_manifest::<S, f64, N>(0))]
+    {
         let kernels = checked.unwrap_or_else(|e| panic!("{} in {real}: {e}", S::META.name));
         assert_eq!(kernels, S::KERNELS.kernels.len());
         assert!(kernels >= 4, "{}: {kernels} kernels", S::META.name);

@@ -4,6 +4,8 @@
 //! Most users depend on the facade crate `stencil`, which re-exports everything here
 //! together with the macro.
 
+#![deny(missing_docs)]
+
 mod checkpoint;
 pub mod compare;
 mod cpu;

@@ -11,6 +11,7 @@
 
 mod common;
 mod hierarchical;
+mod manifest;
 mod plain;
 mod signature;
 mod wavefront;
@@ -23,7 +24,7 @@ use plain::{emit_plain, emit_tiled};
 use signature::Kind;
 use wavefront::emit_wavefront;
 
-pub use signature::manifest;
+pub use manifest::manifest;
 
 pub fn emit(s: &Stencil) -> String {
     let name = s.name.to_string();

@@ -1,5 +1,5 @@
 //! The CPU twin of [`Schedule::Hierarchical`](crate::Schedule::Hierarchical): one cycle of
-//! `sub` Jacobi subiterations inside every tile's working region (DESIGN §6.2, paper 003).
+//! `sub` Jacobi subiterations inside every tile's working region (paper 003; docs/references.md).
 //!
 //! The interior is cut into disjoint core tiles of `tile` points per axis (the last ones
 //! clipped). A tile's working region is its core plus `halo` points on every side of each

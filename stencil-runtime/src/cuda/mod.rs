@@ -18,9 +18,15 @@ mod probe;
 mod sweeper;
 
 pub use crate::report::Origin;
-pub use cache::{CACHE_DIR_VAR, Compiled, DUMP_DIR_VAR, cache_dir, clear_memory_cache, get as compile_cached};
+pub use cache::{CACHE_DIR_VAR, DUMP_DIR_VAR, cache_dir, clear_memory_cache};
 pub use device::{Gpu, device_count, driver_available, unusable_reason};
-pub use nvrtc::{CompileOptions, EXTRA_OPTIONS_VAR, Mode, Ptx, compile, nvrtc_available};
+pub use nvrtc::{EXTRA_OPTIONS_VAR, Mode, nvrtc_available};
+// The compiler and its cache by themselves, for the tests of the generated CUDA: a user
+// compiles through `Solver`.
+#[doc(hidden)]
+pub use cache::{Compiled, get as compile_cached};
+#[doc(hidden)]
+pub use nvrtc::{CompileOptions, Ptx, compile};
 pub use options::{CudaOptions, HIER_KERNEL_VAR, HierarchicalKernel, SHAPE_VAR, WAVEFRONT_CHUNK_VAR};
 pub use probe::copy_bandwidth;
 

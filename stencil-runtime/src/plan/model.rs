@@ -1,4 +1,4 @@
-//! The run-time model of the out-of-core pyramid (DESIGN §6.3, paper 000 §3): what a pass
+//! The run-time model of the out-of-core pyramid (paper 000 §3; docs/references.md): what a pass
 //! costs from four measured constants, the paper's closed form, and the brute-force choice
 //! of the pyramid height n and the slab width R.
 //!

@@ -1,4 +1,4 @@
-//! The slabs of the out-of-core pyramid schedule (DESIGN §6.3, papers 000/001), shared by
+//! The slabs of the out-of-core pyramid schedule (papers 000 and 001; docs/references.md), shared by
 //! the GPU schedule and its CPU twin so that both cut the grid, load, iterate and write back
 //! the same planes in the same order.
 //!

@@ -1,0 +1,62 @@
+//! The kernel manifest (`Name::KERNELS`, the runtime's `KernelManifest`): every kernel's
+//! signature as `signature.rs` describes it, and the facts the kernels' launch geometry
+//! follows, as the kernel families compute them.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::common::to_3d;
+use super::hierarchical::{hierarchical_staged, register_fields};
+use super::signature::{REGISTER_WIDTH, kernels, plain_block, signature};
+use super::wavefront::{SweepAxes, wavefront_windows};
+use crate::ir::Stencil;
+
+/// The kernel manifest of `s` as a constant expression of type `&'static KernelManifest`.
+pub fn manifest(s: &Stencil) -> TokenStream {
+    let p = quote!(::stencil::__private);
+    let kernels = kernels(s).into_iter().map(|kind| {
+        let sig = signature(s, kind);
+        let kind = format_ident!("{}", kind.variant());
+        let symbol = &sig.symbol;
+        let params = sig.params.iter().map(|param| {
+            let (name, role, ty) = (&param.name, param.role.tokens(&p), format_ident!("{}", param.ty.variant()));
+            quote!(#p::KernelParam { name: #name, role: #role, ty: #p::ParamType::#ty })
+        });
+        let defines = sig.defines.iter().map(|(name, default)| quote!((#name, #default)));
+        quote!(#p::KernelSpec { kind: #p::KernelKind::#kind, symbol: #symbol, params: &[#(#params),*], defines: &[#(#defines),*] })
+    });
+    let axes: &[usize] = match s.dim {
+        1 => &[2],
+        2 => &[0, 2],
+        _ => &[0, 1, 2],
+    };
+    let radius = to_3d(&s.radius);
+    let [bx, by, march] = plain_block(s.dim);
+    let staged = hierarchical_staged(s);
+    let registers = register_fields(s);
+    let wavefront = match &s.sweep {
+        Some(sweep) => {
+            let windows = wavefront_windows(s);
+            let z = SweepAxes::new(s, sweep).z_radius.map(|r| r as usize);
+            let lane_axes = s.dim - 1;
+            quote!(::core::option::Option::Some(#p::WavefrontFacts {
+                windows: &[#(#windows),*], z_radius: [#(#z),*], lane_axes: #lane_axes,
+            }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    quote! {
+        &#p::KernelManifest {
+            kernels: &[#(#kernels),*],
+            axes: &[#(#axes),*],
+            radius: [#(#radius),*],
+            plain_block: [#bx, #by, #march],
+            hierarchical: #p::HierarchicalFacts {
+                staged: &[#(#staged),*],
+                registers: &[#(#registers),*],
+                register_width: #REGISTER_WIDTH,
+            },
+            wavefront: #wavefront,
+        }
+    }
+}
