@@ -161,18 +161,20 @@ impl Checkpoint {
         reference: Option<[f64; 2]>,
         stencil: &str,
     ) -> Result<()> {
-        Self::write_with(path.as_ref(), grid, (iteration, reference, stencil), None)
+        Self::write_with(path.as_ref(), grid, iteration, reference, stencil, None)
     }
 
     /// [`write`](Self::write) with the run's inputs.
     fn write_with<T: Real, const N: usize>(
         path: &Path,
         grid: &Grid<T, N>,
-        (iteration, reference, stencil): (usize, Option<[f64; 2]>, &str),
+        iteration: usize,
+        reference: Option<[f64; 2]>,
+        stencil: &str,
         inputs: Option<&RunInputs>,
     ) -> Result<()> {
         let partial = partial_path(path);
-        let result = Self::write_partial(&partial, grid, (iteration, reference, stencil), inputs).and_then(|()| {
+        let result = Self::write_partial(&partial, grid, iteration, reference, stencil, inputs).and_then(|()| {
             std::fs::rename(&partial, path).map_err(|source| Error::Io { path: path.to_owned(), source })
         });
         if result.is_err() {
@@ -194,7 +196,9 @@ impl Checkpoint {
     fn write_partial<T: Real, const N: usize>(
         partial: &Path,
         grid: &Grid<T, N>,
-        (iteration, reference, stencil): (usize, Option<[f64; 2]>, &str),
+        iteration: usize,
+        reference: Option<[f64; 2]>,
+        stencil: &str,
         inputs: Option<&RunInputs>,
     ) -> Result<()> {
         let io = |source| Error::Io { path: partial.to_owned(), source };
@@ -307,7 +311,7 @@ pub(crate) fn begin<S: Stencil<N>, T: Real, const N: usize>(
     c.prove_writable()?;
     stop.checkpoint_every = Some(c.interval());
     let start = match c.resumes() && c.path().exists() {
-        true => resume::<S, T, N>(c, u, (stop.tolerance, stop.max_iterations), &inputs)?,
+        true => resume::<S, T, N>(c, u, stop.tolerance, stop.max_iterations, &inputs)?,
         false => Start::default(),
     };
     Ok((start, Writer::new(c, start.iteration, start.iteration > 0, inputs)))
@@ -320,7 +324,8 @@ pub(crate) fn begin<S: Stencil<N>, T: Real, const N: usize>(
 fn resume<S: Stencil<N>, T: Real, const N: usize>(
     c: &Checkpoint,
     u: &mut Grid<T, N>,
-    (tolerance, max_iterations): (Option<Tolerance>, Option<usize>),
+    tolerance: Option<Tolerance>,
+    max_iterations: Option<usize>,
     inputs: &RunInputs,
 ) -> Result<Start> {
     let saved = Checkpoint::read::<T, N>(c.path())?;
@@ -400,7 +405,7 @@ impl Writer {
         reference: Option<[f64; 2]>,
         stencil: &str,
     ) -> Result<()> {
-        Checkpoint::write_with(&self.path, u, (iteration, reference, stencil), Some(&self.inputs))?;
+        Checkpoint::write_with(&self.path, u, iteration, reference, stencil, Some(&self.inputs))?;
         self.next = next_multiple(iteration, self.every);
         self.last = Some(iteration);
         Ok(())

@@ -134,20 +134,27 @@ pub(crate) type Ghosts<'c, T> = &'c mut dyn FnMut(&mut [T]) -> Result<(), Error>
 /// Told how many slabs of a pass are written back, as they are.
 pub(crate) type Written<'c> = &'c mut dyn FnMut(usize);
 
+/// One out-of-core pass: its number of iterations, and whether its last one measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PassPlan {
+    pub len: usize,
+    pub measure: bool,
+}
+
 /// A grid kept in host memory and streamed through a backend in slabs: the out-of-core
 /// schedule's passes (`plan::slabs`), in place on the grid.
 pub(crate) trait Passes<T: Real> {
-    /// Runs `len` iterations (at most the slabs' height) on `u` in place, and returns when
-    /// every own plane is written back (`len_measure`: `(len, measure)`). `ghosts` is called once with `u`, before the first
+    /// Runs `pass.len` iterations (at most the slabs' height) on `u` in place, and returns
+    /// when every own plane is written back. `ghosts` is called once with `u`, before the first
     /// slab that reads a ghost plane, and must leave the ghost planes holding the iterate
     /// the pass starts from; `written` is told the slabs written back as they are. With
-    /// `measure`, the last iteration measures S(u) − u over the own planes (flat indices of
+    /// `pass.measure`, the last iteration measures S(u) − u over the own planes (flat indices of
     /// `u`). An error comes with the number of slabs written back
     /// (`Slabs::interrupted`).
     fn pass(
         &mut self,
         u: &mut [T],
-        len_measure: (usize, bool),
+        pass: PassPlan,
         ghosts: Option<Ghosts<'_, T>>,
         written: Option<Written<'_>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)>;

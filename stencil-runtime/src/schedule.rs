@@ -105,6 +105,15 @@ pub enum Inner {
     Skewed,
 }
 
+/// The sizes of a hierarchical cycle ([`Schedule::Hierarchical`]): core tiles of `tile`
+/// points per axis, `halo` points on every side of each, `sub` subiterations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CycleSizes {
+    pub tile: usize,
+    pub halo: usize,
+    pub sub: usize,
+}
+
 impl fmt::Display for Inner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {

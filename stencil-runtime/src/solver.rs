@@ -252,7 +252,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             held: None,
         };
         let place = Place { peers: subdomain.mpi(), planes: subdomain.planes(), global: subdomain.global_shape() };
-        crate::dispatch::run(job, u, place, (device, options_for(self.cuda, device)?))
+        crate::dispatch::run(job, u, place, device, options_for(self.cuda, device)?)
     }
 
     /// This rank's checks before a distributed run: the stopping rule, the device, the
@@ -420,7 +420,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         };
         let planes = Planes::whole(u.shape()[0], S::META.radius[0]);
         let place = Place { peers: &Alone, planes, global: u.shape() };
-        let mut report = crate::dispatch::run(job, u, place, (device, options_for(self.cuda, device)?))?;
+        let mut report = crate::dispatch::run(job, u, place, device, options_for(self.cuda, device)?)?;
         report.schedule_choice = choice.map(|c| c.reason);
         Ok(report)
     }

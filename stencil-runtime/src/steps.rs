@@ -11,7 +11,7 @@ use crate::cuda::engine::{Build, GpuEngine};
 use crate::engine::Engine;
 use crate::inputs::resolve_inputs;
 use crate::plan::Layout;
-use crate::plan::planes::{Halo, Planes};
+use crate::plan::planes::{Exchange, Planes};
 use crate::run::drive::{Advance, Unit, drive};
 use crate::run::monitor::Monitor;
 use crate::run::peers::{Alone, Peers, Place};
@@ -19,8 +19,11 @@ use crate::run::sweeps::Swept;
 use crate::stop::StopRule;
 use crate::{Backend, Direction, Error, Grid, Real, Result, Schedule, Stencil, StencilMeta};
 
-/// The host fields of two stencils, each in declaration order (`None` at the unknown).
-pub(crate) type FieldPair<'a, T> = (&'a [Option<&'a [T]>], &'a [Option<&'a [T]>]);
+/// The host fields of the two stencils, each in declaration order (`None` at the unknown).
+struct FieldPair<'a, T> {
+    first: &'a [Option<&'a [T]>],
+    second: &'a [Option<&'a [T]>],
+}
 
 /// A callback told how many steps are done and the time since the first began.
 pub type StepFn<'a> = dyn FnMut(usize, Duration) + 'a;
@@ -188,7 +191,7 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
         };
         let radius = A::META.radius[0].max(B::META.radius[0]);
         let place = Place { peers: &Alone, planes: Planes::whole(shape[0], radius), global: shape };
-        self.steps_on(u, place, (&fields.0, &fields.1), (device, schedule), steps)
+        self.steps_on(u, place, FieldPair { first: &fields.0, second: &fields.1 }, device, schedule, steps)
     }
 
     /// The steps on `u` in `place`, on the CPU (`device` `None`) or on a GPU.
@@ -197,20 +200,21 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
         u: &mut Grid<T, N>,
         place: Place<'_, P, N>,
         fields: FieldPair<'_, T>,
-        (device, schedule): (Option<usize>, Schedule),
+        device: Option<usize>,
+        schedule: Schedule,
         steps: usize,
     ) -> Result<StepsReport> {
         let peers = place.peers;
         let plane_len = place.plane_len();
-        let halos = (Halo::for_sent(&place.planes, plane_len)?, Halo::for_sent(&place.planes, plane_len)?);
+        let halos = Exchange::for_planes(&place.planes, plane_len)?;
         let stencils = [on_cut(A::META), on_cut(B::META)];
         let stop = StopRule::fixed(2 * steps);
         let (params_a, params_b) = (self.first.1, self.second.1);
         let on_step = self.on_step.as_deref_mut();
         match device {
             None => {
-                let engine = CpuEngine::<A, T, N>::new(u, (fields.0.to_vec(), params_a), schedule, false)?
-                    .with_sweeps::<B>(fields.1.to_vec(), params_b);
+                let engine = CpuEngine::<A, T, N>::new(u, fields.first.to_vec(), params_a, schedule, false)?
+                    .with_sweeps::<B>(fields.second.to_vec(), params_b);
                 let swept = Swept::new(engine, place, halos, stop, &stencils)?;
                 let wall = stepping::<A, P, _, T, N>(
                     Stepping { swept, on_step, every: 1, steps, started: Instant::now() },
@@ -228,10 +232,10 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
                     options,
                     jacobi: false,
                     alone: !place.planes.has_neighbour(),
-                    halos: Some((&halos.0, &halos.1)),
+                    halos: Some(&halos),
                 };
-                let engine = GpuEngine::<A, T, N>::new(u, (fields.0, &params_a), gpu, build)
-                    .and_then(|engine| engine.with_sweeps::<B>((fields.1, &params_b), schedule, &options));
+                let engine = GpuEngine::<A, T, N>::new(u, fields.first, &params_a, gpu, build)
+                    .and_then(|engine| engine.with_sweeps::<B>(fields.second, &params_b, schedule, &options));
                 let engine = peers.all_ok(engine)?;
                 let (jit, tile) = (engine.jit.time, engine.sweep_tile().unwrap_or(1));
                 let swept = Swept::new(engine, place, halos, stop, &stencils)?;
@@ -298,7 +302,7 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
         ];
         let (schedule, fields, device) = subdomain.mpi().agree(prepared, &items)?;
         let place = Place { peers: subdomain.mpi(), planes: subdomain.planes(), global: subdomain.global_shape() };
-        self.steps_on(u, place, (&fields.0, &fields.1), (device, schedule), steps)
+        self.steps_on(u, place, FieldPair { first: &fields.0, second: &fields.1 }, device, schedule, steps)
     }
 
     /// The schedule a sweep of `meta` runs: `Auto` resolved, and an error for schedules that

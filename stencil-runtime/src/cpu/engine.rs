@@ -38,7 +38,8 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
     /// sweeps need.
     pub fn new(
         u: &'g mut Grid<T, N>,
-        (inputs, params): (Vec<Option<&'j [T]>>, S::Params<T>),
+        inputs: Vec<Option<&'j [T]>>,
+        params: S::Params<T>,
         schedule: Schedule,
         second: bool,
     ) -> Result<Self> {
@@ -68,7 +69,7 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
     pub fn with_sweeps<B: Stencil<N>>(mut self, inputs: Vec<Option<&'j [T]>>, params: B::Params<T>) -> Self {
         let schedule = self.schedule;
         self.others.push(Box::new(move |u, shape, planes| {
-            sweep::planes::<B, T, N>((u, shape), &inputs, &params, schedule, planes)
+            sweep::planes::<B, T, N>(u, shape, &inputs, &params, schedule, planes)
         }));
         self
     }
@@ -149,10 +150,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
     }
 
     fn sweep(&mut self, which: usize, planes: Range<usize>) -> Result<()> {
-        let grid = (self.u.as_mut_slice(), self.shape);
+        let (u, shape) = (self.u.as_mut_slice(), self.shape);
         match which {
-            0 => sweep::planes::<S, T, N>(grid, &self.inputs, &self.params, self.schedule, planes),
-            k => (self.others[k - 1])(grid.0, grid.1, planes),
+            0 => sweep::planes::<S, T, N>(u, shape, &self.inputs, &self.params, self.schedule, planes),
+            k => (self.others[k - 1])(u, shape, planes),
         }
     }
 

@@ -4,7 +4,7 @@
 //! and written back in place. The grid itself is the only full-size array.
 
 use super::{hierarchical, plain};
-use crate::engine::{Difference, Ghosts, Passes, Written};
+use crate::engine::{Difference, Ghosts, PassPlan, Passes, Written};
 use crate::plan::Layout;
 use crate::plan::slabs::Slabs;
 use crate::{Error, Inner, Real, Stencil};
@@ -52,7 +52,7 @@ impl<T: Real> Workspace<T> {
 }
 
 impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
-    /// Runs `len` iterations on `u` in place, slab by slab. With `measure`, the last
+    /// Runs `pass.len` iterations on `u` in place, slab by slab. With `pass.measure`, the last
     /// iteration measures S(u) − u over every slab's own planes, i.e. over the interior once;
     /// the flat index of a non-finite value is the grid's. An error after some slabs were
     /// written back comes with the number written ([`Slabs::interrupted`]). `written` is
@@ -61,10 +61,11 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
         &self,
         u: &mut [T],
         work: &mut Workspace<T>,
-        (len, measure): (usize, bool),
+        pass: PassPlan,
         written: &mut dyn FnMut(usize),
         ghosts: Option<Ghosts<'_, T>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
+        let PassPlan { len, measure } = pass;
         let mut ghosts = ghosts;
         let mut bring_ghosts = |u: &mut [T], done: usize| match ghosts.take() {
             Some(ghosts) => ghosts(u).map_err(|error| (done, error)),
@@ -85,8 +86,8 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             }
             let chunk = slabs.chunk(s, len);
             let own = slabs.own[s].clone();
-            self.load(s, (chunk.clone(), len), u, work);
-            self.iterate(s, (chunk.clone(), len, measure), work, &mut total)?;
+            self.load(s, chunk.clone(), len, u, work);
+            self.iterate(s, chunk.clone(), pass, work, &mut total)?;
             let local = slabs.elements(&(own.start - chunk.start..own.end - chunk.start));
             u[slabs.elements(&own)].copy_from_slice(&work.current[local]);
             written(position + 1);
@@ -100,7 +101,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
     /// pass; the planes that rotated slabs wrote back before this one from the upper carry;
     /// the rest from the grid. Keeps the carries for the slabs after it, and copies the
     /// chunk into the second buffer (its boundary values).
-    fn load(&self, s: usize, (chunk, len): (std::ops::Range<usize>, usize), u: &[T], work: &mut Workspace<T>) {
+    fn load(&self, s: usize, chunk: std::ops::Range<usize>, len: usize, u: &[T], work: &mut Workspace<T>) {
         let slabs = self.slabs;
         let own = slabs.own[s].clone();
         let upper_carry = slabs.upper_carry(len);
@@ -129,15 +130,17 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
         work.next[whole.clone()].copy_from_slice(&work.current[whole]);
     }
 
-    /// The iterations of slab `s` over the shrinking regions of its loaded `chunk`, their
-    /// measurement added to `total`; the last iterate ends in `work.current`.
+    /// The iterations of `pass` on slab `s` over the shrinking regions of its loaded
+    /// `chunk`, their measurement added to `total`; the last iterate ends in `work.current`.
     fn iterate(
         &self,
         s: usize,
-        (chunk, len, measure): (std::ops::Range<usize>, usize, bool),
+        chunk: std::ops::Range<usize>,
+        pass: PassPlan,
         work: &mut Workspace<T>,
         total: &mut Option<Difference>,
     ) -> std::result::Result<(), (usize, Error)> {
+        let PassPlan { len, measure } = pass;
         let slabs = self.slabs;
         let mut done = 0;
         while done < len {
@@ -261,12 +264,12 @@ impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for CpuPasses<'_, S, T, N
     fn pass(
         &mut self,
         u: &mut [T],
-        (len, measure): (usize, bool),
+        pass: PassPlan,
         ghosts: Option<Ghosts<'_, T>>,
         written: Option<Written<'_>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
         let mut nobody = |_| {};
-        self.pass.run(u, &mut self.work, (len, measure), written.unwrap_or(&mut nobody), ghosts)
+        self.pass.run(u, &mut self.work, pass, written.unwrap_or(&mut nobody), ghosts)
     }
 
     fn synchronize(&mut self) -> Result<(), Error> {

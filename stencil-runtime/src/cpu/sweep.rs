@@ -200,7 +200,8 @@ pub(crate) fn once<S: Stencil<N>, T: Real, const N: usize>(
 /// Sweeps interior `planes` (of axis 0) of `u`, a grid of `shape`, in place with `S`, whose
 /// read-only fields are `inputs` (`None` at the unknown) over the same grid.
 pub(crate) fn planes<S: Stencil<N>, T: Real, const N: usize>(
-    (u, shape): (&mut [T], [usize; N]),
+    u: &mut [T],
+    shape: [usize; N],
     inputs: &[Option<&[T]>],
     params: &S::Params<T>,
     schedule: Schedule,

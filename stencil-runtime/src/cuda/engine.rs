@@ -16,7 +16,8 @@ use super::sweeper::Sweeper;
 use crate::engine::{CycleCheck, Difference, Engine};
 use crate::kernel::KernelKind;
 use crate::plan::launch::{Cycle, Shape, plain};
-use crate::plan::planes::Halo;
+use crate::plan::planes::{Exchange, Halo};
+use crate::schedule::CycleSizes;
 use crate::{Error, Grid, Real, Result, Schedule, Stencil};
 
 /// Measured launches in one iteration at most: the planes sent below, those sent above,
@@ -24,11 +25,12 @@ use crate::{Error, Grid, Real, Result, Schedule, Stencil};
 const MEASURED_LAUNCHES: usize = 3;
 
 /// The Jacobi kernels of a run: the plain (or tiled) pass, the measuring pass, and for a
-/// hierarchical schedule its cycle kernel with tile and halo.
+/// hierarchical schedule its cycle kernel with its tiles' sizes (the number of
+/// subiterations is each cycle's own).
 struct Jacobi {
     pass: Kernel,
     measure: Kernel,
-    cycle: Option<(Kernel, usize, usize)>,
+    cycle: Option<(Kernel, CycleSizes)>,
     /// Whether cycles over the whole grid run the register kernel (compiled for its rows).
     registers: bool,
 }
@@ -52,7 +54,7 @@ pub(crate) struct Build<'a, T: Real> {
     /// the register kernel.
     pub alone: bool,
     /// Host buffers of the exchanges, page-locked for the run.
-    pub halos: Option<(&'a Halo<T>, &'a Halo<T>)>,
+    pub halos: Option<&'a Exchange<T>>,
 }
 
 /// The user's grid on one GPU, run by stencil `S` (and, for alternating steps, further
@@ -90,6 +92,17 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     _stencil: std::marker::PhantomData<S>,
 }
 
+/// The sizes of an engine's buffers besides the grids.
+struct BufferSizes {
+    /// Whether a second buffer of the unknown is needed (a run that measures nothing has
+    /// none).
+    second: bool,
+    /// Entries of the check's block arrays.
+    blocks: usize,
+    /// Entries of an inexact cycle's checks across ranks, when it has them.
+    cycle_blocks: Option<usize>,
+}
+
 /// The buffers of an engine.
 struct Buffers<T> {
     inputs: Vec<Option<CudaSlice<T>>>,
@@ -106,7 +119,8 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
     /// and gets the kernels `build` asks for.
     pub fn new(
         u: &'g mut Grid<T, N>,
-        (inputs, params): (&[Option<&[T]>], &S::Params<T>),
+        inputs: &[Option<&[T]>],
+        params: &S::Params<T>,
         gpu: Gpu,
         build: Build<'_, T>,
     ) -> Result<Self> {
@@ -125,22 +139,23 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         let mut sweepers = Vec::new();
         if S::META.is_sweep() {
             let (sweeper, sweep_jit) =
-                Sweeper::new::<S, N>(&gpu, &build.options, (shape, build.schedule), scalars.clone())?;
+                Sweeper::new::<S, N>(&gpu, &build.options, shape, build.schedule, scalars.clone())?;
             sweepers.push(sweeper);
             jit = Some(jit.map_or(sweep_jit, |j| j.and(sweep_jit)));
         }
         let inexact =
             matches!(build.schedule, Schedule::Hierarchical { .. }) && !build.schedule.is_exact_blocking(S::META);
         let blocks = (MEASURED_LAUNCHES * whole.blocks()).max(cycle_blocks);
-        let buffers = Self::buffers(
-            &gpu,
-            (u, inputs),
-            (build.jacobi, blocks, (inexact && !build.alone).then_some(cycle_blocks)),
-        )?;
+        let sizes = BufferSizes {
+            second: build.jacobi,
+            blocks,
+            cycle_blocks: (inexact && !build.alone).then_some(cycle_blocks),
+        };
+        let buffers = Self::buffers(&gpu, u, inputs, sizes)?;
         let new_stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
         let (compute, copy) = (new_stream()?, new_stream()?);
         let halos: Vec<&[T]> = match build.halos {
-            Some((send, recv)) => vec![&send.lower, &send.upper, &recv.lower, &recv.upper],
+            Some(Exchange { send, recv }) => vec![&send.lower, &send.upper, &recv.lower, &recv.upper],
             None => Vec::new(),
         };
         let (pinned, _) = Pinned::register(&gpu, &halos)?;
@@ -178,11 +193,12 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
     /// engine's own is 0).
     pub fn with_sweeps<B: Stencil<N>>(
         mut self,
-        (inputs, params): (&[Option<&[T]>], &B::Params<T>),
+        inputs: &[Option<&[T]>],
+        params: &B::Params<T>,
         schedule: Schedule,
         options: &CudaOptions,
     ) -> Result<Self> {
-        let (sweeper, jit) = Sweeper::new::<B, N>(&self.gpu, options, (self.shape, schedule), B::param_values(params))?;
+        let (sweeper, jit) = Sweeper::new::<B, N>(&self.gpu, options, self.shape, schedule, B::param_values(params))?;
         let stream = &self.gpu.stream;
         let fields = inputs.iter().map(|f| f.map(|f| self.gpu.upload(stream, f, "a grid")).transpose());
         self.other_inputs.push(fields.collect::<Result<_>>()?);
@@ -205,15 +221,12 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         let whole_cycle = match build.schedule {
             Schedule::Hierarchical { tile, halo, sub } => {
                 let registers = build.alone && build.options.hierarchical_kernel == HierarchicalKernel::Auto;
-                Some((
-                    Cycle::new(S::KERNELS, dims, (tile, halo, sub), (T::BYTES, registers), gpu.limits())?,
-                    tile,
-                    halo,
-                ))
+                let sizes = CycleSizes { tile, halo, sub };
+                Some((Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, gpu.limits())?, sizes))
             }
             _ => None,
         };
-        let rows = whole_cycle.as_ref().filter(|(c, ..)| c.kind == KernelKind::HierarchicalRows).map(|(c, ..)| c.rows);
+        let rows = whole_cycle.as_ref().filter(|(c, _)| c.kind == KernelKind::HierarchicalRows).map(|(c, _)| c.rows);
         let defines: Vec<(&str, usize)> = rows.map(|rows| ("HIER_ROWS", rows)).into_iter().collect();
         let (module, jit) = Module::<S>::load::<T, N>(gpu, &build.options, dims, &defines)?;
         let pass = module.kernel::<N>(if build.schedule == Schedule::Tiled {
@@ -223,26 +236,22 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         })?;
         let measure = module.kernel::<N>(KernelKind::PlainMeasure)?;
         let cycle = match &whole_cycle {
-            Some((geometry, tile, halo)) => {
+            Some((geometry, sizes)) => {
                 let kernel = module.kernel::<N>(geometry.kind)?;
                 if geometry.kind == KernelKind::Hierarchical {
                     kernel.allow_shared(geometry.shape.shared as usize)?;
                 }
-                Some((kernel, *tile, *halo))
+                Some((kernel, *sizes))
             }
             None => None,
         };
-        let blocks = whole_cycle.map_or(0, |(c, ..)| c.shape.blocks());
+        let blocks = whole_cycle.map_or(0, |(c, _)| c.shape.blocks());
         Ok((Jacobi { pass, measure, cycle, registers: rows.is_some() }, blocks, jit))
     }
 
-    /// Uploads the grid and the fields and allocates the check buffers (`blocks` entries;
-    /// `cycle_blocks` for an inexact cycle's checks across ranks).
-    fn buffers(
-        gpu: &Gpu,
-        (u, inputs): (&Grid<T, N>, &[Option<&[T]>]),
-        (second, blocks, cycle_blocks): (bool, usize, Option<usize>),
-    ) -> Result<Buffers<T>> {
+    /// Uploads the grid and the fields and allocates the check buffers of `sizes`.
+    fn buffers(gpu: &Gpu, u: &Grid<T, N>, inputs: &[Option<&[T]>], sizes: BufferSizes) -> Result<Buffers<T>> {
+        let BufferSizes { second, blocks, cycle_blocks } = sizes;
         let stream = &gpu.stream;
         let upload = |data: &[T]| gpu.upload(stream, data, "a grid");
         let allocate = |n: usize| gpu.alloc_zeros::<f64>(stream, n.max(1), "the residual's per-block results");
@@ -311,14 +320,17 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         Ok(start..start + blocks)
     }
 
-    /// A Jacobi launch of `kernel` writing `window`'s interior of the next iterate, on a
-    /// view of `dims`; `measure`: where its block entries go (the launch's flag is then the
-    /// next of this iteration's).
+    /// A Jacobi launch of `kernel` in `shape` writing `window`'s interior of the next
+    /// iterate, on a view of `dims`, with the cycle kernel's ints `cycle`; `measure`: where
+    /// its block entries go (the launch's flag is then the next of this iteration's).
     fn launch_window(
         &mut self,
-        (kernel, shape): (&Kernel, Shape),
-        (window, dims): (Range<usize>, [usize; 3]),
-        (cycle, measure): ([i32; 8], bool),
+        kernel: &Kernel,
+        shape: Shape,
+        window: Range<usize>,
+        dims: [usize; 3],
+        cycle: [i32; 8],
+        measure: bool,
     ) -> Result<()> {
         let entries = if measure { Some(self.entries(shape.blocks())?) } else { None };
         let slot = self.measured.len();
@@ -348,7 +360,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
     /// writes the window's interior, of which only `planes` hold the next iterate.
     fn run_cycle(&mut self, planes: Range<usize>, steps: usize, measure: bool) -> Result<()> {
         let jacobi = self.jacobi()?;
-        let Some((kernel, tile, halo)) = jacobi.cycle.clone() else {
+        let Some((kernel, sizes)) = jacobi.cycle.clone() else {
             return Err(Error::Launch {
                 kernel: S::META.name.into(),
                 reason: "a cycle of several iterations needs a hierarchical schedule".into(),
@@ -361,26 +373,11 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         let dims = S::KERNELS.view(&shape, 1);
         let whole = planes.len() == self.shape[0];
         let registers = jacobi.registers && whole;
-        let geometry = Cycle::new(S::KERNELS, dims, (tile, halo, steps), (T::BYTES, registers), self.gpu.limits())?;
-        let cycle = cycle_ints(&geometry, steps, if measure { steps } else { 0 })?;
-        self.launch_window((&kernel, geometry.shape), (self.elements(&planes), dims), (cycle, measure))
+        let sizes = CycleSizes { sub: steps, ..sizes };
+        let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, self.gpu.limits())?;
+        let cycle = geometry.ints(steps, if measure { steps } else { 0 })?;
+        self.launch_window(&kernel, geometry.shape, self.elements(&planes), dims, cycle, measure)
     }
-}
-
-/// A cycle's ints: tile, the cores of axis 0, halos, subiterations and the measure flag
-/// (`measure − 1` is the measured subiteration; 0: none).
-fn cycle_ints(geometry: &Cycle, len: usize, measure: usize) -> Result<[i32; 8]> {
-    let int = |v: usize| i32::try_from(v).ok();
-    let [h0, h1, h2] = geometry.halo;
-    let values = [geometry.tile, geometry.cores0.0, geometry.cores0.1, h0, h1, h2, len, measure];
-    let mut ints = [0i32; 8];
-    for (int_value, value) in ints.iter_mut().zip(values) {
-        *int_value = int(value).ok_or_else(|| Error::Launch {
-            kernel: "hierarchical".into(),
-            reason: format!("a cycle's {value} does not fit the kernel's `int`"),
-        })?;
-    }
-    Ok(ints)
 }
 
 impl<S: Stencil<N>, T: Real, const N: usize> Drop for GpuEngine<'_, S, T, N> {
@@ -411,7 +408,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
         let jacobi = self.jacobi()?;
         let kernel = if measure { jacobi.measure.clone() } else { jacobi.pass.clone() };
         let launch_shape = plain(S::KERNELS, dims, self.block, self.gpu.limits())?;
-        self.launch_window((&kernel, launch_shape), (window, dims), ([0; 8], measure))
+        self.launch_window(&kernel, launch_shape, window, dims, [0; 8], measure)
     }
 
     fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: CycleCheck) -> Result<()> {
@@ -419,24 +416,24 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
             return Ok(());
         }
         let jacobi = self.jacobi()?;
-        let Some((kernel, tile, halo)) = jacobi.cycle.clone() else {
+        let Some((kernel, sizes)) = jacobi.cycle.clone() else {
             unreachable!("inexact cycles run under a hierarchical schedule only")
         };
         // The kernel runs on the whole local grid, so that the working regions are clipped
         // only where the whole grid's are; its tiles along axis 0 are those of `cores`.
         let dims = S::KERNELS.view(&self.shape, 1);
+        let sizes = CycleSizes { sub: len, ..sizes };
         let geometry =
-            Cycle::new(S::KERNELS, dims, (tile, halo, len), (T::BYTES, jacobi.registers), self.gpu.limits())?
-                .cores_of_axis_0(cores);
+            Cycle::new(S::KERNELS, dims, sizes, T::BYTES, jacobi.registers, self.gpu.limits())?.cores_of_axis_0(cores);
         let whole = 0..self.shape[0] * self.plane_len;
         match check {
             CycleCheck::Residual => {
-                let cycle = cycle_ints(&geometry, len, 1)?;
-                return self.launch_window((&kernel, geometry.shape), (whole, dims), (cycle, true));
+                let cycle = geometry.ints(len, 1)?;
+                return self.launch_window(&kernel, geometry.shape, whole, dims, cycle, true);
             }
             CycleCheck::None => {
-                let cycle = cycle_ints(&geometry, len, 0)?;
-                return self.launch_window((&kernel, geometry.shape), (whole, dims), (cycle, false));
+                let cycle = geometry.ints(len, 0)?;
+                return self.launch_window(&kernel, geometry.shape, whole, dims, cycle, false);
             }
             CycleCheck::NonFinite => {}
         }
@@ -454,7 +451,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
         let fields = self.inputs.iter().map(|f| Some(f.as_ref().unwrap_or(&self.current).as_view())).collect();
         let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
         args.output = Some(self.next.as_view_mut());
-        args.cycle = cycle_ints(&geometry, len, 1)?;
+        args.cycle = geometry.ints(len, 1)?;
         args.checks =
             Some((checks.block_max.as_view_mut(), checks.block_sum.as_view_mut(), checks.first_bad.as_view_mut()));
         launch(&self.compute, &kernel, args, geometry.shape)?;
@@ -473,7 +470,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
             k => &other_inputs[k - 1][..],
         };
         let fields: Vec<Option<&CudaSlice<T>>> = fields.iter().map(Option::as_ref).collect();
-        sweeper.sweep((gpu, compute), (current, *shape), &fields, planes)
+        sweeper.sweep(gpu, compute, current, *shape, &fields, planes)
     }
 
     fn mark(&mut self) -> Result<()> {

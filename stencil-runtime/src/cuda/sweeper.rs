@@ -81,7 +81,8 @@ impl<T: Real> Sweeper<T> {
     pub fn new<S: Stencil<N>, const N: usize>(
         gpu: &Gpu,
         options: &CudaOptions,
-        (shape, schedule): ([usize; N], Schedule),
+        shape: [usize; N],
+        schedule: Schedule,
         scalars: Vec<ScalarValue<T>>,
     ) -> Result<(Self, JitTime)> {
         let meta = S::META;
@@ -90,7 +91,7 @@ impl<T: Real> Sweeper<T> {
         let longest = shape.iter().sum::<usize>().saturating_mul(skew_sum.saturating_mul(skew_sum));
         let mut tile = tile.min(longest.max(1));
         let pencils = loop {
-            match Pencils::new((meta, S::KERNELS), &shape, (tile, options.wavefront_chunk), T::BYTES, gpu.limits()) {
+            match Pencils::new(meta, S::KERNELS, &shape, tile, options.wavefront_chunk, T::BYTES, gpu.limits()) {
                 Err(Error::Launch { .. }) if !explicit && tile > 1 => tile /= 2,
                 result => break result?,
             }
@@ -108,8 +109,10 @@ impl<T: Real> Sweeper<T> {
     /// with the read-only fields `fields` (declaration order, the unknown's place `None`).
     pub fn sweep<const N: usize>(
         &mut self,
-        (gpu, stream): (&Gpu, &Arc<CudaStream>),
-        (current, shape): (&mut CudaSlice<T>, [usize; N]),
+        gpu: &Gpu,
+        stream: &Arc<CudaStream>,
+        current: &mut CudaSlice<T>,
+        shape: [usize; N],
         fields: &[Option<&CudaSlice<T>>],
         planes: Range<usize>,
     ) -> Result<()> {
@@ -148,7 +151,7 @@ impl<T: Real> Sweeper<T> {
     ) -> Result<usize> {
         shape[0] = planes;
         let pencils =
-            Pencils::new((self.meta, self.manifest), &shape, (self.tile, Some(self.chunk)), T::BYTES, gpu.limits())?;
+            Pencils::new(self.meta, self.manifest, &shape, self.tile, Some(self.chunk), T::BYTES, gpu.limits())?;
         if pencils.window != self.window {
             return Err(Error::Launch {
                 kernel: self.kernel.spec().symbol.into(),

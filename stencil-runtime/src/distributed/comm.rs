@@ -212,11 +212,12 @@ impl Peers for Mpi {
     /// `during` fails.
     fn exchange<T: Real>(
         &self,
-        (below, above): (Option<usize>, Option<usize>),
+        neighbours: (Option<usize>, Option<usize>),
         send: &Halo<T>,
         recv: &mut Halo<T>,
         during: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
+        let (below, above) = neighbours;
         let (mut sends, mut receives) = (Vec::new(), Vec::new());
         if let Some(below) = below {
             receives.push((below, &mut recv.lower[..]));

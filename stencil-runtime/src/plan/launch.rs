@@ -4,6 +4,7 @@
 //! [`Shape`] into a launch.
 
 use crate::kernel::{KernelKind, KernelManifest};
+use crate::schedule::CycleSizes;
 use crate::{Error, Result, StencilMeta};
 
 /// What a launch needs from the device: its limits.
@@ -80,16 +81,33 @@ pub(crate) struct Cycle {
 }
 
 impl Cycle {
-    /// The cycle of `sub` subiterations with tiles of `tile` and `halo` over a grid seen as
-    /// `dims`, elements of `elem` bytes; `registers`: whether the register kernel may run
-    /// where it applies.
+    /// The cycle kernel's ints for a cycle of `len` subiterations: tile, the cores of axis
+    /// 0, halos, subiterations and the measure flag (`measure − 1` is the measured
+    /// subiteration; 0: none).
+    pub fn ints(&self, len: usize, measure: usize) -> Result<[i32; 8]> {
+        let [h0, h1, h2] = self.halo;
+        let values = [self.tile, self.cores0.0, self.cores0.1, h0, h1, h2, len, measure];
+        let mut ints = [0i32; 8];
+        for (int, value) in ints.iter_mut().zip(values) {
+            *int = i32::try_from(value).map_err(|_| Error::Launch {
+                kernel: "hierarchical".into(),
+                reason: format!("a cycle's {value} does not fit the kernel's `int`"),
+            })?;
+        }
+        Ok(ints)
+    }
+
+    /// The cycle of `sizes` over a grid seen as `dims`, elements of `elem` bytes;
+    /// `registers`: whether the register kernel may run where it applies.
     pub fn new(
         manifest: &KernelManifest,
         dims: [usize; 3],
-        (tile, halo, sub): (usize, usize, usize),
-        (elem, registers): (usize, bool),
+        sizes: CycleSizes,
+        elem: usize,
+        registers: bool,
         limits: Limits,
     ) -> Result<Self> {
+        let CycleSizes { tile, halo, sub } = sizes;
         let fail = |reason| launch_error(manifest, KernelKind::Hierarchical, reason);
         let radius = manifest.radius;
         let interior: [usize; 3] = std::array::from_fn(|a| dims[a] - 2 * radius[a]);
@@ -195,9 +213,11 @@ impl Pencils {
     /// between ready flags (default: the tile), elements of `elem` bytes, checked against
     /// the device's limits.
     pub fn new(
-        (meta, manifest): (&StencilMeta, &KernelManifest),
+        meta: &StencilMeta,
+        manifest: &KernelManifest,
         shape: &[usize],
-        (tile, chunk): (usize, Option<usize>),
+        tile: usize,
+        chunk: Option<usize>,
         elem: usize,
         limits: Limits,
     ) -> Result<Self> {
@@ -287,7 +307,8 @@ mod tests {
     #[test]
     fn cycles_clip_tiles_and_halos_to_the_grid_and_count_their_shared_memory() {
         let m = manifest([1, 0, 1], &[0, 2]);
-        let c = Cycle::new(&m, [20, 1, 30], (usize::MAX, usize::MAX, 2), (8, true), LIMITS).unwrap();
+        let sizes = CycleSizes { tile: usize::MAX, halo: usize::MAX, sub: 2 };
+        let c = Cycle::new(&m, [20, 1, 30], sizes, 8, true, LIMITS).unwrap();
         assert_eq!((c.tile, c.halo), (30, [30, 0, 30]));
         assert_eq!(c.kind, KernelKind::Hierarchical, "no register kernel in the manifest");
         assert_eq!(c.shape.shared as usize, 3 * 20 * 30 * 8, "the unknown twice and one staged field");

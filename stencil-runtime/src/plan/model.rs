@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use crate::plan::slabs::Slabs;
+use crate::plan::slabs::{Cut, Slabs};
 
 /// The constants the model needs, measured on the device by short probes at start-up.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -165,8 +165,8 @@ pub(crate) fn best(
 ) -> Option<(usize, usize, f64)> {
     let mut best: Option<(usize, usize, f64)> = None;
     for height in 1..=MAX_HEIGHT {
-        let geometry = (shape.radius..shape.planes - shape.radius, shape.planes, shape.radius, shape.plane_len);
-        let Some(widest) = Slabs::widest(limit, geometry, height, arrays, shape.elem, skewed) else { break };
+        let cut = Cut::interior(shape.planes, shape.radius, shape.plane_len);
+        let Some(widest) = Slabs::widest(limit, &cut, height, arrays, shape.elem, skewed) else { break };
         for eighths in (1..=8).rev() {
             let width = (widest * eighths / 8).max(1);
             let slabs = Slabs::new(shape.planes, shape.radius, shape.plane_len, height, width).skew(skewed);

@@ -110,6 +110,21 @@ impl<T: Real> Halo<T> {
     }
 }
 
+/// The host buffers of a run's exchanges: the planes it sends and those it receives.
+#[derive(Debug, Default)]
+pub(crate) struct Exchange<T> {
+    pub send: Halo<T>,
+    pub recv: Halo<T>,
+}
+
+impl<T: Real> Exchange<T> {
+    /// Buffers for the exchanges of `planes`, `plane_len` values a plane (the planes received
+    /// are as many as those sent).
+    pub fn for_planes(planes: &Planes, plane_len: usize) -> Result<Self> {
+        Ok(Self { send: Halo::for_sent(planes, plane_len)?, recv: Halo::for_sent(planes, plane_len)? })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

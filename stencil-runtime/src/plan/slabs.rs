@@ -17,7 +17,65 @@
 use std::ops::Range;
 
 use crate::plan::Layout;
-use crate::{Error, Result};
+use crate::{Error, Inner, Result};
+
+/// The slowest axis of a grid as slabs cut it: the planes `own` that the slabs cover, of a
+/// grid of `planes` planes of `plane_len` elements whose stencil reads `radius` planes
+/// around a point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Cut {
+    pub own: Range<usize>,
+    pub planes: usize,
+    pub radius: usize,
+    pub plane_len: usize,
+}
+
+impl Cut {
+    /// The interior planes of a grid of `planes` planes (one process).
+    pub fn interior(planes: usize, radius: usize, plane_len: usize) -> Self {
+        Self { own: radius..planes - radius, planes, radius, plane_len }
+    }
+}
+
+/// An out-of-core run's schedule, as its slabs are built from it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Config {
+    /// The planes the slabs cover: the interior, or a rank's own planes.
+    pub own: Range<usize>,
+    /// Planes per slab; `None`: the widest that fits `device_memory`.
+    pub slab: Option<usize>,
+    /// Iterations per pass at most.
+    pub height: usize,
+    pub inner: Inner,
+    /// Bytes the slabs' buffers may take.
+    pub device_memory: Option<usize>,
+}
+
+/// What the slabs of an out-of-core run are asked to be ([`slabs_for`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SlabRequest {
+    /// Planes per slab; `None`: the widest whose buffers fit `device_memory`, or all the own
+    /// planes without a limit.
+    pub slab: Option<usize>,
+    /// Iterations per pass at most.
+    pub height: usize,
+    /// Bytes the slabs' buffers may take.
+    pub device_memory: Option<usize>,
+    /// Skewed slabs instead of pyramids.
+    pub skewed: bool,
+}
+
+impl Config {
+    /// The slabs this configuration asks for.
+    pub fn request(&self) -> SlabRequest {
+        SlabRequest {
+            slab: self.slab,
+            height: self.height,
+            device_memory: self.device_memory,
+            skewed: self.inner == Inner::Skewed,
+        }
+    }
+}
 
 /// The slabs of one grid for one pyramid height.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,26 +102,20 @@ impl Slabs {
     /// Slabs of `width` planes (at least 1, at most the interior) over a grid of `planes`
     /// planes of `plane_len` elements.
     pub fn new(planes: usize, radius: usize, plane_len: usize, height: usize, width: usize) -> Self {
-        Self::over(radius..planes - radius, planes, radius, plane_len, height, width)
+        Self::over(&Cut::interior(planes, radius, plane_len), height, width)
     }
 
-    /// Slabs of `width` planes (at least 1, at most `own`'s) over the planes `own` of a grid
-    /// of `planes` planes only: a rank's own planes in its local grid, whose ghost planes
+    /// Slabs of `width` planes (at least 1, at most `own`'s) over the planes `cut.own` of its
+    /// grid only: a rank's own planes in its local grid, whose ghost planes
     /// (at least `height · radius` a side where `own` does not reach the boundary layer)
     /// hold the iterate a pass starts from and are read, never written back.
     ///
-    /// A height above `planes` is lowered to it: with a radius of 1 or more, a pass that
-    /// long already loads the whole grid as every slab's chunk, so longer passes would
-    /// compute the same iterates (passes are exact, whatever their length) in buffers no
-    /// larger; and `height · radius` then stays within the grid's planes.
-    pub fn over(
-        own: Range<usize>,
-        planes: usize,
-        radius: usize,
-        plane_len: usize,
-        height: usize,
-        width: usize,
-    ) -> Self {
+    /// A height above the grid's planes is lowered to them: with a radius of 1 or more, a
+    /// pass that long already loads the whole grid as every slab's chunk, so longer passes
+    /// would compute the same iterates (passes are exact, whatever their length) in buffers
+    /// no larger; and `height · radius` then stays within the grid's planes.
+    pub fn over(cut: &Cut, height: usize, width: usize) -> Self {
+        let Cut { own, planes, radius, plane_len } = cut.clone();
         let width = width.clamp(1, own.len().max(1));
         let height = height.min(planes);
         let slabs = own.clone().step_by(width).map(|a| a..(a + width).min(own.end)).collect();
@@ -201,23 +253,14 @@ impl Slabs {
         own.start.saturating_sub(margin)..(own.end + margin).min(self.planes)
     }
 
-    /// The widest slab over the planes `own` of a grid of `planes` planes whose buffers fit
-    /// `limit` bytes ([`buffer_bytes`](Self::buffer_bytes)): per slot (two, so that copies
-    /// and kernels overlap) `arrays` chunk buffers of `elem` bytes per element, plus the
-    /// carries. `None` when not even one plane fits.
-    pub fn widest(
-        limit: usize,
-        (own, planes, radius, plane_len): (Range<usize>, usize, usize, usize),
-        height: usize,
-        arrays: usize,
-        elem: usize,
-        skewed: bool,
-    ) -> Option<usize> {
-        let plane_bytes = plane_len.checked_mul(elem)?.max(1);
-        let fits = |width| {
-            let slabs = Self::over(own.clone(), planes, radius, plane_len, height, width).skew(skewed);
-            slabs.buffer_bytes(arrays, elem) <= limit
-        };
+    /// The widest slab over `cut` whose buffers fit `limit` bytes
+    /// ([`buffer_bytes`](Self::buffer_bytes)): per slot (two, so that copies and kernels
+    /// overlap) `arrays` chunk buffers of `elem` bytes per element, plus the carries. `None`
+    /// when not even one plane fits.
+    pub fn widest(limit: usize, cut: &Cut, height: usize, arrays: usize, elem: usize, skewed: bool) -> Option<usize> {
+        let own = &cut.own;
+        let plane_bytes = cut.plane_len.checked_mul(elem)?.max(1);
+        let fits = |width| Self::over(cut, height, width).skew(skewed).buffer_bytes(arrays, elem) <= limit;
         // The buffers grow with the width; ghost planes clipped at the grid's edge make them
         // smaller than `2 · arrays · (w + ghosts)`, so search every width up to what the own
         // planes alone would allow.
@@ -314,22 +357,21 @@ impl Slabs {
 }
 
 /// The slabs of an out-of-core run over the planes `own` (the interior, or a rank's own
-/// planes): `slab` planes, or the widest that fits `device_memory` (with `arrays` chunk
-/// buffers per slot), or all of `own`. The limit bounds the slab
-/// buffers (two slots of `arrays` chunks, and the carry); an explicit `slab` whose buffers
-/// exceed it is an error too, on every backend.
+/// planes): `request.slab` planes, or the widest that fits `request.device_memory` (with
+/// `arrays` chunk buffers of `elem` bytes per element per slot), or all of `own`. The limit
+/// bounds the slab buffers (two slots of `arrays` chunks, and the carry); an explicit
+/// `slab` whose buffers exceed it is an error too, on every backend.
 pub(crate) fn slabs_for<const N: usize>(
     layout: &Layout<N>,
-    own: std::ops::Range<usize>,
-    height: usize,
-    (slab, device_memory): (Option<usize>, Option<usize>),
-    (arrays, elem): (usize, usize),
-    skewed: bool,
+    own: Range<usize>,
+    request: SlabRequest,
+    arrays: usize,
+    elem: usize,
 ) -> Result<Slabs> {
-    let planes = layout.shape[0];
-    let radius = layout.radius[0];
+    let SlabRequest { slab, height, device_memory, skewed } = request;
     let plane_len: usize = layout.shape[1..].iter().product();
-    let slabs_of = |width| Slabs::over(own.clone(), planes, radius, plane_len, height, width).skew(skewed);
+    let cut = Cut { own, planes: layout.shape[0], radius: layout.radius[0], plane_len };
+    let slabs_of = |width| Slabs::over(&cut, height, width).skew(skewed);
     let too_large = |slabs: Slabs, limit| Error::DeviceMemory {
         needed: slabs.buffer_bytes(arrays, elem),
         limit,
@@ -338,10 +380,9 @@ pub(crate) fn slabs_for<const N: usize>(
     let width = match (slab, device_memory) {
         (Some(width), _) => width,
         (None, Some(limit)) => {
-            Slabs::widest(limit, (own.clone(), planes, radius, plane_len), height, arrays, elem, skewed)
-                .ok_or_else(|| too_large(slabs_of(1), limit))?
+            Slabs::widest(limit, &cut, height, arrays, elem, skewed).ok_or_else(|| too_large(slabs_of(1), limit))?
         }
-        (None, None) => own.len(),
+        (None, None) => cut.own.len(),
     };
     let slabs = slabs_of(width);
     match device_memory {
@@ -372,7 +413,7 @@ mod tests {
     #[test]
     fn slabs_over_own_planes_read_the_ghost_planes_and_write_back_only_their_own() {
         // A rank's local grid: 3 ghost planes (depth 3, radius 1) below and above 10 own.
-        let slabs = Slabs::over(3..13, 16, 1, 4, 3, 4);
+        let slabs = Slabs::over(&Cut { own: 3..13, planes: 16, radius: 1, plane_len: 4 }, 3, 4);
         assert_eq!(slabs.own, [3..7, 7..11, 11..13]);
         assert_eq!(slabs.chunk(0, 3), 0..10);
         assert_eq!(slabs.chunk(2, 3), 8..16);
@@ -384,7 +425,7 @@ mod tests {
     #[test]
     fn under_a_rank_pyramids_start_with_the_first_slab_that_reads_no_ghost_plane() {
         // Own planes 3..13 between 3 ghost planes a side; slabs of 2 planes, height 3.
-        let slabs = Slabs::over(3..13, 16, 1, 4, 3, 2);
+        let slabs = Slabs::over(&Cut { own: 3..13, planes: 16, radius: 1, plane_len: 4 }, 3, 2);
         assert_eq!(slabs.own, [3..5, 5..7, 7..9, 9..11, 11..13]);
         // Slab 2's chunk, 4..12, is the first within the own planes.
         assert_eq!(slabs.first, 2);
@@ -399,8 +440,8 @@ mod tests {
         assert_eq!(slabs.buffer_bytes(3, 8), (2 * 3 * slabs.max_chunk() + 2 * 3) * 4 * 8);
         // One process, skewed slabs, and slabs that all read ghost planes keep their order.
         assert_eq!(Slabs::new(16, 1, 4, 3, 2).first, 0);
-        assert_eq!(Slabs::over(3..13, 16, 1, 4, 3, 2).skew(true).first, 0);
-        assert_eq!(Slabs::over(3..13, 16, 1, 4, 3, 5).first, 0);
+        assert_eq!(Slabs::over(&Cut { own: 3..13, planes: 16, radius: 1, plane_len: 4 }, 3, 2).skew(true).first, 0);
+        assert_eq!(Slabs::over(&Cut { own: 3..13, planes: 16, radius: 1, plane_len: 4 }, 3, 5).first, 0);
         // Slabs written back out of order: the error itself, not StoppedMidPass.
         let error = slabs.interrupted(0..3, 2, None, crate::Error::injected());
         assert!(matches!(error, crate::Error::Cuda { .. }), "{error}");
@@ -411,7 +452,7 @@ mod tests {
         let (planes, radius, plane_len, height, arrays, elem) = (1000, 1, 100, 4, 3, 4);
         for limit in [10_000, 50_000, 123_456, 10_000_000] {
             let Some(width) =
-                Slabs::widest(limit, (radius..planes - radius, planes, radius, plane_len), height, arrays, elem, false)
+                Slabs::widest(limit, &Cut::interior(planes, radius, plane_len), height, arrays, elem, false)
             else {
                 assert!(Slabs::new(planes, radius, plane_len, height, 1).buffer_bytes(arrays, elem) > limit);
                 continue;
@@ -423,14 +464,10 @@ mod tests {
                 assert!(wider.buffer_bytes(arrays, elem) > limit, "{limit}: width {width} is not the widest");
             }
         }
-        assert_eq!(
-            Slabs::widest(100, (radius..planes - radius, planes, radius, plane_len), height, arrays, elem, false),
-            None
-        );
+        assert_eq!(Slabs::widest(100, &Cut::interior(planes, radius, plane_len), height, arrays, elem, false), None);
         for limit in [50_000, 123_456, 10_000_000] {
             let width =
-                Slabs::widest(limit, (radius..planes - radius, planes, radius, plane_len), height, arrays, elem, true)
-                    .unwrap();
+                Slabs::widest(limit, &Cut::interior(planes, radius, plane_len), height, arrays, elem, true).unwrap();
             let slabs = Slabs::new(planes, radius, plane_len, height, width).skew(true);
             assert!(slabs.buffer_bytes(arrays, elem) <= limit, "{limit}: width {width}");
             let wider = Slabs::new(planes, radius, plane_len, height, width + 1).skew(true);
@@ -441,9 +478,9 @@ mod tests {
         for skewed in [false, true] {
             let (planes, height) = (33, 32);
             let one = Slabs::new(planes, radius, plane_len, height, 1).skew(skewed).buffer_bytes(arrays, elem);
-            let own = (radius..planes - radius, planes, radius, plane_len);
-            assert!(Slabs::widest(one, own.clone(), height, arrays, elem, skewed).is_some_and(|w| w >= 1));
-            assert_eq!(Slabs::widest(one - 1, own, height, arrays, elem, skewed), None);
+            let cut = Cut::interior(planes, radius, plane_len);
+            assert!(Slabs::widest(one, &cut, height, arrays, elem, skewed).is_some_and(|w| w >= 1));
+            assert_eq!(Slabs::widest(one - 1, &cut, height, arrays, elem, skewed), None);
         }
     }
 
@@ -521,7 +558,8 @@ mod tests {
             let planes = own.end + if own.end == 38 { 2 } else { 8 };
             for width in [1, 3, 5, 22, 40] {
                 for len in 1..=4 {
-                    let slabs = Slabs::over(own.clone(), planes, 2, 3, 4, width).skew(true);
+                    let slabs =
+                        Slabs::over(&Cut { own: own.clone(), planes, radius: 2, plane_len: 3 }, 4, width).skew(true);
                     for t in 1..=len {
                         let span = slabs.span(len, t);
                         let levels: Vec<_> = (0..slabs.own.len()).map(|s| slabs.level(s, len, t)).collect();

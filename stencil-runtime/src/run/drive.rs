@@ -4,12 +4,10 @@
 //! the checks and what they record, progress, checkpoints, convergence, non-finite values,
 //! and the clock.
 
-use std::time::Duration;
-
 use crate::engine::Difference;
 use crate::plan::planes::Planes;
 use crate::report::StopReason;
-use crate::run::monitor::Monitor;
+use crate::run::monitor::{Monitor, Ran};
 use crate::run::peers::Peers;
 use crate::{Error, Grid, Real, Result, Stencil};
 
@@ -54,14 +52,6 @@ pub(crate) trait Advance<T: Real, const N: usize> {
     fn finish(&mut self) -> Result<()>;
 }
 
-/// What a finished loop did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Ran {
-    pub iterations: usize,
-    pub stop: StopReason,
-    pub wall: Duration,
-}
-
 /// Runs `advance` until the stopping rule the monitor watches holds, stencil `S` naming
 /// the checkpoints. A non-finite value found by a check is returned as the error after
 /// the grid holds the iterate it was found in.
@@ -104,10 +94,13 @@ pub(crate) fn drive<S: Stencil<N>, T: Real, const N: usize>(
 /// first non-finite value of the grid (`value_at` reads it, on the process that has it,
 /// from a local flat index) found by the check after `iteration` (`check_every` apart).
 pub(crate) fn reduce_check<const N: usize>(
-    (peers, planes, global): (&impl Peers, &Planes, [usize; N]),
+    peers: &impl Peers,
+    planes: &Planes,
+    global: [usize; N],
     d: Difference,
     value_at: impl FnOnce(usize) -> Result<f64>,
-    (iteration, check_every): (usize, usize),
+    iteration: usize,
+    check_every: usize,
 ) -> Result<(f64, f64)> {
     let local_bad = d.first_non_finite;
     let bad_value = local_bad.map(value_at).transpose()?.unwrap_or(0.0);

@@ -15,7 +15,7 @@
 use super::drive::{Advance, Unit, reduce_check};
 use super::peers::{Peers, Place};
 use crate::engine::{CycleCheck, Engine};
-use crate::plan::planes::{Halo, Planes};
+use crate::plan::planes::{Exchange, Planes};
 use crate::stop::StopRule;
 use crate::{Grid, Real, Result};
 
@@ -48,7 +48,7 @@ pub(crate) struct Jacobi<'p, P: Peers, E, T: Real, const N: usize> {
     stop: StopRule,
     cycles: Cycles,
     global: [usize; N],
-    halos: (Halo<T>, Halo<T>),
+    halos: Exchange<T>,
     phase: Option<Phase>,
 }
 
@@ -58,7 +58,7 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Jacobi<'p, P, E, T,
     pub fn new(
         engine: E,
         Place { peers, planes, global }: Place<'p, P, N>,
-        halos: (Halo<T>, Halo<T>),
+        halos: Exchange<T>,
         stop: StopRule,
         cycles: Cycles,
     ) -> Result<Self> {
@@ -121,7 +121,7 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Jacobi<'p, P, E, T,
         };
         let steps = if measure { 1 } else { cycle.min(phase.len - phase.done) };
         let left = phase.len - phase.done - steps;
-        self.step((steps, left), measure)?;
+        self.step(steps, left, measure)?;
         phase.done += steps;
         self.phase = (phase.done < phase.len).then_some(phase);
         let end = phase.start + phase.done;
@@ -130,7 +130,7 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Jacobi<'p, P, E, T,
 
     /// One step of `steps` iterations, `left` iterations before the phase's end (0: the
     /// exchange follows it).
-    fn step(&mut self, (steps, left): (usize, usize), measure: bool) -> Result<()> {
+    fn step(&mut self, steps: usize, left: usize, measure: bool) -> Result<()> {
         let planes = &self.planes;
         // A cycle leaves other values up to (steps − 1)·r planes around what it updates:
         // the last step is split only when the cycle above the middle cannot reach the
@@ -157,7 +157,7 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Jacobi<'p, P, E, T,
     /// The last step of a phase with the planes to send updated first and the exchange
     /// overlapping the middle's update.
     fn last_step_split(&mut self, steps: usize, measure: bool) -> Result<()> {
-        let Self { engine, peers, planes, halos: (send, recv), .. } = self;
+        let Self { engine, peers, planes, halos: Exchange { send, recv }, .. } = self;
         let [lower, middle, upper] = planes.split();
         let ((sent_lower, sent_upper), (ghost_lower, ghost_upper)) = (planes.sent(), planes.received());
         let neighbours = planes.neighbours();
@@ -201,11 +201,12 @@ pub(crate) fn exchange<T: Real, const N: usize>(
     engine: &mut impl Engine<T, N>,
     peers: &impl Peers,
     planes: &Planes,
-    (send, recv): &mut (Halo<T>, Halo<T>),
+    halos: &mut Exchange<T>,
 ) -> Result<()> {
     if !planes.has_neighbour() {
         return Ok(());
     }
+    let Exchange { send, recv } = halos;
     let ((sent_lower, sent_upper), (ghost_lower, ghost_upper)) = (planes.sent(), planes.received());
     engine.stage(sent_lower, sent_upper, send, false)?;
     peers.exchange(planes.neighbours(), send, recv, || Ok(()))?;
@@ -219,8 +220,16 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Jacob
 
     fn measured(&mut self, unit: &Unit) -> Result<Option<(f64, f64)>> {
         let d = self.engine.difference()?;
-        let place = (self.peers, &self.planes, self.global);
-        reduce_check(place, d, |at| self.engine.value_at(at), (unit.end, self.stop.check_every)).map(Some)
+        reduce_check(
+            self.peers,
+            &self.planes,
+            self.global,
+            d,
+            |at| self.engine.value_at(at),
+            unit.end,
+            self.stop.check_every,
+        )
+        .map(Some)
     }
 
     fn settle(&mut self) -> Result<()> {

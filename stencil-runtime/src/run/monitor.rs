@@ -10,6 +10,14 @@ use crate::run::job::{GridState, Held, ProgressFn};
 use crate::stop::StopRule;
 use crate::{Norm, Progress, Real, Report, Schedule, Stencil, Tolerance};
 
+/// What a finished loop did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ran {
+    pub iterations: usize,
+    pub stop: StopReason,
+    pub wall: Duration,
+}
+
 pub(crate) struct Monitor<'r, 'a> {
     stop: StopRule,
     points: usize,
@@ -156,17 +164,16 @@ impl<'r, 'a> Monitor<'r, 'a> {
     }
 
     /// The report of the run of `S` in precision `T` that this monitor watched: `schedule` on
-    /// `backend` over a grid of `shape`, ended after `iterations` for `stop`, its iterations
-    /// timed at `wall`; `jit` on the GPU.
+    /// `backend` over a grid of `shape`, as it `ran`; `jit` on the GPU.
     pub fn into_report<S: Stencil<N>, T: Real, const N: usize>(
         self,
         backend: crate::report::RanOn,
         schedule: Schedule,
         shape: [usize; N],
-        (iterations, stop): (usize, StopReason),
-        wall: Duration,
+        ran: Ran,
         jit: Option<(Duration, crate::report::Origin)>,
     ) -> Report {
+        let Ran { iterations, stop, wall } = ran;
         Report {
             stencil: S::META.name,
             precision: T::NAME,

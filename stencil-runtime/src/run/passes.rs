@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use super::drive::{Advance, Unit, reduce_check};
 use super::peers::{Peers, Place};
-use crate::engine::{Difference, Passes};
-use crate::plan::planes::{Halo, Planes};
+use crate::engine::{Difference, PassPlan, Passes};
+use crate::plan::planes::{Exchange, Planes};
 use crate::plan::slabs::Slabs;
 use crate::stop::StopRule;
 use crate::{Grid, Real, Result, SlabProgress};
@@ -29,7 +29,7 @@ pub(crate) struct Slabbed<'p, 'g, 'c, P: Peers, X, T: Real, const N: usize> {
     global: [usize; N],
     slabs: Slabs,
     u: &'g mut Grid<T, N>,
-    halos: (Halo<T>, Halo<T>),
+    halos: Exchange<T>,
     /// `send` holds planes of the last pass that the neighbours have not received.
     unsent: bool,
     on_slab: Option<&'c mut dyn FnMut(&SlabProgress)>,
@@ -43,10 +43,11 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
     /// Passes of `passes` over `slabs` of `u` (`planes` of a grid whose whole shape is
     /// `global`) under `stop`; `on_slab` told of every slab written back.
     pub fn new(
-        (passes, slabs): (X, Slabs),
+        passes: X,
+        slabs: Slabs,
         u: &'g mut Grid<T, N>,
         Place { peers, planes, global }: Place<'p, P, N>,
-        halos: (Halo<T>, Halo<T>),
+        halos: Exchange<T>,
         stop: StopRule,
         on_slab: Option<&'c mut dyn FnMut(&SlabProgress)>,
     ) -> Result<Self> {
@@ -68,12 +69,9 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
     }
 
     /// Receives the ghost planes into `u` (what the neighbours sent after the last pass).
-    fn receive(
-        (peers, planes, slabs): (&P, &Planes, &Slabs),
-        u: &mut [T],
-        (send, recv): (&Halo<T>, &mut Halo<T>),
-    ) -> Result<()> {
+    fn receive(peers: &P, planes: &Planes, slabs: &Slabs, u: &mut [T], halos: &mut Exchange<T>) -> Result<()> {
         let (ghost_lower, ghost_upper) = planes.received();
+        let Exchange { send, recv } = halos;
         peers.exchange(planes.neighbours(), send, recv, || Ok(()))?;
         u[slabs.elements(&ghost_lower)].copy_from_slice(&recv.lower);
         u[slabs.elements(&ghost_upper)].copy_from_slice(&recv.upper);
@@ -87,10 +85,9 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         let (start, end) = (iteration, iteration + plan.len);
         self.lens.push(plan.len);
         let measure = plan.measure_step.is_some();
-        let Self { passes, peers, planes, slabs, u, halos: (send, recv), on_slab, started, .. } = self;
+        let Self { passes, peers, planes, slabs, u, halos, on_slab, started, .. } = self;
         let exchanging = std::mem::take(&mut self.unsent);
-        let mut ghosts =
-            |u: &mut [T]| if exchanging { Self::receive((*peers, planes, slabs), u, (send, recv)) } else { Ok(()) };
+        let mut ghosts = |u: &mut [T]| if exchanging { Self::receive(*peers, planes, slabs, u, halos) } else { Ok(()) };
         let count = slabs.own.len();
         let tell = on_slab.is_some();
         let mut told = |slab| {
@@ -102,14 +99,14 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         let written = tell.then_some(&mut told as &mut dyn FnMut(usize));
         let ghosts = planes.has_neighbour().then_some(&mut ghosts as &mut dyn FnMut(&mut [T]) -> Result<()>);
         let measured = passes
-            .pass(u.as_mut_slice(), (plan.len, measure), ghosts, written)
+            .pass(u.as_mut_slice(), PassPlan { len: plan.len, measure }, ghosts, written)
             .map_err(|(written, error)| slabs.interrupted(start..end, written, None, error))?;
         if planes.has_neighbour() {
             // The planes sent are read from host memory as soon as the pass has ended.
             passes.synchronize().map_err(|error| slabs.interrupted(start..end, count, None, error))?;
             let (sent_lower, sent_upper) = planes.sent();
-            send.lower.copy_from_slice(&u.as_slice()[slabs.elements(&sent_lower)]);
-            send.upper.copy_from_slice(&u.as_slice()[slabs.elements(&sent_upper)]);
+            halos.send.lower.copy_from_slice(&u.as_slice()[slabs.elements(&sent_lower)]);
+            halos.send.upper.copy_from_slice(&u.as_slice()[slabs.elements(&sent_upper)]);
             self.unsent = true;
         }
         self.measured = measured;
@@ -118,9 +115,17 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
 
     fn measured(&mut self, unit: &Unit) -> Result<Option<(f64, f64)>> {
         let d = self.measured.take().unwrap_or_default();
-        let place = (self.peers, &self.planes, self.global);
         let u = &*self.u;
-        reduce_check(place, d, |at| Ok(u.as_slice()[at].to_f64()), (unit.end, self.stop.check_every)).map(Some)
+        reduce_check(
+            self.peers,
+            &self.planes,
+            self.global,
+            d,
+            |at| Ok(u.as_slice()[at].to_f64()),
+            unit.end,
+            self.stop.check_every,
+        )
+        .map(Some)
     }
 
     fn settle(&mut self) -> Result<()> {
@@ -135,8 +140,8 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
 
     fn wait(&mut self) -> Result<()> {
         if std::mem::take(&mut self.unsent) {
-            let Self { peers, planes, slabs, u, halos: (send, recv), .. } = self;
-            Self::receive((*peers, planes, slabs), u.as_mut_slice(), (send, recv))?;
+            let Self { peers, planes, slabs, u, halos, .. } = self;
+            Self::receive(*peers, planes, slabs, u.as_mut_slice(), halos)?;
         }
         self.passes.synchronize()
     }

@@ -44,7 +44,7 @@ use super::drive::{Advance, Unit, reduce_check};
 use super::jacobi::exchange;
 use super::peers::{Peers, Place};
 use crate::engine::{Difference, Engine};
-use crate::plan::planes::{Halo, Planes};
+use crate::plan::planes::{Exchange, Planes};
 use crate::stop::StopRule;
 use crate::{Direction, Grid, Real, Result, Tolerance};
 
@@ -157,7 +157,7 @@ struct Sides<T>([Side<T>; 2]);
 impl<T: Real> Sides<T> {
     /// Whether making the ghost planes on `side` hold the neighbour's planes as its sweep
     /// `sweep` left them needs a message not yet received.
-    fn waits(&self, cycle: &Cycle, (side, sweep): (usize, usize)) -> bool {
+    fn waits(&self, cycle: &Cycle, side: usize, sweep: usize) -> bool {
         let Side { rank, received, .. } = &self.0[side];
         rank.is_some() && (*received + 1..=sweep).any(|k| cycle.receives(side, k))
     }
@@ -168,8 +168,10 @@ impl<T: Real> Sides<T> {
     /// only the final exchange may leave so.)
     fn fetch<const N: usize>(
         &mut self,
-        (peers, cycle): (&impl Peers, &Cycle),
-        (side, sweep): (usize, usize),
+        peers: &impl Peers,
+        cycle: &Cycle,
+        side: usize,
+        sweep: usize,
         engine: &mut impl Engine<T, N>,
     ) -> Result<()> {
         let Side { rank, ghost, received, buffer } = &mut self.0[side];
@@ -236,16 +238,16 @@ impl<T: Real> Pipeline<T> {
     ) -> Result<()> {
         let Self { cycle, sides, first_out, last_out } = self;
         let (which, order) = cycle.of(k);
-        sides.fetch((peers, cycle), (order.earlier_side, k), engine)?;
+        sides.fetch(peers, cycle, order.earlier_side, k, engine)?;
         let sends_first = order.earlier.is_some() && cycle.sends(order.earlier_side, k);
-        if !sends_first && !sides.waits(cycle, (order.later_side(), k - 1)) {
+        if !sends_first && !sides.waits(cycle, order.later_side(), k - 1) {
             // Nothing to send early and nothing to wait for (a sweep the other way after
             // one this way): one launch over all the planes.
             engine.sweep(which, order.own.clone())?;
-            return send_last(engine, (peers, cycle, k), last_out);
+            return send_last(engine, peers, cycle, k, last_out);
         }
         if order.first_reads_later() {
-            sides.fetch((peers, cycle), (order.later_side(), k - 1), engine)?;
+            sides.fetch(peers, cycle, order.later_side(), k - 1, engine)?;
         }
         engine.sweep(which, order.first.clone())?;
         let cycle = &*cycle;
@@ -254,10 +256,10 @@ impl<T: Real> Pipeline<T> {
                 // The first planes travel while the rest is swept.
                 engine.read(order.to_earlier.clone(), first_out)?;
                 peers.post(&[(earlier, &first_out[..])], &mut [], || {
-                    finish_sweep(engine, (peers, cycle, k), sides, last_out)
+                    finish_sweep(engine, peers, cycle, k, sides, last_out)
                 })
             }
-            None => finish_sweep(engine, (peers, cycle, k), sides, last_out),
+            None => finish_sweep(engine, peers, cycle, k, sides, last_out),
         }
     }
 
@@ -271,7 +273,7 @@ impl<T: Real> Pipeline<T> {
         engine: &mut impl Engine<T, N>,
     ) -> Result<()> {
         for side in 0..2 {
-            self.sides.fetch((peers, &self.cycle), (side, k), engine)?;
+            self.sides.fetch(peers, &self.cycle, side, k, engine)?;
         }
         Ok(())
     }
@@ -281,21 +283,25 @@ impl<T: Real> Pipeline<T> {
 /// planes, the last planes, and the last planes sent on.
 fn finish_sweep<T: Real, const N: usize>(
     engine: &mut impl Engine<T, N>,
-    (peers, cycle, k): (&impl Peers, &Cycle, usize),
+    peers: &impl Peers,
+    cycle: &Cycle,
+    k: usize,
     sides: &mut Sides<T>,
     out: &mut [T],
 ) -> Result<()> {
     let (which, order) = cycle.of(k);
     engine.sweep(which, order.middle.clone())?;
-    sides.fetch((peers, cycle), (order.later_side(), k - 1), engine)?;
+    sides.fetch(peers, cycle, order.later_side(), k - 1, engine)?;
     engine.sweep(which, order.last.clone())?;
-    send_last(engine, (peers, cycle, k), out)
+    send_last(engine, peers, cycle, k, out)
 }
 
 /// Sends the last planes of sweep `k` to the later neighbour (when it reads them).
 fn send_last<T: Real, const N: usize>(
     engine: &mut impl Engine<T, N>,
-    (peers, cycle, k): (&impl Peers, &Cycle, usize),
+    peers: &impl Peers,
+    cycle: &Cycle,
+    k: usize,
     out: &mut [T],
 ) -> Result<()> {
     let order = cycle.of(k).1;
@@ -313,7 +319,7 @@ pub(crate) struct Swept<'p, P: Peers, E, T: Real, const N: usize> {
     stop: StopRule,
     global: [usize; N],
     pipeline: Pipeline<T>,
-    halos: (Halo<T>, Halo<T>),
+    halos: Exchange<T>,
     /// The sweeps done.
     swept: usize,
     measured: Option<Difference>,
@@ -326,7 +332,7 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Swept<'p, P, E, T, 
     pub fn new(
         engine: E,
         Place { peers, planes, global }: Place<'p, P, N>,
-        halos: (Halo<T>, Halo<T>),
+        halos: Exchange<T>,
         stop: StopRule,
         stencils: &[(Direction, usize)],
     ) -> Result<Self> {
@@ -379,8 +385,15 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Swept
 
     fn measured(&mut self, unit: &Unit) -> Result<Option<(f64, f64)>> {
         let d = self.measured.take().unwrap_or_default();
-        let place = (self.peers, &self.planes, self.global);
-        let residual = reduce_check(place, d, |at| self.engine.value_at(at), (unit.end, self.stop.check_every))?;
+        let residual = reduce_check(
+            self.peers,
+            &self.planes,
+            self.global,
+            d,
+            |at| self.engine.value_at(at),
+            unit.end,
+            self.stop.check_every,
+        )?;
         Ok(self.stop.tolerance.is_some().then_some(residual))
     }
 

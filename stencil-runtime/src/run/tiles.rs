@@ -21,7 +21,8 @@ use super::drive::{Advance, Unit, reduce_check};
 use super::jacobi::exchange;
 use super::peers::{Peers, Place};
 use crate::engine::{CycleCheck, Engine};
-use crate::plan::planes::{Halo, Planes};
+use crate::plan::planes::{Exchange, Planes};
+use crate::schedule::CycleSizes;
 use crate::stop::StopRule;
 use crate::{Grid, Real, Result};
 
@@ -63,7 +64,7 @@ pub(crate) struct Tiles<'p, P: Peers, E, T: Real, const N: usize> {
     planes: Planes,
     stop: StopRule,
     global: [usize; N],
-    halos: (Halo<T>, Halo<T>),
+    halos: Exchange<T>,
     tiling: Tiling,
     sub: usize,
     reach: usize,
@@ -80,10 +81,11 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Tiles<'p, P, E, T, 
     pub fn new(
         engine: E,
         Place { peers, planes, global }: Place<'p, P, N>,
-        halos: (Halo<T>, Halo<T>),
+        halos: Exchange<T>,
         stop: StopRule,
-        (tile, halo, sub): (usize, usize, usize),
+        sizes: CycleSizes,
     ) -> Result<Self> {
+        let CycleSizes { tile, halo, sub } = sizes;
         let r = planes.radius;
         let reach = reach(r, tile, halo);
         let per_phase = planes.ghost.checked_div(reach).map_or(usize::MAX, |cycles| cycles.max(1));
@@ -120,13 +122,8 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Tiles<'p, P, E, T, 
     /// The last cycle of a phase, split: the tiles of the planes sent first, and the
     /// exchange overlapping the rest (tiles write their cores only, so the parts are
     /// independent).
-    fn split_cycle(
-        &mut self,
-        (lower, upper): (Range<usize>, Range<usize>),
-        len: usize,
-        check: CycleCheck,
-    ) -> Result<()> {
-        let Self { engine, peers, planes, halos: (send, recv), .. } = self;
+    fn split_cycle(&mut self, lower: Range<usize>, upper: Range<usize>, len: usize, check: CycleCheck) -> Result<()> {
+        let Self { engine, peers, planes, halos: Exchange { send, recv }, .. } = self;
         let ((sent_lower, sent_upper), (ghost_lower, ghost_upper)) = (planes.sent(), planes.received());
         let neighbours = planes.neighbours();
         engine.inexact_cycle(lower.clone(), len, check)?;
@@ -167,7 +164,7 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Tiles
         let lower = if sent_lower.is_empty() { cores.start..cores.start } else { self.tiling.cores(&sent_lower) };
         let upper = if sent_upper.is_empty() { cores.end..cores.end } else { self.tiling.cores(&sent_upper) };
         if phase_over && self.planes.has_neighbour() && lower.end <= upper.start {
-            self.split_cycle((lower, upper), plan.len, check)?;
+            self.split_cycle(lower, upper, plan.len, check)?;
         } else {
             self.engine.inexact_cycle(cores, plan.len, check)?;
             self.engine.swap();
@@ -185,8 +182,16 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Tiles
 
     fn measured(&mut self, unit: &Unit) -> Result<Option<(f64, f64)>> {
         let d = self.engine.difference()?;
-        let place = (self.peers, &self.planes, self.global);
-        reduce_check(place, d, |at| self.engine.value_at(at), (unit.end, self.stop.check_every)).map(Some)
+        reduce_check(
+            self.peers,
+            &self.planes,
+            self.global,
+            d,
+            |at| self.engine.value_at(at),
+            unit.end,
+            self.stop.check_every,
+        )
+        .map(Some)
     }
 
     fn settle(&mut self) -> Result<()> {

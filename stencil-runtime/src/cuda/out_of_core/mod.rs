@@ -8,7 +8,6 @@ mod probe;
 mod pyramid;
 mod skewed;
 
-use std::ops::Range;
 use std::time::Duration;
 
 pub(crate) use pyramid::Pyramid;
@@ -16,20 +15,11 @@ pub(crate) use pyramid::Pyramid;
 use super::device::{Gpu, Pinned, driver_error};
 use super::module::JitTime;
 use super::options::CudaOptions;
-use crate::engine::{Difference, Ghosts, Passes, Written};
+use crate::engine::{Difference, Ghosts, PassPlan, Passes, Written};
 use crate::plan::Layout;
 use crate::plan::model::{self, ModelReport};
-use crate::plan::slabs::{Slabs, slabs_for};
+use crate::plan::slabs::{Config, SlabRequest, Slabs, slabs_for};
 use crate::{Error, Grid, Inner, Real, Result, Stencil};
-
-/// The parameters of [`Schedule::OutOfCore`](crate::Schedule::OutOfCore).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Config {
-    pub slab: Option<usize>,
-    pub height: usize,
-    pub inner: Inner,
-    pub device_memory: Option<usize>,
-}
 
 /// What the model knows of a run: the grid's shape, the measured constants and the limit.
 struct Model {
@@ -62,14 +52,17 @@ pub(crate) struct GpuPasses<'g, 'i, S: Stencil<N>, T: Real, const N: usize> {
 }
 
 impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> {
-    /// Sets up the passes over slabs of the own planes `own` of `u` (page-locked for the
-    /// run): of `slab` planes, or the widest whose buffers fit `device_memory` (`None`: 90 %
-    /// of what `gpu` has free), with `height` iterations at most, `inner` ones in each slab.
+    /// Sets up the passes over slabs of the own planes `config.own` of `u` (page-locked for
+    /// the run): of `config.slab` planes, or the widest whose buffers fit
+    /// `config.device_memory` (`None`: 90 % of what `gpu` has free), with `config.height`
+    /// iterations at most, `config.inner` ones in each slab.
     pub fn new(
-        (gpu, options): (&'g Gpu, &CudaOptions),
+        gpu: &'g Gpu,
+        options: &CudaOptions,
         u: &mut Grid<T, N>,
-        (inputs, params): (Vec<Option<&'i [T]>>, &S::Params<T>),
-        (own, config): (Range<usize>, Config),
+        inputs: Vec<Option<&'i [T]>>,
+        params: &S::Params<T>,
+        config: Config,
         setup: Setup,
     ) -> Result<Self> {
         let meta = S::META;
@@ -80,7 +73,8 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
             None => gpu.ctx.mem_get_info().map_err(driver_error("reading the free device memory"))?.0 / 10 * 9,
         };
         let slabs_of = |height, slab, skewed| {
-            slabs_for(&layout, own.clone(), height, (slab, Some(limit)), (arrays, T::BYTES), skewed)
+            let request = SlabRequest { slab, height, device_memory: Some(limit), skewed };
+            slabs_for(&layout, config.own.clone(), request, arrays, T::BYTES)
         };
         let mut skewed = config.inner == Inner::Skewed;
         // A configuration given in full is checked before anything runs.
@@ -104,7 +98,7 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
         if setup.alone {
             let grid = u.shape();
             let (costs, jit) =
-                probe::probe::<S, T, N>((gpu, options), u.as_mut_slice(), (&shape, grid), limit / arrays, params)?;
+                probe::probe::<S, T, N>(gpu, options, u.as_mut_slice(), &shape, grid, limit / arrays, params)?;
             probe_jit = Some(jit);
             model = Some(Model { shape, costs, limit, arrays, skewed });
         }
@@ -118,8 +112,8 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
             (None, None) => slabs_of(config.height, config.slab, skewed)?,
         };
         let inner = if skewed { Inner::Skewed } else { config.inner };
-        let (pyramid, jit) =
-            Pyramid::<S, T, N>::new((gpu, options), (slabs, inner), u.shape(), (&inputs, params), setup.fail_after)?;
+        let (mut pyramid, jit) = Pyramid::<S, T, N>::new(gpu, options, slabs, inner, u.shape(), &inputs, params)?;
+        pyramid.fail_after = setup.fail_after;
         // The probe's module (compiled for its few planes) is part of the start-up too.
         let jit = probe_jit.map_or(jit, |probe| jit.and(probe));
         Ok(Self { pyramid, inputs, _pinned: pinned, model, jit })
@@ -169,11 +163,11 @@ impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for GpuPasses<'_, '_, S, 
     fn pass(
         &mut self,
         u: &mut [T],
-        (len, measure): (usize, bool),
+        pass: PassPlan,
         ghosts: Option<Ghosts<'_, T>>,
         written: Option<Written<'_>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
-        self.pyramid.pass(u, &self.inputs, (len, measure), (written, ghosts))
+        self.pyramid.pass(u, &self.inputs, pass, written, ghosts)
     }
 
     fn synchronize(&mut self) -> Result<()> {

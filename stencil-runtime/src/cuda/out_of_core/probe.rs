@@ -16,9 +16,11 @@ use crate::{Real, Result, Stencil};
 /// probe's buffers (three of the same planes) fit `per_buffer` bytes each, and are freed
 /// before the run allocates its own.
 pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
-    (gpu, options): (&Gpu, &CudaOptions),
+    gpu: &Gpu,
+    options: &CudaOptions,
     host: &mut [T],
-    (shape, grid): (&model::Shape, [usize; N]),
+    shape: &model::Shape,
+    grid: [usize; N],
     per_buffer: usize,
     params: &S::Params<T>,
 ) -> Result<(model::Costs, JitTime)> {

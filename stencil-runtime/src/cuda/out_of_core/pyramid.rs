@@ -21,10 +21,11 @@ use crate::cuda::device::{Gpu, driver_error};
 use crate::cuda::launch::{Args, Kernel, launch};
 use crate::cuda::module::{JitTime, Module};
 use crate::cuda::options::CudaOptions;
-use crate::engine::{Difference, Ghosts, Written};
+use crate::engine::{Difference, Ghosts, PassPlan, Written};
 use crate::kernel::KernelKind;
 use crate::plan::launch::{Cycle, Shape, plain};
 use crate::plan::slabs::Slabs;
+use crate::schedule::CycleSizes;
 use crate::{Error, Inner, Real, Result, ScalarValue, Stencil};
 
 /// One device slot: the chunk of the unknown twice (Jacobi ping-pong) and of every
@@ -52,7 +53,7 @@ impl<T: DeviceRepr> Slot<T> {
 /// What runs a slab's iterations: the plain kernel, or the exact hierarchical one.
 pub(super) enum Kernels {
     Plain { pass: Kernel, measure: Kernel },
-    Hierarchical { cycle: Kernel, measure: Kernel, tile: usize, halo: usize, sub: usize },
+    Hierarchical { cycle: Kernel, measure: Kernel, sizes: CycleSizes },
 }
 
 /// The device side of out-of-core passes over one set of slabs (the module documentation).
@@ -77,9 +78,32 @@ pub(crate) struct Pyramid<'g, S: Stencil<N>, T: Real, const N: usize> {
     pub(super) block_sum: CudaSlice<f64>,
     pub(super) first_bad: CudaSlice<u64>,
     pub(super) scalars: Vec<ScalarValue<T>>,
-    /// Test hook: fail before running slab `n` of a pass.
+    /// Test hook: fail before running slab `n` of a pass (none unless set).
     pub(super) fail_after: Option<usize>,
     pub(super) _stencil: std::marker::PhantomData<S>,
+}
+
+/// Every slab's measuring launch, over its own planes (skewed: its last level, whose size
+/// depends on the pass's length; the most blocks any length needs), so that its blocks get
+/// entries of their own.
+fn measure_shapes<S: Stencil<N>, const N: usize>(
+    slabs: &Slabs,
+    shape: [usize; N],
+    block: [u32; 3],
+    gpu: &Gpu,
+) -> Result<Vec<Shape>> {
+    let measured_planes = |s: usize| {
+        if slabs.skewed {
+            (1..=slabs.height).map(|len| slabs.level(s, len, len).len()).max().unwrap_or(0)
+        } else {
+            slabs.own[s].len()
+        }
+    };
+    (0..slabs.own.len())
+        .map(|s| {
+            plain(S::KERNELS, view_dims::<S, N>(shape, measured_planes(s) + 2 * slabs.radius), block, gpu.limits())
+        })
+        .collect()
 }
 
 /// The kernels' three extents for a view of `planes` planes (along axis 0) of a grid of
@@ -94,28 +118,16 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
     /// `inner` iterations, for a grid of `shape` whose read-only fields are the `Some`s of
     /// `inputs` (parameter order).
     pub(crate) fn new(
-        (gpu, options): (&'g Gpu, &CudaOptions),
-        (slabs, inner): (Slabs, Inner),
+        gpu: &'g Gpu,
+        options: &CudaOptions,
+        slabs: Slabs,
+        inner: Inner,
         shape: [usize; N],
-        (inputs, params): (&[Option<&[T]>], &S::Params<T>),
-        fail_after: Option<usize>,
+        inputs: &[Option<&[T]>],
+        params: &S::Params<T>,
     ) -> Result<(Self, JitTime)> {
         let block = options.plain_block(S::KERNELS, N);
-        // Every slab's measuring launch covers its own planes (skewed: its last level, whose
-        // size depends on the pass's length; the most blocks any length needs): its blocks get
-        // their own entries.
-        let measured_planes = |s: usize| {
-            if slabs.skewed {
-                (1..=slabs.height).map(|len| slabs.level(s, len, len).len()).max().unwrap_or(0)
-            } else {
-                slabs.own[s].len()
-            }
-        };
-        let measure_shapes: Vec<Shape> = (0..slabs.own.len())
-            .map(|s| {
-                plain(S::KERNELS, view_dims::<S, N>(shape, measured_planes(s) + 2 * slabs.radius), block, gpu.limits())
-            })
-            .collect::<Result<_>>()?;
+        let measure_shapes = measure_shapes::<S, N>(&slabs, shape, block, gpu)?;
         let block_offsets: Vec<usize> =
             measure_shapes.iter().scan(0, |total, s| Some(std::mem::replace(total, *total + s.blocks()))).collect();
         let total_blocks: usize = measure_shapes.iter().map(Shape::blocks).sum();
@@ -125,9 +137,10 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         let kernels = match inner {
             Inner::Hierarchical { tile, halo, sub } => {
                 let cycle = module.kernel::<N>(KernelKind::Hierarchical)?;
-                let largest = Cycle::new(S::KERNELS, chunk_dims, (tile, halo, sub), (T::BYTES, false), gpu.limits())?;
+                let sizes = CycleSizes { tile, halo, sub };
+                let largest = Cycle::new(S::KERNELS, chunk_dims, sizes, T::BYTES, false, gpu.limits())?;
                 cycle.allow_shared(largest.shape.shared as usize)?;
-                Kernels::Hierarchical { cycle, measure, tile, halo, sub }
+                Kernels::Hierarchical { cycle, measure, sizes }
             }
             _ => Kernels::Plain { pass: module.kernel::<N>(KernelKind::Plain)?, measure },
         };
@@ -166,7 +179,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             block_sum,
             first_bad,
             scalars: S::param_values(params),
-            fail_after,
+            fail_after: None,
             _stencil: std::marker::PhantomData,
         };
         Ok((pyramid, jit))
@@ -177,9 +190,9 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         &self.slabs
     }
 
-    /// Runs `len` iterations (at most the slabs' height) on `host` in place, slab by slab;
-    /// `inputs` are the read-only fields over the same grid (parameter order, `None` for the
-    /// unknown). With `check`, the last iteration measures S(u) − u over every slab's own
+    /// Runs `pass.len` iterations (at most the slabs' height) on `host` in place, slab by
+    /// slab; `inputs` are the read-only fields over the same grid (parameter order, `None`
+    /// for the unknown). With `pass.measure`, the last iteration measures S(u) − u over every slab's own
     /// planes, and the pass waits for the device and returns the measurement (the flat index
     /// of a non-finite value is `host`'s). `written`, if any, is told how many slabs are
     /// written back as their copies finish (one slab behind the work enqueued). `ghosts`, if
@@ -191,22 +204,23 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         &mut self,
         host: &mut [T],
         inputs: &[Option<&[T]>],
-        (len, check): (usize, bool),
-        (written, ghosts): (Option<Written<'_>>, Option<Ghosts<'_, T>>),
+        pass: PassPlan,
+        written: Option<Written<'_>>,
+        ghosts: Option<Ghosts<'_, T>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
         let mut enqueued = 0;
-        let result = self.enqueue(host, inputs, (len, check), &mut enqueued, (written, ghosts));
+        let result = self.enqueue(host, inputs, pass, &mut enqueued, written, ghosts);
         if let Err(error) = result {
             // What was enqueued is written once the copies finish (they do not run after a
             // sticky device error; the count is then an upper bound, as the error says).
             let _ = self.down.synchronize();
             return Err((enqueued, error));
         }
-        if !check {
+        if !pass.measure {
             return Ok(None);
         }
         // Every write-back is enqueued; an error reading the check is the device's own.
-        self.measured(len).map(Some).map_err(|error| (self.slabs.own.len(), error))
+        self.measured(pass.len).map(Some).map_err(|error| (self.slabs.own.len(), error))
     }
 
     /// Waits for every copy and kernel.
@@ -222,11 +236,13 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         &mut self,
         host: &mut [T],
         inputs: &[Option<&[T]>],
-        (len, check): (usize, bool),
+        pass: PassPlan,
         enqueued: &mut usize,
-        (mut written, mut ghosts): (Option<Written<'_>>, Option<Ghosts<'_, T>>),
+        mut written: Option<Written<'_>>,
+        mut ghosts: Option<Ghosts<'_, T>>,
     ) -> Result<()> {
-        if check {
+        let len = pass.len;
+        if pass.measure {
             let flags = vec![u64::MAX; self.slabs.own.len()];
             let compute = &self.compute;
             compute.memcpy_htod(&flags, &mut self.first_bad).map_err(driver_error("resetting the check"))?;
@@ -258,8 +274,8 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 ghosts(host)?;
             }
             match self.slabs.skewed {
-                true => self.skewed_slab((s, position), host, inputs, (len, check))?,
-                false => self.pyramid_slab((s, position), host, inputs, (len, check))?,
+                true => self.skewed_slab(s, position, host, inputs, pass)?,
+                false => self.pyramid_slab(s, position, host, inputs, pass)?,
             }
             written_back[position % 2] =
                 Some(self.down.record_event(None).map_err(driver_error("recording an event"))?);
@@ -285,11 +301,13 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
     /// iterations over the shrinking regions, its own planes down.
     fn pyramid_slab(
         &mut self,
-        (s, position): (usize, usize),
+        s: usize,
+        position: usize,
         host: &mut [T],
         inputs: &[Option<&[T]>],
-        (len, check): (usize, bool),
+        pass: PassPlan,
     ) -> Result<()> {
+        let len = pass.len;
         let slabs = &self.slabs;
         let kept_above = slabs.upper_carry(len);
         let chunk = slabs.chunk(s, len);
@@ -338,7 +356,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         let kept = slabs.carry(s, len);
         dtod(&first.slice(local(&kept)), &mut self.carry.slice_mut(0..kept.len() * slabs.plane_len))?;
         dtod(&first.slice(local(&chunk)), &mut second.slice_mut(local(&chunk)))?;
-        let current = self.iterate_chunk((s, position), (chunk.clone(), len), check)?;
+        let current = self.iterate_chunk(s, position, chunk.clone(), pass)?;
         // Down: the slab's own planes, in place.
         let slab_local = self.slabs.elements(&(own.start - chunk.start..own.end - chunk.start));
         let slot = &self.slots[position % 2];
@@ -347,14 +365,10 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             .map_err(driver_error("copying a slab to the host"))
     }
 
-    /// The iterations of pyramid slab `s` over the shrinking regions of its chunk; returns
-    /// the buffer that holds the last iterate.
-    fn iterate_chunk(
-        &mut self,
-        (s, position): (usize, usize),
-        (chunk, len): (Range<usize>, usize),
-        check: bool,
-    ) -> Result<usize> {
+    /// The iterations of `pass` on pyramid slab `s` (the `position`-th of the pass) over the
+    /// shrinking regions of its `chunk`; returns the buffer that holds the last iterate.
+    fn iterate_chunk(&mut self, s: usize, position: usize, chunk: Range<usize>, pass: PassPlan) -> Result<usize> {
+        let PassPlan { len, measure: check } = pass;
         let (gpu, shape, block) = (self.gpu, self.shape, self.block);
         let mut current = 0;
         let mut done = 0;
@@ -363,7 +377,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             // residual covers every interior point once (as in the CPU twin).
             let last_measured = check && done + 1 == len;
             let steps = match self.kernels {
-                Kernels::Hierarchical { sub, .. } if !last_measured => sub.min(len - done - usize::from(check)),
+                Kernels::Hierarchical { sizes, .. } if !last_measured => sizes.sub.min(len - done - usize::from(check)),
                 _ => 1,
             };
             let view = self.slabs.region(s, len, done);
@@ -374,12 +388,10 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                     (measure, self.measure_shapes[s], [0; 8])
                 }
                 Kernels::Plain { pass, .. } => (pass, plain(S::KERNELS, dims, block, gpu.limits())?, [0; 8]),
-                Kernels::Hierarchical { cycle, tile, halo, .. } => {
-                    let geometry =
-                        Cycle::new(S::KERNELS, dims, (*tile, *halo, steps), (T::BYTES, false), gpu.limits())?;
-                    let [h0, h1, h2] = geometry.halo.map(|h| h as i32);
-                    let (c0, c1) = (geometry.cores0.0 as i32, geometry.cores0.1 as i32);
-                    (cycle, geometry.shape, [geometry.tile as i32, c0, c1, h0, h1, h2, steps as i32, 0])
+                Kernels::Hierarchical { cycle, sizes, .. } => {
+                    let sizes = CycleSizes { sub: steps, ..*sizes };
+                    let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, false, gpu.limits())?;
+                    (cycle, geometry.shape, geometry.ints(steps, 0)?)
                 }
             };
             let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);

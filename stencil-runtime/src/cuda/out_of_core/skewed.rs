@@ -8,6 +8,7 @@ use std::ops::Range;
 use super::pyramid::{Kernels, Pyramid, view_dims};
 use crate::cuda::device::driver_error;
 use crate::cuda::launch::{Args, launch};
+use crate::engine::PassPlan;
 use crate::plan::launch::plain;
 use crate::{Real, Result, Stencil};
 
@@ -16,17 +17,19 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
     /// below them from the previous slot's window, its levels, its last level down.
     pub(super) fn skewed_slab(
         &mut self,
-        (s, position): (usize, usize),
+        s: usize,
+        position: usize,
         host: &mut [T],
         inputs: &[Option<&[T]>],
-        (len, check): (usize, bool),
+        pass: PassPlan,
     ) -> Result<()> {
+        let len = pass.len;
         let slabs = &self.slabs;
         let window = slabs.window(s, len);
         let local = |planes: &Range<usize>| slabs.elements(&(planes.start - window.start..planes.end - window.start));
         let fresh = slabs.fresh(s, len);
         let (even, odd) = self.slots.split_at_mut(1);
-        let (slot, previous) = if s % 2 == 0 { (&mut even[0], &odd[0]) } else { (&mut odd[0], &even[0]) };
+        let (slot, previous) = if s.is_multiple_of(2) { (&mut even[0], &odd[0]) } else { (&mut odd[0], &even[0]) };
         debug_assert_eq!(position % 2, s % 2, "skewed slabs are not rotated");
         // Up: the fresh planes of the unknown and of every field.
         let up = &self.up;
@@ -58,7 +61,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
         compute
             .memcpy_dtod(&first.slice(local(&fresh)), &mut second.slice_mut(local(&fresh)))
             .map_err(driver_error("copying a slab"))?;
-        self.levels((s, position), window.clone(), (len, check))?;
+        self.levels(s, position, window.clone(), pass)?;
         // Down: the last level, in place.
         let slabs = &self.slabs;
         let last = slabs.level(s, len, len);
@@ -68,13 +71,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
             .map_err(driver_error("copying a slab to the host"))
     }
 
-    /// The iterations of skewed slab `s`: level t from buffer (t − 1) mod 2 into the other.
-    fn levels(
-        &mut self,
-        (s, position): (usize, usize),
-        window: Range<usize>,
-        (len, check): (usize, bool),
-    ) -> Result<()> {
+    /// The iterations of `pass` on skewed slab `s` (the `position`-th of the pass): level t
+    /// from buffer (t − 1) mod 2 into the other.
+    fn levels(&mut self, s: usize, position: usize, window: Range<usize>, pass: PassPlan) -> Result<()> {
+        let PassPlan { len, measure: check } = pass;
         let Kernels::Plain { pass, measure } = &self.kernels else { unreachable!("skewed slabs run plain") };
         for t in 1..=len {
             let level = self.slabs.level(s, len, t);
