@@ -14,7 +14,7 @@ use stencil::builtin::Jacobi7;
 use stencil::cuda::Mode;
 use stencil::distributed::{Mpi, Subdomain};
 use stencil::prelude::*;
-use stencil::{Alternating, Error, Report};
+use stencil::{Alternating, Boundaries, Boundary, Error, Report};
 
 mod common;
 use common::{differing, random};
@@ -95,6 +95,7 @@ struct Case<'p, S, const N: usize> {
     /// The schedule of the distributed run (the single-process run is `Plain`, or the same
     /// schedule for an inexact hierarchical one, whose iterates are its own).
     schedule: Schedule,
+    boundaries: Boundaries<N>,
 }
 
 /// Whether `schedule` is an inexact hierarchical one for `S`.
@@ -106,6 +107,7 @@ impl<S: Stencil<N>, const N: usize> Case<'_, S, N> {
     fn solver<'a, T: Real>(&self, f: Option<&'a Grid<T, N>>, backend: Backend) -> Solver<'a, S, T, N> {
         let mut solver =
             Solver::new(self.stencil).backend(backend).mode(Mode::Exact).max_iterations(self.max_iterations);
+        solver = solver.boundaries(self.boundaries);
         if let Some(m) = self.check_every {
             solver = solver.check_every(m);
         }
@@ -172,13 +174,24 @@ fn compare<T: Real, const N: usize>(
             expected.residuals.iter().map(|s| (s.iteration, s.max)).collect::<Vec<_>>()
         ));
     }
-    // Every plane this rank holds (own, ghost and boundary) holds the last iterate.
+    // Every plane this rank holds (own, ghost and boundary) holds the last iterate. The
+    // gather is collective: every rank takes part in it, whatever it found.
     let part = sub.local_part(reference).unwrap();
     let wrong = differing(&part, u);
+    let gathered = sub.gather(u, 0).map_err(|e| e.to_string())?;
     if wrong > 0 {
-        return Err(format!("{wrong} of {} local values differ from the one-process run", u.len()));
+        let planes: Vec<usize> = (0..u.shape()[0])
+            .filter(|&p| {
+                let row = |g: &Grid<T, N>| g.as_slice().chunks(g.len() / g.shape()[0]).nth(p).unwrap().to_vec();
+                row(&part).iter().zip(row(u)).any(|(a, b)| a.to_f64().to_bits() != b.to_f64().to_bits())
+            })
+            .collect();
+        return Err(format!(
+            "{wrong} of {} local values differ from the one-process run, in local planes {planes:?}",
+            u.len()
+        ));
     }
-    match sub.gather(u, 0).map_err(|e| e.to_string())? {
+    match gathered {
         Some(global) if differing(&global, reference) > 0 => {
             Err(format!("the gathered grid differs in {} points", differing(&global, reference)))
         }
@@ -228,6 +241,18 @@ fn disagreements(mpi: &Mpi) -> Vec<(String, Result<(), String>)> {
         let outcome = mpi.split(&Jacobi7, [2 * ranks + 1, 4, 4], 3);
         results.push(("too many ranks".into(), expect_error(outcome, "fewer than the 3 ghost planes")));
     }
+
+    // A periodic cut axis would wrap from the last rank to the first: refused on every rank
+    // when there are several.
+    let mut u = sub.local_grid(|_| 0.0f64).unwrap();
+    let outcome = solver(1.0).boundaries(Boundary::Periodic).run(&mut u);
+    results.push((
+        "a periodic cut axis".into(),
+        match ranks {
+            1 => outcome.map(|_| ()).map_err(|e| e.to_string()),
+            _ => expect_error(outcome, "a periodic axis 0 would wrap from the last rank to the first"),
+        },
+    ));
 
     // An inexact hierarchical schedule with too few ghost planes for its tiles is refused on
     // every rank.
@@ -295,6 +320,7 @@ fn sweep_cases(mpi: &Mpi, backend: Backend, depth: usize, results: &mut Vec<(Str
         tolerance,
         check_every,
         schedule,
+        boundaries: Boundaries::default(),
     };
     for (name, case) in [
         ("gs9 sweeps to a relative tolerance", gs9(400, relative, Some(3), Schedule::Plain)),
@@ -314,12 +340,23 @@ fn sweep_cases(mpi: &Mpi, backend: Backend, depth: usize, results: &mut Vec<(Str
         tolerance,
         check_every: Some(2),
         schedule,
+        boundaries: Boundaries::default(),
     };
     record("f64 radius-2 sweeps, 300".into(), far2(None, Schedule::Plain).check::<f64>(mpi, depth, backend));
     record(
         "f64 radius-2 wavefront to an absolute tolerance".into(),
         far2(absolute, wavefront(3)).check::<f64>(mpi, depth, backend),
     );
+    // Periodic and Neumann boundaries: as one process on one rank, an error on every rank
+    // with more.
+    let channel = Boundaries::all(Boundary::Periodic).axis(0, Boundary::Neumann);
+    let bounded = Case { boundaries: channel, ..gs9(60, None, Some(7), wavefront(4)) };
+    let outcome = match bounded.check::<f64>(mpi, depth, backend) {
+        Err(e) if mpi.size() > 1 && e.contains("distributed sweeps take Dirichlet boundaries") => Ok(()),
+        Ok(()) if mpi.size() > 1 => Err("a distributed sweep ran with periodic boundaries".into()),
+        outcome => outcome,
+    };
+    record("f64 gs9 wavefront in a periodic channel".into(), outcome);
     if depth == 1 {
         // With 3 or 4 ranks a rank owns fewer than 2 · radius planes: its first planes read
         // the later neighbour's.
@@ -336,6 +373,7 @@ fn sweep_cases(mpi: &Mpi, backend: Backend, depth: usize, results: &mut Vec<(Str
         tolerance,
         check_every: Some(3),
         schedule,
+        boundaries: Boundaries::default(),
     };
     record("f64 3-D descending sweeps, 7".into(), diag3(7, None, Schedule::Plain).check::<f64>(mpi, depth, backend));
     record(
@@ -352,6 +390,7 @@ fn sweep_cases(mpi: &Mpi, backend: Backend, depth: usize, results: &mut Vec<(Str
         tolerance: relative,
         check_every: Some(5),
         schedule,
+        boundaries: Boundaries::default(),
     };
     record("f64 1-D descending sweeps".into(), line(Schedule::Plain).check::<f64>(mpi, depth, backend));
     record("f64 1-D descending wavefront".into(), line(wavefront(8)).check::<f64>(mpi, depth, backend));
@@ -376,6 +415,7 @@ fn inexact_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Result<
         tolerance,
         check_every,
         schedule,
+        boundaries: Boundaries::default(),
     };
     // Tiles of 2 with a halo of 2 read 3 planes beyond: depth 3 holds one cycle between
     // exchanges, 6 two and 9 three.
@@ -404,6 +444,7 @@ fn inexact_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Result<
         tolerance: relative,
         check_every: Some(3),
         schedule: hier(3, 2, 2),
+        boundaries: Boundaries::default(),
     };
     for depth in [2, 4] {
         let name = format!("f64 radius 2 in 2-D inexact hierarchical to a relative tolerance depth {depth}");
@@ -419,6 +460,7 @@ fn inexact_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Result<
         tolerance: None,
         check_every: Some(5),
         schedule: hier(5, 2, 4),
+        boundaries: Boundaries::default(),
     };
     for depth in [6, 12] {
         record(format!("f64 1-D inexact hierarchical depth {depth}"), line.check::<f64>(mpi, depth, backend));
@@ -626,6 +668,7 @@ fn main() {
                 tolerance,
                 check_every,
                 schedule,
+                boundaries: Boundaries::default(),
             };
             // Exact: halo ≥ sub · radius.
             let hier = |tile, halo, sub| Schedule::Hierarchical { tile, halo, sub };
@@ -650,7 +693,12 @@ fn main() {
                     slabs(1, 2, Inner::Skewed),
                 ),
             ];
-            for case in &cases_3d {
+            let channel3 = Boundaries::all(Boundary::Periodic).axis(0, Boundary::Neumann);
+            let bounded3 = Case {
+                boundaries: channel3,
+                ..jacobi("jacobi7 in a periodic channel", 9, None, Some(4), Schedule::Plain)
+            };
+            for case in cases_3d.iter().chain([&bounded3]) {
                 results
                     .push((format!("{kind} f64 {} depth {depth}", case.name), case.check::<f64>(&mpi, depth, backend)));
                 results
@@ -666,6 +714,7 @@ fn main() {
                 tolerance: relative,
                 check_every: Some(3),
                 schedule,
+                boundaries: Boundaries::default(),
             };
             let line = |name, schedule| Case {
                 name,
@@ -677,6 +726,7 @@ fn main() {
                 tolerance: None,
                 check_every: Some(5),
                 schedule,
+                boundaries: Boundaries::default(),
             };
             let others = [
                 wide("radius 2 in 2-D to a relative tolerance", Schedule::Plain),
@@ -684,7 +734,17 @@ fn main() {
                 wide("radius 2 in 2-D out of core to a relative tolerance", slabs(4, 2, Inner::Plain)),
                 wide("radius 2 in 2-D skewed slabs to a relative tolerance", slabs(3, 3, Inner::Skewed)),
             ];
-            for case in &others {
+            // Neumann walls across the cut axis, periodic along the other axes.
+            let channel = Boundaries::all(Boundary::Periodic).axis(0, Boundary::Neumann);
+            let bounded = [
+                Case { boundaries: channel, ..wide("radius 2 in a periodic channel", Schedule::Plain) },
+                Case { boundaries: channel, ..wide("radius 2 tiled in a periodic channel", Schedule::Tiled) },
+                Case {
+                    boundaries: Boundaries::default().side(0, stencil::Side::High, Boundary::Neumann),
+                    ..wide("radius 2 with one Neumann wall", Schedule::Plain)
+                },
+            ];
+            for case in others.iter().chain(&bounded) {
                 results
                     .push((format!("{kind} f64 {} depth {depth}", case.name), case.check::<f64>(&mpi, depth, backend)));
             }
@@ -694,7 +754,11 @@ fn main() {
                 line("1-D out of core, checked every 5 iterations", slabs(3, 4, in_slabs)),
                 line("1-D skewed slabs, checked every 5 iterations", slabs(2, 4, Inner::Skewed)),
             ];
-            for case in &lines {
+            let neumann_line = Case {
+                boundaries: Boundaries::all(Boundary::Neumann),
+                ..line("1-D between Neumann walls", Schedule::Plain)
+            };
+            for case in lines.iter().chain([&neumann_line]) {
                 results
                     .push((format!("{kind} f64 {} depth {depth}", case.name), case.check::<f64>(&mpi, depth, backend)));
             }

@@ -9,6 +9,7 @@ use crate::cuda::engine::{Build, GpuEngine};
 use crate::cuda::out_of_core::{GpuPasses, Setup};
 use crate::engine::{Engine, Passes};
 use crate::plan::Layout;
+use crate::plan::fill::{Edges, FillCopy, fill_plan};
 use crate::plan::planes::Exchange;
 use crate::plan::slabs::{Config, Slabs, slabs_for};
 use crate::report::{Device, Origin, RanOn};
@@ -21,7 +22,7 @@ use crate::run::peers::{Peers, Place};
 use crate::run::sweeps::Swept;
 use crate::run::tiles::Tiles;
 use crate::schedule::CycleSizes;
-use crate::{Grid, Real, Report, Result, Schedule, SlabProgress, Stencil};
+use crate::{Boundaries, Grid, Real, Report, Result, Schedule, SlabProgress, Stencil};
 use std::time::Duration;
 
 /// Runs `job` on `u` in `place`, on the CPU (`device` `None`) or on a GPU.
@@ -60,6 +61,18 @@ fn halos<T: Real, P, const N: usize>(place: &Place<'_, P, N>) -> Result<Exchange
     Exchange::for_planes(&place.planes, place.plane_len())
 }
 
+/// The boundary fill of `place`'s local grid of `shape` under `boundaries`: the outer
+/// layers of axis 0 only where the grid's ends are (not at a rank's ghost planes).
+fn fill_of<S: Stencil<N>, P, const N: usize>(
+    boundaries: &Boundaries<N>,
+    place: &Place<'_, P, N>,
+    shape: [usize; N],
+) -> Vec<FillCopy> {
+    let radius = std::array::from_fn(|a| S::META.radius[a]);
+    let edges = Edges { low: place.planes.below.is_none(), high: place.planes.above.is_none() };
+    fill_plan(boundaries, radius, shape, edges)
+}
+
 /// A run with the grid held by an engine for the whole run.
 fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     job: Job<'_, '_, S, T, N>,
@@ -71,17 +84,24 @@ fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     let halos = halos::<T, P, N>(&place)?;
     let on = ran_on(place.peers, gpu.as_ref());
     let (inputs, params, schedule) = (job.inputs.clone(), job.params, job.schedule);
+    let fill = fill_of::<S, P, N>(&job.boundaries, &place, u.shape());
     match gpu {
         None => {
             // A sweep's residual is measured in a second buffer; a check without a tolerance
             // only looks for non-finite values in the grid.
             let second = !S::META.is_sweep() || job.stop.tolerance.is_some();
-            let engine = CpuEngine::<S, T, N>::new(u, inputs, params, schedule, second)?;
+            let engine = CpuEngine::<S, T, N>::new(u, inputs, params, schedule, second)?.with_fill(fill);
             advance(job, engine, place, halos, Described { on, jit: None })
         }
         Some(gpu) => {
-            let build =
-                Build { schedule, options, jacobi: true, alone: !place.planes.has_neighbour(), halos: Some(&halos) };
+            let build = Build {
+                schedule,
+                options,
+                jacobi: true,
+                alone: !place.planes.has_neighbour(),
+                halos: Some(&halos),
+                fill,
+            };
             let engine = place.peers.all_ok(GpuEngine::<S, T, N>::new(u, &inputs, &params, gpu, build))?;
             let jit = Some((engine.jit.time, engine.jit.origin));
             advance(job, engine, place, halos, Described { on, jit })

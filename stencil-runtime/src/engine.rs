@@ -90,6 +90,11 @@ pub(crate) trait Engine<T: Real, const N: usize> {
     /// Ends a Jacobi iteration: the next iterate becomes the current one.
     fn swap(&mut self);
 
+    /// Sets the current iterate's periodic and Neumann outer layers from its interior, by
+    /// the copies of the plan the engine was built with (`plan::fill`); nothing for
+    /// Dirichlet boundaries. Called before every iteration or sweep, and at the end.
+    fn fill(&mut self) -> Result<()>;
+
     /// Copies `recv` into planes `lower` and `upper` of the current iterate, before any later
     /// update.
     fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()>;

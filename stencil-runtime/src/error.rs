@@ -164,6 +164,16 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// Boundary conditions that do not fit the stencil or grid.
+    #[error("the boundary conditions of axis {axis} cannot hold for stencil `{stencil}`: {reason}")]
+    InvalidBoundary {
+        /// The stencil's name.
+        stencil: &'static str,
+        /// The axis (0 = slowest).
+        axis: usize,
+        /// Why.
+        reason: String,
+    },
     /// A grid of the wrong number of axes (reading a file or converting an array).
     #[error("expected a {expected}-dimensional array, found {found} dimensions")]
     RankMismatch {

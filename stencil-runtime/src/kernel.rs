@@ -25,6 +25,8 @@ pub enum KernelKind {
     HierarchicalRows,
     /// The wavefront of a sweep stencil: pencils marching in place.
     Wavefront,
+    /// The boundary fill: slices of one axis copied within the unknown.
+    Boundary,
 }
 
 /// The C type of a kernel parameter.
@@ -101,6 +103,18 @@ pub enum ParamRole {
     Ticket,
     /// A wavefront's pencils on the last lane axis.
     PencilsOnLastAxis,
+    /// The boundary fill's kernel axis.
+    FillAxis,
+    /// The first slice a boundary fill reads.
+    FillFrom,
+    /// The step between the slices it reads (±1).
+    FillFromStep,
+    /// The first slice it writes.
+    FillTo,
+    /// The step between the slices it writes (±1).
+    FillToStep,
+    /// The slices it copies.
+    FillCount,
 }
 
 /// One parameter of a generated kernel.

@@ -6,6 +6,7 @@
 
 #![deny(missing_docs)]
 
+mod boundary;
 mod checkpoint;
 pub mod compare;
 mod cpu;
@@ -31,6 +32,7 @@ mod stop;
 #[doc(hidden)]
 pub mod __private;
 
+pub use boundary::{Boundaries, Boundary, Side};
 pub use checkpoint::{Checkpoint, RunInputs, Saved};
 pub use error::{Error, Result};
 pub use grid::{ColorMap, Grid, Slice};

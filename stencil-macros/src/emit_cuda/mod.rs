@@ -9,6 +9,7 @@
 //! exactly as a 3-D kernel marches along planes; a 1-D stencil is a single row (axis 2).
 //! Missing axes have radius 0.
 
+mod boundary;
 mod common;
 mod hierarchical;
 mod manifest;
@@ -18,6 +19,7 @@ mod wavefront;
 
 use crate::ir::{self, BinOp, ExprKind, Method, Stencil, Ty, UnOp};
 use crate::writer::Writer;
+use boundary::emit_boundary;
 use common::{c_name, scalar_c_type, to_3d};
 use hierarchical::{emit_hierarchical, emit_hierarchical_rows};
 use plain::{emit_plain, emit_tiled};
@@ -57,6 +59,7 @@ pub fn emit(s: &Stencil) -> String {
             Kind::Hierarchical => emit_hierarchical(&mut w, s),
             Kind::HierarchicalRows => emit_hierarchical_rows(&mut w, s),
             Kind::Wavefront => emit_wavefront(&mut w, s),
+            Kind::Boundary => emit_boundary(&mut w, s),
         }
     }
     w.finish()

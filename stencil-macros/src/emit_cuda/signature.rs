@@ -23,6 +23,7 @@ pub(super) enum Kind {
     Hierarchical,
     HierarchicalRows,
     Wavefront,
+    Boundary,
 }
 
 impl Kind {
@@ -34,6 +35,7 @@ impl Kind {
             Kind::Hierarchical => "hier",
             Kind::HierarchicalRows => "hier_rows",
             Kind::Wavefront => "wavefront",
+            Kind::Boundary => "boundary",
         }
     }
 
@@ -45,6 +47,7 @@ impl Kind {
             Kind::Hierarchical => "Hierarchical",
             Kind::HierarchicalRows => "HierarchicalRows",
             Kind::Wavefront => "Wavefront",
+            Kind::Boundary => "Boundary",
         }
     }
 }
@@ -69,6 +72,12 @@ pub(super) enum Role {
     PencilProgress,
     Ticket,
     PencilsOnLastAxis,
+    FillAxis,
+    FillFrom,
+    FillFromStep,
+    FillTo,
+    FillToStep,
+    FillCount,
 }
 
 impl Role {
@@ -95,6 +104,12 @@ impl Role {
             Role::PencilProgress => unit("PencilProgress"),
             Role::Ticket => unit("Ticket"),
             Role::PencilsOnLastAxis => unit("PencilsOnLastAxis"),
+            Role::FillAxis => unit("FillAxis"),
+            Role::FillFrom => unit("FillFrom"),
+            Role::FillFromStep => unit("FillFromStep"),
+            Role::FillTo => unit("FillTo"),
+            Role::FillToStep => unit("FillToStep"),
+            Role::FillCount => unit("FillCount"),
         }
     }
 }
@@ -295,6 +310,20 @@ pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
             ];
             (grid_params(s, true).into_iter().chain(pencils).collect(), wavefront_defines())
         }
+        Kind::Boundary => {
+            let unknown =
+                Param::new(format!("f_{}", c_name(&s.fields[s.unknown].name)), Role::Field(s.unknown), CType::RealPtr);
+            let extents = (0..3).map(|k| Param::new(format!("n{k}"), Role::Extent(k), CType::LongLong));
+            let copy = [
+                Param::new("axis", Role::FillAxis, CType::Int),
+                Param::new("from", Role::FillFrom, CType::LongLong),
+                Param::new("from_step", Role::FillFromStep, CType::Int),
+                Param::new("to", Role::FillTo, CType::LongLong),
+                Param::new("to_step", Role::FillToStep, CType::Int),
+                Param::new("count", Role::FillCount, CType::Int),
+            ];
+            (std::iter::once(unknown).chain(extents).chain(copy).collect(), Vec::new())
+        }
     };
     Signature { kind, symbol: format!("{}_{}", s.name, kind.suffix()), params, defines }
 }
@@ -308,5 +337,6 @@ pub(super) fn kernels(s: &Stencil) -> Vec<Kind> {
     if s.sweep.is_some() {
         kinds.push(Kind::Wavefront);
     }
+    kinds.push(Kind::Boundary);
     kinds
 }

@@ -6,6 +6,7 @@ use std::ops::Range;
 use super::{hierarchical, plain, sweep};
 use crate::engine::{CycleCheck, Difference, Engine};
 use crate::plan::Layout;
+use crate::plan::fill::{FillCopy, fill};
 use crate::plan::planes::Halo;
 use crate::{Grid, Real, Result, Schedule, Stencil};
 
@@ -30,6 +31,8 @@ pub(crate) struct CpuEngine<'g, 'j, S: Stencil<N>, T: Real, const N: usize> {
     /// Whether an inexact cycle of this iteration looked for non-finite values.
     cycle_checked: bool,
     others: Vec<OtherSweep<'j, T, N>>,
+    /// The boundary fill's copies.
+    fill: Vec<FillCopy>,
 }
 
 impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> {
@@ -61,7 +64,14 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
             measured: None,
             cycle_checked: false,
             others: Vec::new(),
+            fill: Vec::new(),
         })
+    }
+
+    /// This engine with its periodic and Neumann outer layers filled by `copies`.
+    pub fn with_fill(mut self, copies: Vec<FillCopy>) -> Self {
+        self.fill = copies;
+        self
     }
 
     /// Adds sweep stencil `B` with its fields and parameters: `sweep(k, …)` sweeps with the
@@ -171,6 +181,11 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
 
     fn swap(&mut self) {
         self.u.swap_data(&mut self.next);
+    }
+
+    fn fill(&mut self) -> Result<()> {
+        fill(self.u.as_mut_slice(), self.shape, &self.fill);
+        Ok(())
     }
 
     fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()> {

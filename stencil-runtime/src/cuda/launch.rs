@@ -86,12 +86,25 @@ pub(crate) struct Args<'a, T: Real> {
     pub cycle: [i32; 8],
     pub checks: Option<Checks<'a>>,
     pub pencils: Option<PencilArgs<'a>>,
+    /// A boundary fill's kernel axis, first slice read and its step, first slice written and
+    /// its step, and slices.
+    pub fill: [i64; 6],
 }
 
 impl<'a, T: Real> Args<'a, T> {
     /// The arguments of a kernel over a view of `extents` whose fields are `fields`.
     pub fn new(extents: [i64; 3], fields: Vec<Option<CudaView<'a, T>>>, scalars: &'a [ScalarValue<T>]) -> Self {
-        Self { output: None, fields, in_place: None, extents, scalars, cycle: [0; 8], checks: None, pencils: None }
+        Self {
+            output: None,
+            fields,
+            in_place: None,
+            extents,
+            scalars,
+            cycle: [0; 8],
+            checks: None,
+            pencils: None,
+            fill: [0; 6],
+        }
     }
 }
 
@@ -112,6 +125,7 @@ fn pushed_type<T: Real>(role: ParamRole, declared: ParamType, scalars: &[ScalarV
         ParamRole::PencilOrder => ParamType::ConstIntPtr,
         ParamRole::PencilProgress => ParamType::IntPtr,
         ParamRole::Ticket => ParamType::UIntPtr,
+        ParamRole::FillFrom | ParamRole::FillTo => ParamType::LongLong,
         _ => ParamType::Int,
     })
 }
@@ -155,7 +169,15 @@ fn check_sizes<T: Real>(spec: &KernelSpec, args: &Args<'_, T>, shape: &Shape) ->
 pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'_, T>, shape: Shape) -> Result<()> {
     let spec = kernel.spec;
     check_sizes(spec, &args, &shape)?;
-    let Args { mut output, fields, mut in_place, extents, scalars, cycle, checks, pencils } = args;
+    let Args { mut output, fields, mut in_place, extents, scalars, cycle, checks, pencils, fill } = args;
+    // A boundary fill's axis, steps and count, as the kernel's `int`s (its slices are `long long`).
+    let mut fill_ints = [0i32; 6];
+    for (int, &value) in fill_ints.iter_mut().zip(&fill) {
+        *int = i32::try_from(value).unwrap_or_default();
+    }
+    if [0, 2, 4, 5].iter().any(|&k| i64::from(fill_ints[k]) != fill[k]) {
+        return Err(Error::Launch { kernel: spec.symbol.into(), reason: format!("a fill of {fill:?} exceeds `int`") });
+    }
     let (mut block_max, mut block_sum, mut first_bad) = match checks {
         Some((max, sum, bad)) => (Some(max), Some(sum), Some(bad)),
         None => (None, None, None),
@@ -196,6 +218,12 @@ pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'
             ParamRole::PencilProgress => builder.arg(progress.take().ok_or_else(missing)?),
             ParamRole::Ticket => builder.arg(ticket.take().ok_or_else(missing)?),
             ParamRole::PencilsOnLastAxis => builder.arg(&pencils2),
+            ParamRole::FillAxis => builder.arg(&fill_ints[0]),
+            ParamRole::FillFrom => builder.arg(&fill[1]),
+            ParamRole::FillFromStep => builder.arg(&fill_ints[2]),
+            ParamRole::FillTo => builder.arg(&fill[3]),
+            ParamRole::FillToStep => builder.arg(&fill_ints[4]),
+            ParamRole::FillCount => builder.arg(&fill_ints[5]),
         };
     }
     let config =

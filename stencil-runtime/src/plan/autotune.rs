@@ -46,6 +46,20 @@ pub(crate) fn short_run(max_iterations: usize) -> Choice {
     }
 }
 
+/// `Auto` for a grid whose periodic or Neumann outer layers are filled before every
+/// iteration: the schedules of one iteration at a time.
+pub(crate) fn with_filled_boundaries(meta: &StencilMeta) -> Choice {
+    if meta.is_sweep() {
+        return without_measuring(meta);
+    }
+    Choice {
+        schedule: Schedule::Plain,
+        reason: "plain: periodic or Neumann boundaries are filled before every iteration, which rules out \
+                 hierarchical cycles and out-of-core passes"
+            .into(),
+    }
+}
+
 /// `Auto` without a measurement: sweeps and the CPU backend.
 pub(crate) fn without_measuring(meta: &StencilMeta) -> Choice {
     if meta.is_sweep() {

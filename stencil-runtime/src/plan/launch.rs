@@ -80,6 +80,18 @@ pub(crate) struct Cycle {
     pub shape: Shape,
 }
 
+/// Threads per block of the boundary fill.
+const FILL_BLOCK: usize = 256;
+
+/// The launch of a boundary fill copying `points` points, one thread each.
+pub(crate) fn fill_shape(manifest: &KernelManifest, points: usize) -> Result<Shape> {
+    let blocks = points.div_ceil(FILL_BLOCK);
+    let blocks = u32::try_from(blocks).ok().filter(|&b| b <= i32::MAX as u32).ok_or_else(|| {
+        launch_error(manifest, KernelKind::Boundary, format!("{points} points are more than a launch covers"))
+    })?;
+    Ok(Shape { grid: [blocks.max(1), 1, 1], block: [FILL_BLOCK as u32, 1, 1], shared: 0 })
+}
+
 impl Cycle {
     /// The cycle kernel's ints for a cycle of `len` subiterations: tile, the cores of axis
     /// 0, halos, subiterations and the measure flag (`measure − 1` is the measured

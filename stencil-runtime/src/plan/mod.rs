@@ -4,6 +4,7 @@
 //! pencils. Backends and the loop build on these; nothing here touches a device.
 
 pub(crate) mod autotune;
+pub(crate) mod fill;
 pub(crate) mod launch;
 pub(crate) mod layout;
 pub mod model;

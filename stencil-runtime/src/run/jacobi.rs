@@ -75,6 +75,7 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Jacobi<'p, P, E, T,
         let Some(plan) = self.stop.next_cycle(iteration, sub, exact) else { return Ok(None) };
         let own = self.planes.own.clone();
         let measure = plan.measure_step.is_some();
+        self.engine.fill()?;
         match self.cycles {
             Cycles::Inexact(_) => {
                 let check = if measure { CycleCheck::Residual } else { CycleCheck::None };
@@ -131,6 +132,7 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Jacobi<'p, P, E, T,
     /// One step of `steps` iterations, `left` iterations before the phase's end (0: the
     /// exchange follows it).
     fn step(&mut self, steps: usize, left: usize, measure: bool) -> Result<()> {
+        self.engine.fill()?;
         let planes = &self.planes;
         // A cycle leaves other values up to (steps − 1)·r planes around what it updates:
         // the last step is split only when the cycle above the middle cannot reach the
@@ -250,6 +252,8 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Jacob
     }
 
     fn finish(&mut self) -> Result<()> {
+        // The outer layer of the last iterate.
+        self.engine.fill()?;
         self.engine.finish()
     }
 }

@@ -5,7 +5,7 @@ use std::cell::Cell;
 
 use crate::checkpoint::{Start, Writer};
 use crate::stop::StopRule;
-use crate::{Error, Progress, Real, Schedule, SlabProgress, Stencil};
+use crate::{Boundaries, Error, Progress, Real, Schedule, SlabProgress, Stencil};
 
 /// The callback of [`Solver::on_progress`](crate::Solver::on_progress).
 pub(crate) type ProgressFn<'a> = Box<dyn FnMut(&Progress) + 'a>;
@@ -18,6 +18,8 @@ pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
     pub inputs: Vec<Option<&'a [T]>>,
     pub params: S::Params<T>,
     pub schedule: Schedule,
+    /// The grid's boundary conditions (checked against the schedule).
+    pub boundaries: Boundaries<N>,
     pub stop: StopRule,
     pub progress: Option<&'r mut ProgressFn<'a>>,
     /// The iteration the run starts from, and ρ(u⁰) if a checkpoint holds it.

@@ -344,6 +344,7 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Swept<'p, P, E, T, 
     /// ρ of the current iterate over the own planes, by a measuring update (into the
     /// second buffer: the iterate does not change).
     fn residual(&mut self) -> Result<Difference> {
+        self.engine.fill()?;
         self.engine.update(self.planes.own.clone(), 1, true)?;
         self.engine.difference()
     }
@@ -365,6 +366,7 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Swept
             return Ok(None);
         }
         let k = iteration + 1;
+        self.engine.fill()?;
         self.pipeline.sweep(self.peers, k, &mut self.engine)?;
         self.swept = k;
         if !self.stop.checks_at(k) {
@@ -414,6 +416,8 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Swept
     }
 
     fn finish(&mut self) -> Result<()> {
+        // The outer layer of the last iterate.
+        self.engine.fill()?;
         self.engine.finish()
     }
 }

@@ -8,14 +8,19 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 
-use super::device::{Gpu, Pinned, driver_error};
-use super::launch::{Args, Kernel, launch};
-use super::module::{JitTime, Module};
-use super::options::{CudaOptions, HierarchicalKernel};
-use super::sweeper::Sweeper;
+mod buffers;
+
+use buffers::{BufferSizes, CycleChecks};
+
+use crate::cuda::device::{Gpu, Pinned, driver_error};
+use crate::cuda::launch::{Args, Kernel, launch};
+use crate::cuda::module::{JitTime, Module};
+use crate::cuda::options::{CudaOptions, HierarchicalKernel};
+use crate::cuda::sweeper::Sweeper;
 use crate::engine::{CycleCheck, Difference, Engine};
 use crate::kernel::KernelKind;
-use crate::plan::launch::{Cycle, Shape, plain};
+use crate::plan::fill::FillCopy;
+use crate::plan::launch::{Cycle, Shape, fill_shape, plain};
 use crate::plan::planes::{Exchange, Halo};
 use crate::schedule::CycleSizes;
 use crate::{Error, Grid, Real, Result, Schedule, Stencil};
@@ -35,14 +40,6 @@ struct Jacobi {
     registers: bool,
 }
 
-/// The buffers a checked inexact cycle writes across ranks: its block entries and its first
-/// non-finite value.
-struct CycleChecks {
-    block_max: CudaSlice<f64>,
-    block_sum: CudaSlice<f64>,
-    first_bad: CudaSlice<u64>,
-}
-
 /// What an engine is built for.
 pub(crate) struct Build<'a, T: Real> {
     /// The run's schedule (the kernels it needs).
@@ -55,6 +52,8 @@ pub(crate) struct Build<'a, T: Real> {
     pub alone: bool,
     /// Host buffers of the exchanges, page-locked for the run.
     pub halos: Option<&'a Exchange<T>>,
+    /// The boundary fill's copies (none for Dirichlet boundaries).
+    pub fill: Vec<FillCopy>,
 }
 
 /// The user's grid on one GPU, run by stencil `S` (and, for alternating steps, further
@@ -69,6 +68,8 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     /// Whether an inexact cycle of this iteration looked for non-finite values.
     cycle_checked: bool,
     sweepers: Vec<Sweeper<T>>,
+    /// The boundary fill's kernel and copies, when there are copies.
+    fill: Option<(Kernel, Vec<FillCopy>)>,
     inputs: Vec<Option<CudaSlice<T>>>,
     /// The read-only fields of the further sweep stencils (declaration order, `None` at the
     /// unknown): of sweeper 1, 2, ….
@@ -90,28 +91,6 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     pub jit: JitTime,
     _pinned: Pinned,
     _stencil: std::marker::PhantomData<S>,
-}
-
-/// The sizes of an engine's buffers besides the grids.
-struct BufferSizes {
-    /// Whether a second buffer of the unknown is needed (a run that measures nothing has
-    /// none).
-    second: bool,
-    /// Entries of the check's block arrays.
-    blocks: usize,
-    /// Entries of an inexact cycle's checks across ranks, when it has them.
-    cycle_blocks: Option<usize>,
-}
-
-/// The buffers of an engine.
-struct Buffers<T> {
-    inputs: Vec<Option<CudaSlice<T>>>,
-    current: CudaSlice<T>,
-    next: CudaSlice<T>,
-    block_max: CudaSlice<f64>,
-    block_sum: CudaSlice<f64>,
-    first_bad: CudaSlice<u64>,
-    cycle_checks: Option<CycleChecks>,
 }
 
 impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
@@ -136,6 +115,14 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             }
             false => (None, 0, None),
         };
+        let fill = match build.fill.is_empty() {
+            true => None,
+            false => {
+                let (module, fill_jit) = Module::<S>::load::<T, N>(&gpu, &build.options, dims, &[])?;
+                jit = Some(jit.map_or(fill_jit, |j| j.and(fill_jit)));
+                Some((module.kernel::<N>(KernelKind::Boundary)?, build.fill.clone()))
+            }
+        };
         let mut sweepers = Vec::new();
         if S::META.is_sweep() {
             let (sweeper, sweep_jit) =
@@ -151,7 +138,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             blocks,
             cycle_blocks: (inexact && !build.alone).then_some(cycle_blocks),
         };
-        let buffers = Self::buffers(&gpu, u, inputs, sizes)?;
+        let buffers = buffers::allocate(&gpu, u, inputs, sizes)?;
         let new_stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
         let (compute, copy) = (new_stream()?, new_stream()?);
         let halos: Vec<&[T]> = match build.halos {
@@ -169,6 +156,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             cycle_checks: buffers.cycle_checks,
             cycle_checked: false,
             sweepers,
+            fill,
             inputs: buffers.inputs,
             other_inputs: Vec::new(),
             current: buffers.current,
@@ -247,54 +235,6 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         };
         let blocks = whole_cycle.map_or(0, |(c, _)| c.shape.blocks());
         Ok((Jacobi { pass, measure, cycle, registers: rows.is_some() }, blocks, jit))
-    }
-
-    /// Uploads the grid and the fields and allocates the check buffers of `sizes`.
-    fn buffers(gpu: &Gpu, u: &Grid<T, N>, inputs: &[Option<&[T]>], sizes: BufferSizes) -> Result<Buffers<T>> {
-        let BufferSizes { second, blocks, cycle_blocks } = sizes;
-        let stream = &gpu.stream;
-        let upload = |data: &[T]| gpu.upload(stream, data, "a grid");
-        let allocate = |n: usize| gpu.alloc_zeros::<f64>(stream, n.max(1), "the residual's per-block results");
-        // The buffers are allocated without cudarc's event tracking: with it, every use of a
-        // buffer on one stream waits for its last use on the other, so the copies of the
-        // planes sent would wait for the update of the middle planes (the same buffer) and
-        // nothing would overlap. The engine orders its two streams itself (events in
-        // `stage` and `unstage`), waits for the allocations below before using the buffers
-        // on another stream, and waits for both streams before they are freed (`Drop`).
-        let tracking = gpu.ctx.is_event_tracking();
-        // SAFETY: see above; tracking is restored at once, so only these buffers are
-        // untracked.
-        unsafe { gpu.ctx.disable_event_tracking() };
-        let allocated = (|| {
-            let current = upload(u.as_slice())?;
-            // A run that measures nothing needs no second buffer.
-            let next = if second { upload(u.as_slice())? } else { gpu.alloc_zeros::<T>(stream, 1, "a placeholder")? };
-            let cycle_checks = cycle_blocks
-                .map(|blocks| {
-                    Ok(CycleChecks {
-                        block_max: allocate(blocks)?,
-                        block_sum: allocate(blocks)?,
-                        first_bad: gpu.upload(stream, &[u64::MAX], "the non-finite flag")?,
-                    })
-                })
-                .transpose()?;
-            let buffers = Buffers {
-                inputs: inputs.iter().map(|f| f.map(upload).transpose()).collect::<Result<Vec<_>>>()?,
-                current,
-                next,
-                block_max: allocate(blocks)?,
-                block_sum: allocate(blocks)?,
-                first_bad: gpu.upload(stream, &[u64::MAX; MEASURED_LAUNCHES], "the non-finite flags")?,
-                cycle_checks,
-            };
-            stream.synchronize().map_err(driver_error("waiting for the device"))?;
-            Ok(buffers)
-        })();
-        if tracking {
-            // SAFETY: turns tracking back on for buffers allocated from now on.
-            unsafe { gpu.ctx.enable_event_tracking() };
-        }
-        allocated
     }
 
     fn elements(&self, planes: &Range<usize>) -> Range<usize> {
@@ -495,6 +435,23 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
 
     fn swap(&mut self) {
         std::mem::swap(&mut self.current, &mut self.next);
+    }
+
+    fn fill(&mut self) -> Result<()> {
+        let Some((kernel, copies)) = &self.fill else { return Ok(()) };
+        let dims = S::KERNELS.view(&self.shape, 1);
+        let points: usize = dims.iter().product();
+        for copy in copies {
+            let axis = S::KERNELS.axes[copy.axis];
+            let slice_points = points / dims[axis].max(1);
+            let shape = fill_shape(S::KERNELS, copy.count * slice_points)?;
+            let mut args = Args::new(dims.map(|n| n as i64), Vec::new(), &self.scalars);
+            args.in_place = Some(self.current.as_view_mut());
+            let [from, to, count] = [copy.from, copy.to, copy.count].map(|v| v as i64);
+            args.fill = [axis as i64, from, copy.from_step as i64, to, copy.to_step as i64, count];
+            launch(&self.compute, kernel, args, shape)?;
+        }
+        Ok(())
     }
 
     fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()> {

@@ -1,0 +1,111 @@
+//! Periodic and Neumann boundaries on the GPU: the boundary fill kernel and the plain, tiled
+//! and wavefront runs equal the CPU twin bit for bit in exact mode, for every combination of
+//! conditions, in 1-D to 3-D, f32 and f64. Needs a GPU: the tests are ignored unless asked
+//! for (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without
+//! one.
+
+use stencil::cuda::Mode;
+use stencil::prelude::*;
+use stencil::{Boundaries, Boundary, Side};
+
+mod common;
+use common::{differing, random, require_gpu};
+
+stencil! {
+    /// Radius 2 on axis 1, an asymmetric update with a diagonal read.
+    fn skew2(mut u: Field2, f: Field2) -> Real {
+        (u[0, -2] + 2.0 * u[0, -1] + u[0, 1] + u[-1, 0] + u[1, 0] + 0.5 * u[1, -1] + f[0, 0]) / 6.5
+    }
+
+    /// 3-D, corner reads.
+    fn corner7(mut u: Field3, f: Field3) -> Real {
+        (u[-1, 0, 0] + u[1, 0, 0] + u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + u[0, 0, 1]
+            + 0.25 * (u[1, 1, 1] + u[-1, -1, -1]) + f[0, 0, 0]) / 6.5
+    }
+
+    /// 1-D, radius 2.
+    fn line2(mut u: Field1, f: Field1) -> Real {
+        0.2 * (u[-2] + u[-1] + u[0] + u[1] + u[2]) + f[0]
+    }
+
+    /// Gauss–Seidel, one axis descending.
+    sweep(+, -) fn gs5(mut u: Field2, f: Field2) -> Real {
+        (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] + f[0, 0]) / 4.0
+    }
+}
+
+const KINDS: [Boundary; 3] = [Boundary::Dirichlet, Boundary::Periodic, Boundary::Neumann];
+
+/// Every valid combination of conditions on the sides of `N` axes.
+fn combinations<const N: usize>() -> Vec<Boundaries<N>> {
+    let sides: Vec<(Boundary, Boundary)> = KINDS
+        .iter()
+        .flat_map(|&l| KINDS.iter().map(move |&h| (l, h)))
+        .filter(|&(l, h)| (l == Boundary::Periodic) == (h == Boundary::Periodic))
+        .collect();
+    let mut all = vec![Boundaries::<N>::default()];
+    for axis in 0..N {
+        all = all
+            .into_iter()
+            .flat_map(|b| sides.iter().map(move |&(l, h)| b.side(axis, Side::Low, l).side(axis, Side::High, h)))
+            .collect();
+    }
+    all
+}
+
+/// `iterations` from the same start on the CPU and on the GPU with `schedule` under every
+/// combination of conditions, exact mode; returns the combinations whose grids differ.
+fn compare<S: Stencil<N>, T: Real, const N: usize>(
+    stencil: S,
+    shape: [usize; N],
+    schedule: Schedule,
+    iterations: usize,
+) -> Vec<String> {
+    let f = random::<T, N>(shape, 2);
+    let u0 = random::<T, N>(shape, 1);
+    let run = |backend, b: Boundaries<N>| {
+        let mut u = u0.clone();
+        Solver::new(stencil)
+            .input("f", &f)
+            .backend(backend)
+            .schedule(schedule)
+            .boundaries(b)
+            .mode(Mode::Exact)
+            .max_iterations(iterations)
+            .run(&mut u)
+            .unwrap();
+        u
+    };
+    combinations::<N>()
+        .into_iter()
+        .filter_map(|b| {
+            let (cpu, gpu) = (run(Backend::Cpu, b), run(Backend::Cuda { device: 0 }, b));
+            let wrong = differing(&cpu, &gpu);
+            (wrong > 0).then(|| format!("{b} {schedule} {}: {wrong} points differ", T::NAME))
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn plain_and_tiled_runs_equal_the_cpu_twin_for_every_combination() {
+    require_gpu();
+    let mut wrong = Vec::new();
+    for schedule in [Schedule::Plain, Schedule::Tiled] {
+        wrong.extend(compare::<Skew2, f64, 2>(Skew2, [37, 29], schedule, 6));
+        wrong.extend(compare::<Skew2, f32, 2>(Skew2, [8, 131], schedule, 5));
+        wrong.extend(compare::<Corner7, f64, 3>(Corner7, [11, 9, 35], schedule, 4));
+        wrong.extend(compare::<Corner7, f32, 3>(Corner7, [5, 17, 6], schedule, 3));
+    }
+    wrong.extend(compare::<Line2, f64, 1>(Line2, [1031], Schedule::Plain, 9));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn wavefront_sweeps_equal_the_cpu_twin_for_every_combination() {
+    require_gpu();
+    let mut wrong = compare::<Gs5, f64, 2>(Gs5, [41, 23], Schedule::Wavefront { tile: 8 }, 4);
+    wrong.extend(compare::<Gs5, f32, 2>(Gs5, [9, 67], Schedule::Plain, 3));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
