@@ -119,16 +119,17 @@ fn advance<S: Stencil<N>, T: Real, const N: usize, P: Peers, E: Engine<T, N>>(
 ) -> Result<Report> {
     let meta = S::META;
     let (stop, schedule, global) = (job.stop, job.schedule, place.global);
+    let observer = job.observer.take();
     let mut monitor = Monitor::for_job(&mut job, Layout::new(meta, global)?.interior_points());
     let exact = schedule.is_exact_blocking(meta);
     let ran = match (meta.sweep.as_ref(), schedule) {
         (Some(sweep), _) => {
             let stencils = [(sweep.directions[0], place.planes.radius)];
-            drive::<S, T, N>(&mut monitor, &mut Swept::new(engine, place, halos, stop, &stencils)?)?
+            drive::<S, T, N>(&mut monitor, &mut Swept::new(engine, place, halos, stop, &stencils)?, observer)?
         }
         (None, Schedule::Hierarchical { tile, halo, sub }) if !exact && place.planes.has_neighbour() => {
             let tiles = CycleSizes { tile, halo, sub };
-            drive::<S, T, N>(&mut monitor, &mut Tiles::new(engine, place, halos, stop, tiles)?)?
+            drive::<S, T, N>(&mut monitor, &mut Tiles::new(engine, place, halos, stop, tiles)?, observer)?
         }
         (None, _) => {
             let cycles = match schedule {
@@ -136,7 +137,7 @@ fn advance<S: Stencil<N>, T: Real, const N: usize, P: Peers, E: Engine<T, N>>(
                 Schedule::Hierarchical { sub, .. } => Cycles::Inexact(sub),
                 _ => Cycles::None,
             };
-            drive::<S, T, N>(&mut monitor, &mut Jacobi::new(engine, place, halos, stop, cycles)?)?
+            drive::<S, T, N>(&mut monitor, &mut Jacobi::new(engine, place, halos, stop, cycles)?, observer)?
         }
     };
     Ok(monitor.into_report::<S, T, N>(described.on, schedule, global, ran, described.jit))
@@ -221,10 +222,11 @@ fn passes_of<S: Stencil<N>, T: Real, const N: usize, P: Peers, X: Passes<T>>(
     let schedule = slabs.resolved(job.schedule);
     let halos = halos::<T, P, N>(&place)?;
     let mut on_slab = job.on_slab.take();
+    let observer = job.observer.take();
     let told = on_slab.as_mut().map(|f| &mut **f as &mut dyn FnMut(&SlabProgress));
     let mut monitor = Monitor::for_job(&mut job, Layout::new(S::META, global)?.interior_points());
     let mut runner = Slabbed::new(passes, slabs, u, place, halos, stop, told)?;
-    let ran = drive::<S, T, N>(&mut monitor, &mut runner)?;
+    let ran = drive::<S, T, N>(&mut monitor, &mut runner, observer)?;
     let report = monitor.into_report::<S, T, N>(described.on, schedule, global, ran, described.jit);
     Ok((report, PassesRun { passes: runner.passes, lens: runner.lens }))
 }

@@ -164,6 +164,9 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// An observer that could never be called: a period of 0 iterations.
+    #[error("an observer is called every `every` iterations, at least 1; it was given 0")]
+    InvalidObserver,
     /// Boundary conditions that do not fit the stencil or grid.
     #[error("the boundary conditions of axis {axis} cannot hold for stencil `{stencil}`: {reason}")]
     InvalidBoundary {

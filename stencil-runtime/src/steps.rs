@@ -378,6 +378,6 @@ fn stepping<A: Stencil<N>, P: Peers, E: Engine<T, N>, T: Real, const N: usize>(
 ) -> Result<Duration> {
     let mut monitor = Monitor::start(StopRule::fixed(2 * stepping.steps), 0, None);
     stepping.started = Instant::now();
-    let ran = drive::<A, T, N>(&mut monitor, &mut stepping)?;
+    let ran = drive::<A, T, N>(&mut monitor, &mut stepping, None)?;
     Ok(Duration::from_secs_f64(peers.max(ran.wall.as_secs_f64())))
 }

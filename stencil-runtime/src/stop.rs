@@ -69,6 +69,8 @@ pub(crate) struct StopRule {
     pub check_every: usize,
     /// Checkpoints are written at multiples of this, so those iterations are checked too.
     pub checkpoint_every: Option<usize>,
+    /// The observer is shown the iterates at multiples of this, checked too.
+    pub observe_every: Option<usize>,
     /// Whether any iteration is checked (runs of a fixed number of steps check none).
     pub checks: bool,
 }
@@ -117,7 +119,8 @@ impl StopRule {
             }
             _ => {}
         }
-        let rule = Self { max_iterations, tolerance, check_every, checkpoint_every: None, checks: true };
+        let rule =
+            Self { max_iterations, tolerance, check_every, checkpoint_every: None, observe_every: None, checks: true };
         rule.check_gap(check_every, "the residual is checked every")?;
         Ok(rule)
     }
@@ -151,6 +154,7 @@ impl StopRule {
             next_multiple(self.check_every),
             self.max_iterations.filter(|&max| max > iteration),
             self.checkpoint_every.and_then(next_multiple),
+            self.observe_every.and_then(next_multiple),
             relative_start.then_some(1),
         ]
         .into_iter()
@@ -165,6 +169,7 @@ impl StopRule {
             tolerance: None,
             check_every: usize::MAX,
             checkpoint_every: None,
+            observe_every: None,
             checks: false,
         }
     }
@@ -178,6 +183,7 @@ impl StopRule {
         k.is_multiple_of(self.check_every)
             || Some(k) == self.max_iterations
             || self.checkpoint_every.is_some_and(|m| k.is_multiple_of(m))
+            || self.observe_every.is_some_and(|m| k.is_multiple_of(m))
             || (k == 1 && matches!(self.tolerance, Some(Tolerance::Relative { .. })))
     }
 }

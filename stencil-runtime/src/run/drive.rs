@@ -7,6 +7,7 @@
 use crate::engine::Difference;
 use crate::plan::planes::Planes;
 use crate::report::StopReason;
+use crate::run::job::Observer;
 use crate::run::monitor::{Monitor, Ran};
 use crate::run::peers::Peers;
 use crate::{Error, Grid, Real, Result, Stencil};
@@ -53,11 +54,13 @@ pub(crate) trait Advance<T: Real, const N: usize> {
 }
 
 /// Runs `advance` until the stopping rule the monitor watches holds, stencil `S` naming
-/// the checkpoints. A non-finite value found by a check is returned as the error after
-/// the grid holds the iterate it was found in.
+/// the checkpoints, `observer` shown the iterates it asks for (its iterations are checked:
+/// the stopping rule was built with its period). A non-finite value found by a check is
+/// returned as the error after the grid holds the iterate it was found in.
 pub(crate) fn drive<S: Stencil<N>, T: Real, const N: usize>(
     monitor: &mut Monitor<'_, '_>,
     advance: &mut impl Advance<T, N>,
+    mut observer: Option<Observer<'_, '_, T, N>>,
 ) -> Result<Ran> {
     if let Some((max, l2)) = advance.reference()? {
         monitor.set_reference(max, l2);
@@ -78,8 +81,15 @@ pub(crate) fn drive<S: Stencil<N>, T: Real, const N: usize>(
             }
             Err(error) => return Err(error),
         };
-        if monitor.check_and_save::<S, T, N>(record_at, measured, iteration, || advance.host())? {
+        let converged = monitor.check_and_save::<S, T, N>(record_at, measured, iteration, || advance.host())?;
+        if converged {
             advance.settle()?;
+        }
+        if let Some(observer) = observer.as_mut().filter(|o| iteration.is_multiple_of(o.every)) {
+            let u = monitor.copied_to_host(iteration, || advance.host())?;
+            (observer.callback)(iteration, u);
+        }
+        if converged {
             break Ok(StopReason::Converged);
         }
     };

@@ -244,6 +244,8 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Jacob
     }
 
     fn host(&mut self) -> Result<&mut Grid<T, N>> {
+        // A checkpoint or an observer sees the current iterate's outer layer.
+        self.engine.fill()?;
         self.engine.host()
     }
 

@@ -5,12 +5,20 @@ use std::cell::Cell;
 
 use crate::checkpoint::{Start, Writer};
 use crate::stop::StopRule;
-use crate::{Boundaries, Error, Progress, Real, Schedule, SlabProgress, Stencil};
+use crate::{Boundaries, Error, Grid, Progress, Real, Schedule, SlabProgress, Stencil};
 
 /// The callback of [`Solver::on_progress`](crate::Solver::on_progress).
 pub(crate) type ProgressFn<'a> = Box<dyn FnMut(&Progress) + 'a>;
 /// The callback of [`Solver::on_slab`](crate::Solver::on_slab).
 pub(crate) type SlabFn<'a> = Box<dyn FnMut(&SlabProgress) + 'a>;
+/// The callback of [`Solver::observe`](crate::Solver::observe).
+pub(crate) type ObserveFn<'a, T, const N: usize> = Box<dyn FnMut(usize, &Grid<T, N>) + 'a>;
+
+/// A run's observer: called with the iterate at every multiple of `every`.
+pub(crate) struct Observer<'r, 'a, T, const N: usize> {
+    pub every: usize,
+    pub callback: &'r mut ObserveFn<'a, T, N>,
+}
 
 /// Everything a run needs, checked.
 pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
@@ -35,6 +43,7 @@ pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
     pub check_every_given: bool,
     /// Where a single-process run records what the user's grid holds.
     pub held: Option<&'r GridState>,
+    pub observer: Option<Observer<'r, 'a, T, N>>,
 }
 
 /// What the user's grid holds while a run goes on, so that an error can say it.

@@ -93,20 +93,30 @@ impl<'r, 'a> Monitor<'r, 'a> {
     ) -> crate::Result<bool> {
         let converged = self.check(recorded_at, measured);
         let reference = self.reference;
-        if let Some(writer) = self.checkpoint.as_mut().filter(|w| w.due(iteration)) {
-            if let Some(state) = self.held {
-                state.held.set(Held::Mixed);
-            }
-            let u = host()?;
-            if let Some(state) = self.held {
-                state.held.set(Held::Iterate(iteration));
-            }
+        if self.checkpoint.as_ref().is_some_and(|w| w.due(iteration)) {
+            let u = self.copied_to_host(iteration, host)?;
+            let Some(writer) = self.checkpoint.as_mut() else { unreachable!("a checkpoint is due") };
             writer.save(u, iteration, reference, S::META.name)?;
             if let Some(state) = self.held {
                 state.checkpoint.set(Some(iteration));
             }
         }
         Ok(converged)
+    }
+
+    /// The user's grid holding iterate `iteration`, from `host` (which copies it there from
+    /// a device), with what the grid holds recorded while it does.
+    pub fn copied_to_host<'g, T: Real, const N: usize>(
+        &self,
+        iteration: usize,
+        host: impl FnOnce() -> crate::Result<&'g mut crate::Grid<T, N>>,
+    ) -> crate::Result<&'g mut crate::Grid<T, N>> {
+        if let Some(state) = self.held {
+            state.held.set(Held::Mixed);
+        }
+        let u = host()?;
+        self.holds(iteration);
+        Ok(u)
     }
 
     fn norm(&self, max: f64, l2: f64) -> f64 {

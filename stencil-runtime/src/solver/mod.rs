@@ -11,7 +11,7 @@ use crate::checkpoint::{Start, begin};
 use crate::cuda::CudaOptions;
 use crate::inputs::{resolve_inputs, resolve_params};
 use crate::plan::planes::Planes;
-use crate::run::job::{GridState, Held, Job, ProgressFn, SlabFn};
+use crate::run::job::{GridState, Held, Job, ObserveFn, Observer, ProgressFn, SlabFn};
 use crate::run::peers::{Alone, Place};
 use crate::stop::StopRule;
 use crate::{
@@ -41,6 +41,7 @@ pub struct Solver<'a, S: Stencil<N>, T: Real, const N: usize> {
     checkpoint: Option<crate::Checkpoint>,
     fail_after_slabs: Option<usize>,
     on_slab: Option<SlabFn<'a>>,
+    observer: Option<(usize, ObserveFn<'a, T, N>)>,
     #[cfg(feature = "mpi")]
     distributed: Option<&'a crate::distributed::Subdomain<'a, N>>,
 }
@@ -67,6 +68,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             checkpoint: None,
             fail_after_slabs: None,
             on_slab: None,
+            observer: None,
             #[cfg(feature = "mpi")]
             distributed: None,
         }
@@ -194,6 +196,19 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         self
     }
 
+    /// Shows the iterate to `callback(iteration, &u)` after every `every` iterations, for
+    /// frames or statistics of a time-dependent run that goes on meanwhile (`docs/guide.md`,
+    /// "Watching a run"). Those iterations are checked (a measuring pass, as for
+    /// checkpoints), so that every schedule ends a cycle or pass there; on a GPU the iterate
+    /// is copied to the host at those iterations only. `u` holds the whole iterate, its
+    /// periodic and Neumann layers filled. In a distributed run each rank is shown its part.
+    ///
+    /// **Errors** (from [`run`](Self::run)): [`Error::InvalidObserver`] for `every` = 0.
+    pub fn observe(mut self, every: usize, callback: impl FnMut(usize, &Grid<T, N>) + 'a) -> Self {
+        self.observer = Some((every, Box::new(callback)));
+        self
+    }
+
     /// Writes the iterate to a file every m iterations, atomically, and with
     /// [`Checkpoint::resume`](crate::Checkpoint::resume) continues from that file when it
     /// exists (see [`Checkpoint`](crate::Checkpoint)).
@@ -269,6 +284,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         let schedule = choice.as_ref().map_or(self.schedule, |c| c.schedule).resolve(S::META)?;
         let boundaries = self.boundaries_for(schedule, u.shape())?;
         let mut stop = self.stop_rule(schedule, choice.is_some(), u.shape()[0])?;
+        stop.observe_every = self.observe_period()?;
         let inputs = self.resolve_inputs(u.shape())?;
         let params = self.resolve_params()?;
         let (start, checkpoint) = match &self.checkpoint {
@@ -297,6 +313,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             model_chooses: choice.as_ref().is_some_and(|c| matches!(c.schedule, Schedule::OutOfCore { .. })),
             check_every_given: self.check_every.is_some(),
             held: Some(state),
+            observer: self.observer.as_mut().map(|(every, callback)| Observer { every: *every, callback }),
         };
         let planes = Planes::whole(u.shape()[0], S::META.radius[0]);
         let place = Place { peers: &Alone, planes, global: u.shape() };
@@ -325,6 +342,14 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                  interior before every iteration: use `Plain` or `Tiled` with them (or Dirichlet boundaries)"
             ),
         })
+    }
+
+    /// The observer's period, checked.
+    fn observe_period(&self) -> Result<Option<usize>> {
+        match &self.observer {
+            Some((0, _)) => Err(Error::InvalidObserver),
+            observer => Ok(observer.as_ref().map(|(every, _)| *every)),
+        }
     }
 
     /// The stopping rule of a single-process run of `schedule` (`chosen` by `Auto`) on a
@@ -389,6 +414,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 checkpoint: None,
                 fail_after_slabs: None,
                 on_slab: None,
+                observer: None,
                 #[cfg(feature = "mpi")]
                 distributed: None,
             };

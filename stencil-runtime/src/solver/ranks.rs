@@ -4,7 +4,7 @@
 use super::{Solver, options_for};
 use crate::checkpoint::Start;
 use crate::plan::planes::Planes;
-use crate::run::job::Job;
+use crate::run::job::{Job, Observer};
 use crate::run::peers::Place;
 use crate::stop::StopRule;
 use crate::{Backend, Boundaries, Error, Grid, Real, Report, Result, Schedule, Stencil};
@@ -66,6 +66,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             ("the input fields", fingerprint(&names)),
             ("the scalar parameters", fingerprint(&params)),
             ("the stopping rule", fingerprint(&(self.max_iterations, tolerance, self.check_every))),
+            ("the observer's period", fingerprint(&self.observer.as_ref().map(|(every, _)| *every))),
             ("the schedule", fingerprint(&self.schedule.to_string())),
             ("the boundary conditions", fingerprint(&self.boundaries)),
             // The kind of backend: each rank may use its own device.
@@ -86,6 +87,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             model_chooses: false,
             check_every_given: self.check_every.is_some(),
             held: None,
+            observer: self.observer.as_mut().map(|(every, callback)| Observer { every: *every, callback }),
         };
         let place = Place { peers: subdomain.mpi(), planes: subdomain.planes(), global: subdomain.global_shape() };
         crate::dispatch::run(job, u, place, device, options_for(self.cuda, device)?)
@@ -156,7 +158,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             (None, Schedule::OutOfCore { height, .. }) => Some(height.min(subdomain.depth())),
             (m, _) => m,
         };
-        let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
+        let mut stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
+        stop.observe_every = self.observe_period()?;
         let inputs = self.resolve_inputs(u.shape())?;
         let params = self.resolve_params()?;
         let device = rank_device(self.backend, subdomain, meta.name);
