@@ -70,3 +70,28 @@ fn help_shows_each_examples_own_defaults_and_does_not_run() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("Usage:"), "it prints help instead of running");
     fails("03_custom_stencil", &["--size", "5"], 2, &["unexpected argument"]);
 }
+
+#[test]
+fn the_heat_box_keeps_its_heat_between_insulated_walls() {
+    let png = std::env::temp_dir().join(format!("heat_box_{}.png", std::process::id()));
+    let out = run(
+        "10_heat_box",
+        &["--size", "20", "--steps", "600", "--every", "200", "--backend", "cpu", "--png"]
+            .iter()
+            .copied()
+            .chain([png.to_str().unwrap()])
+            .collect::<Vec<_>>(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("| 200 |") || l.starts_with("| 600 |")).count(), 2, "{stdout}");
+    let drift: f64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("largest relative drift of the total heat: "))
+        .expect("the drift line")
+        .parse()
+        .unwrap();
+    assert!(drift <= 1e-12, "the total heat drifted by {drift:e}");
+    assert!(std::fs::metadata(&png).is_ok_and(|m| m.len() > 0), "no picture at {}", png.display());
+    let _ = std::fs::remove_file(png);
+}
