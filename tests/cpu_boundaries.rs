@@ -10,7 +10,7 @@ use stencil::prelude::*;
 use stencil::{Boundaries, Boundary, Error, Side};
 
 mod common;
-use common::random;
+use common::{boundary_combinations, random};
 
 stencil! {
     /// A 5-point Poisson update with a diagonal read, radius 1.
@@ -157,30 +157,12 @@ fn bits<T: Real>(values: &[T]) -> Vec<u64> {
 
 const KINDS: [Boundary; 3] = [Boundary::Dirichlet, Boundary::Periodic, Boundary::Neumann];
 
-/// Every valid combination of conditions on the sides of `N` axes (a periodic axis is
-/// periodic on both sides).
-fn combinations<const N: usize>() -> Vec<Boundaries<N>> {
-    let sides: Vec<(Boundary, Boundary)> = KINDS
-        .iter()
-        .flat_map(|&l| KINDS.iter().map(move |&h| (l, h)))
-        .filter(|&(l, h)| (l == Boundary::Periodic) == (h == Boundary::Periodic))
-        .collect();
-    let mut all = vec![Boundaries::<N>::default()];
-    for axis in 0..N {
-        all = all
-            .into_iter()
-            .flat_map(|b| sides.iter().map(move |&(l, h)| b.side(axis, Side::Low, l).side(axis, Side::High, h)))
-            .collect();
-    }
-    all
-}
-
 #[test]
 fn jacobi_runs_equal_the_hand_written_loop_for_every_combination() {
     let (u0, f) = (random::<f64, 2>([9, 11], 1), random::<f64, 2>([9, 11], 2));
     let fields = [None, Some(&f)];
     let params = Diag5Params { h2: 0.01 };
-    for b in combinations::<2>() {
+    for b in boundary_combinations::<2>() {
         let expected = reference::<Diag5, f64, 2>(&u0, &fields, &params, &b, 5);
         for schedule in [Schedule::Plain, Schedule::Tiled, Schedule::Auto] {
             let got = run(Diag5, &u0, &[("f", &f)], params, b, schedule, 5).unwrap();
@@ -188,7 +170,7 @@ fn jacobi_runs_equal_the_hand_written_loop_for_every_combination() {
         }
     }
     let u0 = random::<f32, 2>([8, 13], 3);
-    for b in combinations::<2>() {
+    for b in boundary_combinations::<2>() {
         let expected = reference::<Upwind, f32, 2>(&u0, &[None], &UpwindParams { c: 0.3 }, &b, 4);
         let got = run(Upwind, &u0, &[], UpwindParams { c: 0.3 }, b, Schedule::Plain, 4).unwrap();
         assert_eq!(bits(&got), bits(&expected), "{b}");
@@ -198,13 +180,13 @@ fn jacobi_runs_equal_the_hand_written_loop_for_every_combination() {
 #[test]
 fn three_and_one_dimensional_runs_equal_the_hand_written_loop() {
     let (u0, f) = (random::<f64, 3>([6, 7, 5], 4), random::<f64, 3>([6, 7, 5], 5));
-    for b in combinations::<3>() {
+    for b in boundary_combinations::<3>() {
         let expected = reference::<Corner7, f64, 3>(&u0, &[None, Some(&f)], &Corner7Params, &b, 3);
         let got = run(Corner7, &u0, &[("f", &f)], Corner7Params, b, Schedule::Plain, 3).unwrap();
         assert_eq!(bits(&got), bits(&expected), "{b}");
     }
     let u0 = random::<f64, 1>([11], 6);
-    for b in combinations::<1>() {
+    for b in boundary_combinations::<1>() {
         let expected = reference::<Line2, f64, 1>(&u0, &[None], &Line2Params, &b, 7);
         let got = run(Line2, &u0, &[], Line2Params, b, Schedule::Plain, 7).unwrap();
         assert_eq!(bits(&got), bits(&expected), "{b}");
@@ -215,7 +197,7 @@ fn three_and_one_dimensional_runs_equal_the_hand_written_loop() {
 fn sweeps_equal_the_hand_written_sweep_sequentially_and_by_wavefront() {
     let (u0, f) = (random::<f64, 2>([10, 9], 7), random::<f64, 2>([10, 9], 8));
     let params = Gs5Params { h2: 0.02 };
-    for b in combinations::<2>() {
+    for b in boundary_combinations::<2>() {
         let expected = reference::<Gs5, f64, 2>(&u0, &[None, Some(&f)], &params, &b, 4);
         for schedule in [Schedule::Plain, Schedule::Wavefront { tile: 3 }, Schedule::Auto] {
             let got = run(Gs5, &u0, &[("f", &f)], params, b, schedule, 4).unwrap();

@@ -4,12 +4,12 @@
 //! for (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without
 //! one.
 
+use stencil::Boundaries;
 use stencil::cuda::Mode;
 use stencil::prelude::*;
-use stencil::{Boundaries, Boundary, Side};
 
 mod common;
-use common::{differing, random, require_gpu};
+use common::{boundary_combinations, differing, random, require_gpu};
 
 stencil! {
     /// Radius 2 on axis 1, an asymmetric update with a diagonal read.
@@ -32,25 +32,6 @@ stencil! {
     sweep(+, -) fn gs5(mut u: Field2, f: Field2) -> Real {
         (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] + f[0, 0]) / 4.0
     }
-}
-
-const KINDS: [Boundary; 3] = [Boundary::Dirichlet, Boundary::Periodic, Boundary::Neumann];
-
-/// Every valid combination of conditions on the sides of `N` axes.
-fn combinations<const N: usize>() -> Vec<Boundaries<N>> {
-    let sides: Vec<(Boundary, Boundary)> = KINDS
-        .iter()
-        .flat_map(|&l| KINDS.iter().map(move |&h| (l, h)))
-        .filter(|&(l, h)| (l == Boundary::Periodic) == (h == Boundary::Periodic))
-        .collect();
-    let mut all = vec![Boundaries::<N>::default()];
-    for axis in 0..N {
-        all = all
-            .into_iter()
-            .flat_map(|b| sides.iter().map(move |&(l, h)| b.side(axis, Side::Low, l).side(axis, Side::High, h)))
-            .collect();
-    }
-    all
 }
 
 /// `iterations` from the same start on the CPU and on the GPU with `schedule` under every
@@ -76,7 +57,7 @@ fn compare<S: Stencil<N>, T: Real, const N: usize>(
             .unwrap();
         u
     };
-    combinations::<N>()
+    boundary_combinations::<N>()
         .into_iter()
         .filter_map(|b| {
             let (cpu, gpu) = (run(Backend::Cpu, b), run(Backend::Cuda { device: 0 }, b));

@@ -3,6 +3,7 @@
 
 use stencil::cuda::unusable_reason;
 use stencil::prelude::*;
+use stencil::{Boundaries, Boundary, Side};
 
 /// Fails the test unless a GPU is usable. Tests that call this are marked
 /// `#[ignore = "needs a CUDA GPU"]`, so a machine without one reports them as ignored;
@@ -41,4 +42,23 @@ pub fn run<S: Stencil<N>, const N: usize>(
     let report = solver.run(&mut u).unwrap();
     assert_eq!(report.iterations, iterations);
     u
+}
+
+/// Every valid combination of boundary conditions on the sides of `N` axes (a periodic axis
+/// is periodic on both sides).
+pub fn boundary_combinations<const N: usize>() -> Vec<Boundaries<N>> {
+    let kinds = [Boundary::Dirichlet, Boundary::Periodic, Boundary::Neumann];
+    let sides: Vec<(Boundary, Boundary)> = kinds
+        .iter()
+        .flat_map(|&l| kinds.iter().map(move |&h| (l, h)))
+        .filter(|&(l, h)| (l == Boundary::Periodic) == (h == Boundary::Periodic))
+        .collect();
+    let mut all = vec![Boundaries::<N>::default()];
+    for axis in 0..N {
+        all = all
+            .into_iter()
+            .flat_map(|b| sides.iter().map(move |&(l, h)| b.side(axis, Side::Low, l).side(axis, Side::High, h)))
+            .collect();
+    }
+    all
 }
