@@ -14,7 +14,8 @@ use std::str::FromStr;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches, Command, Parser};
 
-/// Parses the command line, or prints clap's message and exits (0 for `--help`, 2 otherwise).
+/// Starts the logger that prints the library's messages, then parses the command line, or
+/// prints clap's message and exits (0 for `--help`, 2 otherwise).
 pub fn parse<A: Parser>() -> A {
     parse_with(|command| command).0
 }
@@ -24,6 +25,9 @@ pub fn parse<A: Parser>() -> A {
 /// be negative (`--tau -1`), so that the option's own parser names its range rather than clap
 /// taking `-1` for a flag.
 pub fn parse_with<A: Parser>(adjust: impl FnOnce(Command) -> Command) -> (A, ArgMatches) {
+    // The library's notices (a run that goes to the CPU for want of a GPU, a grid that could
+    // not be page-locked) are warnings; `RUST_LOG` chooses others.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let negative_values = |arg: Arg| {
         let takes_values = arg.get_action().takes_values();
         arg.allow_negative_numbers(takes_values)
