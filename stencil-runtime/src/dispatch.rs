@@ -2,6 +2,8 @@
 //! matched, its engine built, and the schedule's way of advancing handed to the loop
 //! (`run::drive`), in one process or on one MPI rank.
 
+use std::time::Duration;
+
 use crate::cpu::{CpuEngine, CpuPasses, out_of_core};
 use crate::cuda::CudaOptions;
 use crate::cuda::Gpu;
@@ -23,7 +25,6 @@ use crate::run::sweeps::Swept;
 use crate::run::tiles::Tiles;
 use crate::schedule::CycleSizes;
 use crate::{Boundaries, Grid, Real, Report, Result, Schedule, SlabProgress, Stencil};
-use std::time::Duration;
 
 /// Runs `job` on `u` in `place`, on the CPU (`device` `None`) or on a GPU.
 pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
