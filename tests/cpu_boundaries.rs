@@ -29,6 +29,11 @@ stencil! {
             + 0.25 * (u[1, 1, 1] + u[-1, -1, -1]) + f[0, 0, 0]) / 6.5
     }
 
+    /// 3-D, radius 2 along axis 0, a corner read.
+    fn far3(mut u: Field3) -> Real {
+        (u[-2, 0, 0] + u[2, 0, 0] + u[-1, 0, 0] + u[0, 1, 0] + u[0, -1, 0] + u[0, 0, 1] + u[1, -1, 1]) / 7.25
+    }
+
     /// 1-D, radius 2.
     fn line2(mut u: Field1) -> Real {
         0.2 * (u[-2] + u[-1] + u[0] + u[1] + u[2])
@@ -210,6 +215,36 @@ fn sweeps_equal_the_hand_written_sweep_sequentially_and_by_wavefront() {
 }
 
 #[test]
+fn out_of_core_passes_equal_the_hand_written_loop_when_axis_0_does_not_wrap() {
+    // Pyramids and skewed slabs of several widths and heights; checks every pass.
+    let (u0, f) = (random::<f64, 2>([13, 11], 1), random::<f64, 2>([13, 11], 2));
+    let params = Diag5Params { h2: 0.01 };
+    let slabs = |slab, height, inner| Schedule::OutOfCore { slab: Some(slab), height, inner, device_memory: None };
+    for b in boundary_combinations::<2>().into_iter().filter(|b| !b.is_periodic(0)) {
+        let expected = reference::<Diag5, f64, 2>(&u0, &[None, Some(&f)], &params, &b, 7);
+        for schedule in [
+            slabs(2, 3, Inner::Plain),
+            slabs(5, 4, Inner::Plain),
+            slabs(1, 7, Inner::Plain),
+            slabs(3, 2, Inner::Skewed),
+            slabs(4, 7, Inner::Skewed),
+        ] {
+            let got = run(Diag5, &u0, &[("f", &f)], params, b, schedule, 7).unwrap();
+            assert_eq!(bits(&got), bits(&expected), "{b} {schedule}");
+        }
+    }
+    // 3-D, radius 2 along the slab axis.
+    let u0 = random::<f32, 3>([12, 5, 6], 3);
+    for b in boundary_combinations::<3>().into_iter().filter(|b| !b.is_periodic(0)) {
+        let expected = reference::<Far3, f32, 3>(&u0, &[None], &Far3Params, &b, 5);
+        for schedule in [slabs(3, 2, Inner::Plain), slabs(2, 5, Inner::Skewed)] {
+            let got = run(Far3, &u0, &[], Far3Params, b, schedule, 5).unwrap();
+            assert_eq!(bits(&got), bits(&expected), "{b} {schedule}");
+        }
+    }
+}
+
+#[test]
 fn a_periodic_run_conserves_what_the_stencil_conserves() {
     // The 1-D average of five neighbours conserves the sum on a periodic line (to rounding).
     let u0 = random::<f64, 1>([67], 9);
@@ -230,13 +265,17 @@ fn conditions_that_cannot_hold_are_errors_before_the_run() {
     let e = solve(one_side, Schedule::Plain, &mut u).unwrap_err();
     assert!(matches!(e, Error::InvalidBoundary { axis: 1, .. }), "{e}");
     assert!(e.to_string().contains("both sides"), "{e}");
-    for schedule in [
-        Schedule::Hierarchical { tile: 4, halo: 2, sub: 2 },
-        Schedule::OutOfCore { slab: Some(3), height: 2, inner: Inner::Plain, device_memory: None },
+    let hierarchical = Schedule::Hierarchical { tile: 4, halo: 2, sub: 2 };
+    let in_slabs = Inner::Hierarchical { tile: 4, halo: 2, sub: 2 };
+    let slabs = |inner| Schedule::OutOfCore { slab: Some(3), height: 2, inner, device_memory: None };
+    for (b, schedule, says) in [
+        (Boundary::Neumann.into(), hierarchical, "a hierarchical cycle runs its subiterations inside each tile"),
+        (Boundary::Neumann.into(), slabs(in_slabs), "a hierarchical cycle runs its subiterations inside each tile"),
+        (Boundaries::default().axis(0, Boundary::Periodic), slabs(Inner::Plain), "a periodic axis 0 wraps"),
     ] {
-        let e = solve(Boundary::Neumann.into(), schedule, &mut u).unwrap_err();
+        let e = solve(b, schedule, &mut u).unwrap_err();
         assert!(matches!(e, Error::InvalidSchedule { .. }), "{e}");
-        assert!(e.to_string().contains("use `Plain` or `Tiled`"), "{e}");
+        assert!(e.to_string().contains(says), "{e}");
     }
     assert_eq!(u, u0, "nothing ran");
     // Radius 2 along axis 1 fills 2 points a side from an interior of 1.

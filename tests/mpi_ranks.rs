@@ -743,6 +743,14 @@ fn main() {
                     boundaries: Boundaries::default().side(0, stencil::Side::High, Boundary::Neumann),
                     ..wide("radius 2 with one Neumann wall", Schedule::Plain)
                 },
+                Case {
+                    boundaries: channel,
+                    ..wide("radius 2 out of core in a periodic channel", slabs(4, 2, Inner::Plain))
+                },
+                Case {
+                    boundaries: channel,
+                    ..wide("radius 2 skewed slabs in a periodic channel", slabs(3, 3, Inner::Skewed))
+                },
             ];
             for case in others.iter().chain(&bounded) {
                 results

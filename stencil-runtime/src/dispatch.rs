@@ -11,7 +11,7 @@ use crate::cuda::engine::{Build, GpuEngine};
 use crate::cuda::out_of_core::{GpuPasses, Setup};
 use crate::engine::{Engine, Passes};
 use crate::plan::Layout;
-use crate::plan::fill::{Edges, FillCopy, fill_plan};
+use crate::plan::fill::{Edges, Fill};
 use crate::plan::planes::Exchange;
 use crate::plan::slabs::{Config, Slabs, slabs_for};
 use crate::report::{Device, Origin, RanOn};
@@ -65,13 +65,13 @@ fn halos<T: Real, P, const N: usize>(place: &Place<'_, P, N>) -> Result<Exchange
 /// The boundary fill of `place`'s local grid of `shape` under `boundaries`: the outer
 /// layers of axis 0 only where the grid's ends are (not at a rank's ghost planes).
 fn fill_of<S: Stencil<N>, P, const N: usize>(
-    boundaries: &Boundaries<N>,
+    boundaries: Boundaries<N>,
     place: &Place<'_, P, N>,
     shape: [usize; N],
-) -> Vec<FillCopy> {
+) -> Fill<N> {
     let radius = std::array::from_fn(|a| S::META.radius[a]);
     let edges = Edges { low: place.planes.below.is_none(), high: place.planes.above.is_none() };
-    fill_plan(boundaries, radius, shape, edges)
+    Fill { boundaries, radius, shape, edges }
 }
 
 /// A run with the grid held by an engine for the whole run.
@@ -85,7 +85,7 @@ fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     let halos = halos::<T, P, N>(&place)?;
     let on = ran_on(place.peers, gpu.as_ref());
     let (inputs, params, schedule) = (job.inputs.clone(), job.params, job.schedule);
-    let fill = fill_of::<S, P, N>(&job.boundaries, &place, u.shape());
+    let fill = fill_of::<S, P, N>(job.boundaries, &place, u.shape()).whole();
     match gpu {
         None => {
             // A sweep's residual is measured in a second buffer; a check without a tolerance
@@ -158,6 +158,7 @@ fn out_of_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     };
     let own = place.planes.own.clone();
     let config = Config { own, slab, height: height.min(place.planes.depth), inner, device_memory };
+    let fill = fill_of::<S, P, N>(job.boundaries, &place, u.shape());
     let (inputs, params) = (job.inputs.clone(), job.params);
     let on = ran_on(place.peers, gpu.as_ref());
     match &gpu {
@@ -172,6 +173,7 @@ fn out_of_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
                 inputs: &inputs,
                 params: &params,
                 inner,
+                fill,
                 fail_after: job.fail_after_slabs,
             };
             let passes = CpuPasses { pass, work: out_of_core::Workspace::new(&slabs)? };
@@ -181,7 +183,7 @@ fn out_of_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
         }
         Some(gpu) => {
             let alone = !place.planes.has_neighbour();
-            let setup = Setup { alone, model_chooses: job.model_chooses, fail_after: job.fail_after_slabs };
+            let setup = Setup { alone, model_chooses: job.model_chooses, fail_after: job.fail_after_slabs, fill };
             let passes = GpuPasses::<S, T, N>::new(gpu, &options, u, inputs, &params, config, setup);
             let passes = place.peers.all_ok(passes)?;
             let slabs = passes.slabs().clone();
@@ -226,7 +228,8 @@ fn passes_of<S: Stencil<N>, T: Real, const N: usize, P: Peers, X: Passes<T>>(
     let observer = job.observer.take();
     let told = on_slab.as_mut().map(|f| &mut **f as &mut dyn FnMut(&SlabProgress));
     let mut monitor = Monitor::for_job(&mut job, Layout::new(S::META, global)?.interior_points());
-    let mut runner = Slabbed::new(passes, slabs, u, place, halos, stop, told)?;
+    let fill = fill_of::<S, P, N>(job.boundaries, &place, u.shape()).whole();
+    let mut runner = Slabbed::new(passes, slabs, u, place, halos, stop, told)?.with_fill(fill);
     let ran = drive::<S, T, N>(&mut monitor, &mut runner, observer)?;
     let report = monitor.into_report::<S, T, N>(described.on, schedule, global, ran, described.jit);
     Ok((report, PassesRun { passes: runner.passes, lens: runner.lens }))

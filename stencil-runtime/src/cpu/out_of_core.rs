@@ -6,6 +6,7 @@
 use super::{hierarchical, plain};
 use crate::engine::{Difference, Ghosts, PassPlan, Passes, Written};
 use crate::plan::Layout;
+use crate::plan::fill::{Fill, fill};
 use crate::plan::slabs::Slabs;
 use crate::{Error, Inner, Real, Stencil};
 
@@ -17,6 +18,8 @@ pub(crate) struct Pass<'p, S: Stencil<N>, T: Real, const N: usize> {
     pub inputs: &'p [Option<&'p [T]>],
     pub params: &'p S::Params<T>,
     pub inner: Inner,
+    /// The boundary fill, run on each view before the iteration that reads it.
+    pub fill: Fill<N>,
     /// Test hook: fail after writing back this many slabs.
     pub fail_after: Option<usize>,
 }
@@ -154,6 +157,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             let view = slabs.region(s, len, done);
             let layout = self.layout(view.len()).map_err(|e| (s, e))?;
             let range = slabs.elements(&(view.start - chunk.start..view.end - chunk.start));
+            fill(&mut work.current[range.clone()], layout.shape, &self.fill.view(&view));
             let global = slabs.elements(&view);
             let fields = self.fields(&global, &work.current[range.clone()]);
             let target = &mut work.next[range.clone()];
@@ -228,6 +232,9 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                 let layout = self.layout(view.len()).map_err(|e| (s, e))?;
                 let range = local(&view);
                 let global = slabs.elements(&view);
+                // The view of iterate t − 1, its outer layers filled.
+                let read = if t % 2 == 1 { &mut work.current } else { &mut work.next };
+                fill(&mut read[range.clone()], layout.shape, &self.fill.view(&view));
                 let (even, odd) = (&mut work.current, &mut work.next);
                 let (source, target) = if t % 2 == 1 { (&*even, odd) } else { (&*odd, even) };
                 let fields = self.fields(&global, &source[range.clone()]);

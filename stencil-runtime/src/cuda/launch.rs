@@ -8,7 +8,8 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaStream, CudaView, CudaViewMut
 
 use super::device::driver_error;
 use crate::kernel::{KernelKind, KernelManifest, KernelSpec, ParamRole, ParamType};
-use crate::plan::launch::Shape;
+use crate::plan::fill::FillCopy;
+use crate::plan::launch::{Shape, fill_shape};
 use crate::{Error, Real, Result, ScalarValue};
 
 /// A generated kernel, loaded, with its manifest entry.
@@ -236,4 +237,27 @@ pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'
     // shared memory is what the shape's geometry computed for this kernel, within the
     // limit it was allowed.
     unsafe { builder.launch(config) }.map(drop).map_err(driver_error("launching a kernel"))
+}
+
+/// Launches the boundary fill `copies` (`plan::fill`) with `kernel`, the stencil's boundary
+/// kernel, on `grid`, a view the kernels see as `dims`, on `stream`.
+pub(crate) fn fill<T: Real>(
+    stream: &CudaStream,
+    kernel: &Kernel,
+    manifest: &KernelManifest,
+    mut grid: CudaViewMut<'_, T>,
+    dims: [usize; 3],
+    copies: &[FillCopy],
+) -> Result<()> {
+    let points: usize = dims.iter().product();
+    for copy in copies {
+        let axis = manifest.axes[copy.axis];
+        let shape = fill_shape(manifest, copy.count * (points / dims[axis].max(1)))?;
+        let mut args = Args::new(dims.map(|n| n as i64), Vec::new(), &[]);
+        args.in_place = Some(grid.slice_mut(0..grid.len()));
+        let [from, to, count] = [copy.from, copy.to, copy.count].map(|v| v as i64);
+        args.fill = [axis as i64, from, copy.from_step as i64, to, copy.to_step as i64, count];
+        launch(stream, kernel, args, shape)?;
+    }
+    Ok(())
 }

@@ -54,8 +54,8 @@ pub(crate) fn with_filled_boundaries(meta: &StencilMeta) -> Choice {
     }
     Choice {
         schedule: Schedule::Plain,
-        reason: "plain: periodic or Neumann boundaries are filled before every iteration, which rules out \
-                 hierarchical cycles and out-of-core passes"
+        reason: "plain: periodic or Neumann boundaries are filled before every iteration, which hierarchical \
+                 cycles cannot do inside their tiles"
             .into(),
     }
 }

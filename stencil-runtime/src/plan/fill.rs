@@ -2,6 +2,8 @@
 //! outer layers from its interior. Every backend runs the same copies in the same order,
 //! so a filled grid is the same everywhere (copies are exact).
 
+use std::ops::Range;
+
 use crate::boundary::{Boundaries, Boundary};
 
 /// `count` slices of `axis` (every point of the other axes, their outer layers included)
@@ -30,6 +32,53 @@ impl FillCopy {
 pub(crate) struct Edges {
     pub low: bool,
     pub high: bool,
+}
+
+/// A run's boundary fill: its conditions on a grid of `shape` (radius `radius` per axis)
+/// whose outer layers of axis 0 are where `edges` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fill<const N: usize> {
+    pub boundaries: Boundaries<N>,
+    pub radius: [usize; N],
+    pub shape: [usize; N],
+    pub edges: Edges,
+}
+
+impl<const N: usize> Fill<N> {
+    /// The copies that fill the whole grid.
+    pub fn whole(&self) -> Vec<FillCopy> {
+        fill_plan(&self.boundaries, self.radius, self.shape, self.edges)
+    }
+
+    /// The copies that fill the planes `view` of axis 0 (an out-of-core slab's region), seen
+    /// as a grid of their own: first the Neumann layers of axis 0 that the view holds, in
+    /// part or whole, from their mirrors (which must be in the view), then the other axes'
+    /// layers over the view's planes. Periodic layers of axis 0 are not filled here: a
+    /// region does not hold the grid's other end.
+    pub fn view(&self, view: &Range<usize>) -> Vec<FillCopy> {
+        let mut shape = self.shape;
+        shape[0] = view.len();
+        let (r, n, b) = (self.radius[0], self.shape[0], &self.boundaries);
+        let mut copies = Vec::new();
+        if self.edges.low && b.low[0] == Boundary::Neumann && view.start < r {
+            // Planes view.start..r: r − 1 − k ← r + k.
+            let count = r - view.start;
+            copies.push(FillCopy { axis: 0, from: r - view.start, from_step: 1, to: count - 1, to_step: -1, count });
+        }
+        if self.edges.high && b.high[0] == Boundary::Neumann && view.end > n - r {
+            // Planes n − r..view.end: n − r + k ← n − r − 1 − k.
+            let count = view.end - (n - r);
+            let (from, to) = ((n - r - 1) - view.start, (n - r) - view.start);
+            copies.push(FillCopy { axis: 0, from, from_step: -1, to, to_step: 1, count });
+        }
+        copies.extend(fill_plan(&self.boundaries, self.radius, shape, Edges { low: false, high: false }));
+        copies
+    }
+
+    /// Whether any side is filled.
+    pub fn any(&self) -> bool {
+        !self.boundaries.is_dirichlet()
+    }
 }
 
 /// The copies that fill the outer layers of a grid of `shape` (radius `radius` per axis)
@@ -108,6 +157,28 @@ mod tests {
         fill(&mut mixed_grid, [10], &fill_plan(&mixed, [2], [10], BOTH));
         assert_eq!(mixed_grid, [3, 2, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert!(fill_plan(&Boundaries::<1>::default(), [2], [10], BOTH).is_empty());
+    }
+
+    #[test]
+    fn a_view_fills_the_part_of_a_neumann_layer_it_holds() {
+        // 1-D, radius 2, 12 points: the outer planes 0, 1 and 10, 11.
+        let fill = Fill {
+            boundaries: Boundaries::all(Boundary::Neumann),
+            radius: [2],
+            shape: [12],
+            edges: Edges { low: true, high: true },
+        };
+        let grid: Vec<i32> = (0..12).collect();
+        for view in [0..12, 1..9, 0..6, 4..11, 5..12] {
+            let mut part = grid[view.clone()].to_vec();
+            super::fill(&mut part, [view.len()], &fill.view(&view));
+            let mut whole = grid.clone();
+            super::fill(&mut whole, [12], &fill.whole());
+            assert_eq!(part, whole[view.clone()], "{view:?}");
+        }
+        // The periodic layers of axis 0 are left alone.
+        let periodic = Fill { boundaries: Boundaries::all(Boundary::Periodic), ..fill };
+        assert!(periodic.view(&(0..12)).is_empty());
     }
 
     #[test]

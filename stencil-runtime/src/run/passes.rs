@@ -15,6 +15,7 @@ use std::time::Instant;
 use super::drive::{Advance, Unit, reduce_check};
 use super::peers::{Peers, Place};
 use crate::engine::{Difference, PassPlan, Passes};
+use crate::plan::fill::{FillCopy, fill};
 use crate::plan::planes::{Exchange, Planes};
 use crate::plan::slabs::Slabs;
 use crate::stop::StopRule;
@@ -37,6 +38,9 @@ pub(crate) struct Slabbed<'p, 'g, 'c, P: Peers, X, T: Real, const N: usize> {
     measured: Option<Difference>,
     /// The length of every pass run, for the run-time model.
     pub lens: Vec<usize>,
+    /// The boundary fill of the whole grid: the passes fill each slab's views, and the grid's
+    /// own outer layers are filled here, for a checkpoint, an observer and the end.
+    fill: Vec<FillCopy>,
 }
 
 impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g, 'c, P, X, T, N> {
@@ -65,7 +69,15 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
             started: Instant::now(),
             measured: None,
             lens: Vec::new(),
+            fill: Vec::new(),
         })
+    }
+
+    /// These passes with the whole grid's outer layers filled by `copies` where the run
+    /// leaves or shows the grid.
+    pub fn with_fill(mut self, copies: Vec<FillCopy>) -> Self {
+        self.fill = copies;
+        self
     }
 
     /// Receives the ghost planes into `u` (what the neighbours sent after the last pass).
@@ -135,6 +147,8 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
 
     fn host(&mut self) -> Result<&mut Grid<T, N>> {
         // A checkpoint needs nothing copied: the write-backs of a checked pass are done.
+        let shape = self.u.shape();
+        fill(self.u.as_mut_slice(), shape, &self.fill);
         Ok(self.u)
     }
 
@@ -147,6 +161,9 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
     }
 
     fn finish(&mut self) -> Result<()> {
+        // The outer layer of the last iterate.
+        let shape = self.u.shape();
+        fill(self.u.as_mut_slice(), shape, &self.fill);
         Ok(())
     }
 }

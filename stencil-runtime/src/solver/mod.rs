@@ -15,7 +15,7 @@ use crate::run::job::{GridState, Held, Job, ObserveFn, Observer, ProgressFn, Sla
 use crate::run::peers::{Alone, Place};
 use crate::stop::StopRule;
 use crate::{
-    Backend, Boundaries, Error, Grid, Progress, Real, Report, Result, Schedule, SlabProgress, Stencil, Tolerance,
+    Backend, Boundaries, Error, Grid, Inner, Progress, Real, Report, Result, Schedule, SlabProgress, Stencil, Tolerance,
 };
 
 /// Runs a stencil on a grid until a stopping rule holds.
@@ -121,7 +121,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// keeps the values it was given); a [`Boundary`](crate::Boundary) for every side, or
     /// [`Boundaries`] per axis and side. Periodic and Neumann layers are filled from the
     /// interior before every iteration (and every sweep) and after the last, so they run
-    /// with the schedules of one iteration at a time — `Plain`, `Tiled` and the sweeps'
+    /// with the schedules that can fill them between any two iterations — `Plain`, `Tiled`,
+    /// `OutOfCore` with plain or skewed slabs (axis 0 not periodic), and the sweeps'
     /// `Wavefront` (`Auto` then picks among them) — on every backend, and across ranks but
     /// for a periodic cut axis and for sweeps, which take Dirichlet boundaries there. See
     /// `docs/guide.md`, "Boundary conditions".
@@ -263,24 +264,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 .and_then(|()| std::fs::write(&path, S::CUDA_SOURCE))
                 .map_err(|source| Error::Io { path, source })?;
         }
-        let filled = !self.boundaries.is_dirichlet();
-        let choice = match (self.schedule, device) {
-            (Schedule::Auto, _) if filled => Some(crate::plan::autotune::with_filled_boundaries(S::META)),
-            (Schedule::Auto, Some(device)) if !S::META.is_sweep() => Some(match self.out_of_core(u, device)? {
-                Some(choice) => choice,
-                None if !crate::plan::autotune::worth_measuring(self.max_iterations) => {
-                    crate::plan::autotune::short_run(self.max_iterations.unwrap_or_default())
-                }
-                None => self.measure_auto(u, device)?,
-            }),
-            // `Backend::Auto` chose the GPU; a grid too large for it runs there out of core
-            // (the same iterates as `Plain`) rather than failing.
-            (Schedule::Plain, Some(device)) if self.backend == Backend::Auto && !S::META.is_sweep() && !filled => {
-                self.out_of_core(u, device)?
-            }
-            (Schedule::Auto, _) => Some(crate::plan::autotune::without_measuring(S::META)),
-            _ => None,
-        };
+        let choice = self.choose(u, device)?;
         let schedule = choice.as_ref().map_or(self.schedule, |c| c.schedule).resolve(S::META)?;
         let boundaries = self.boundaries_for(schedule, u.shape())?;
         let mut stop = self.stop_rule(schedule, choice.is_some(), u.shape()[0])?;
@@ -322,25 +306,57 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         Ok(report)
     }
 
+    /// What `Schedule::Auto` stands for on `device` (`None`: the CPU), and the out-of-core
+    /// schedule for a grid too large for the GPU that `Backend::Auto` chose; `None` when the
+    /// schedule given runs as it is.
+    fn choose(&self, u: &Grid<T, N>, device: Option<usize>) -> Result<Option<crate::plan::autotune::Choice>> {
+        use crate::plan::autotune::{short_run, with_filled_boundaries, without_measuring, worth_measuring};
+        let filled = !self.boundaries.is_dirichlet();
+        // Out-of-core passes fill each slab's region, but cannot wrap the slab axis.
+        let slabs_fit = !S::META.is_sweep() && !self.boundaries.is_periodic(0);
+        Ok(match (self.schedule, device) {
+            (Schedule::Auto, Some(device)) if filled && slabs_fit => {
+                Some(self.out_of_core(u, device)?.unwrap_or_else(|| with_filled_boundaries(S::META)))
+            }
+            (Schedule::Auto, _) if filled => Some(with_filled_boundaries(S::META)),
+            (Schedule::Auto, Some(device)) if !S::META.is_sweep() => Some(match self.out_of_core(u, device)? {
+                Some(choice) => choice,
+                None if !worth_measuring(self.max_iterations) => short_run(self.max_iterations.unwrap_or_default()),
+                None => self.measure_auto(u, device)?,
+            }),
+            // `Backend::Auto` chose the GPU; a grid too large for it runs there out of core
+            // (the same iterates as `Plain`) rather than failing.
+            (Schedule::Plain, Some(device)) if self.backend == Backend::Auto && slabs_fit => {
+                self.out_of_core(u, device)?
+            }
+            (Schedule::Auto, _) => Some(without_measuring(S::META)),
+            _ => None,
+        })
+    }
+
     /// The boundary conditions, checked against the grid of `shape` and `schedule`: periodic
-    /// and Neumann layers are filled between iterations, so a schedule that runs several
-    /// iterations between two fills cannot keep them.
+    /// and Neumann layers are filled before every iteration, which a hierarchical cycle
+    /// cannot do inside its tiles, nor an out-of-core slab for a periodic slab axis (its
+    /// first planes would read the grid's last at every iteration of a pass).
     fn boundaries_for(&self, schedule: Schedule, shape: [usize; N]) -> Result<Boundaries<N>> {
         let boundaries = self.boundaries;
         boundaries.check(S::META, shape)?;
-        let several = match schedule {
+        let reason = match schedule {
             _ if boundaries.is_dirichlet() => return Ok(boundaries),
-            Schedule::Plain | Schedule::Tiled | Schedule::Wavefront { .. } => return Ok(boundaries),
-            Schedule::Hierarchical { .. } => "a cycle runs its subiterations inside each tile",
-            _ => "a pass runs its iterations on each slab",
+            Schedule::Hierarchical { .. } | Schedule::OutOfCore { inner: Inner::Hierarchical { .. }, .. } => {
+                "a hierarchical cycle runs its subiterations inside each tile, and the outer layers are filled \
+                 between iterations: use `Plain`, `Tiled` or `OutOfCore` with plain or skewed slabs"
+            }
+            Schedule::OutOfCore { .. } if boundaries.is_periodic(0) => {
+                "a periodic axis 0 wraps from the last slab to the first, which every iteration of a pass would \
+                 read: make another axis the periodic one, or use `Plain` or `Tiled`"
+            }
+            _ => return Ok(boundaries),
         };
         Err(Error::InvalidSchedule {
             schedule: schedule.to_string(),
             stencil: S::META.name,
-            reason: format!(
-                "{several} between two fills of the outer layer, and the {boundaries} boundaries are filled from the \
-                 interior before every iteration: use `Plain` or `Tiled` with them (or Dirichlet boundaries)"
-            ),
+            reason: format!("with {boundaries} boundaries {reason}"),
         })
     }
 

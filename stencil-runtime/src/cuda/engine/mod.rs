@@ -13,14 +13,14 @@ mod buffers;
 use buffers::{BufferSizes, CycleChecks};
 
 use crate::cuda::device::{Gpu, Pinned, driver_error};
-use crate::cuda::launch::{Args, Kernel, launch};
+use crate::cuda::launch::{Args, Kernel, fill, launch};
 use crate::cuda::module::{JitTime, Module};
 use crate::cuda::options::{CudaOptions, HierarchicalKernel};
 use crate::cuda::sweeper::Sweeper;
 use crate::engine::{CycleCheck, Difference, Engine};
 use crate::kernel::KernelKind;
 use crate::plan::fill::FillCopy;
-use crate::plan::launch::{Cycle, Shape, fill_shape, plain};
+use crate::plan::launch::{Cycle, Shape, plain};
 use crate::plan::planes::{Exchange, Halo};
 use crate::schedule::CycleSizes;
 use crate::{Error, Grid, Real, Result, Schedule, Stencil};
@@ -440,18 +440,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
     fn fill(&mut self) -> Result<()> {
         let Some((kernel, copies)) = &self.fill else { return Ok(()) };
         let dims = S::KERNELS.view(&self.shape, 1);
-        let points: usize = dims.iter().product();
-        for copy in copies {
-            let axis = S::KERNELS.axes[copy.axis];
-            let slice_points = points / dims[axis].max(1);
-            let shape = fill_shape(S::KERNELS, copy.count * slice_points)?;
-            let mut args = Args::new(dims.map(|n| n as i64), Vec::new(), &self.scalars);
-            args.in_place = Some(self.current.as_view_mut());
-            let [from, to, count] = [copy.from, copy.to, copy.count].map(|v| v as i64);
-            args.fill = [axis as i64, from, copy.from_step as i64, to, copy.to_step as i64, count];
-            launch(&self.compute, kernel, args, shape)?;
-        }
-        Ok(())
+        fill(&self.compute, kernel, S::KERNELS, self.current.as_view_mut(), dims, copies)
     }
 
     fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()> {

@@ -17,6 +17,7 @@ use super::module::JitTime;
 use super::options::CudaOptions;
 use crate::engine::{Difference, Ghosts, PassPlan, Passes, Written};
 use crate::plan::Layout;
+use crate::plan::fill::Fill;
 use crate::plan::model::{self, ModelReport};
 use crate::plan::slabs::{Config, SlabRequest, Slabs, slabs_for};
 use crate::{Error, Grid, Inner, Real, Result, Stencil};
@@ -32,13 +33,15 @@ struct Model {
 
 /// How a run's passes are set up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Setup {
+pub(crate) struct Setup<const N: usize> {
     /// One process: the model's constants are measured.
     pub alone: bool,
     /// `Auto` chose the schedule: the height and the slab width are the model's best.
     pub model_chooses: bool,
     /// Test hook: fail before running slab `n` of a pass.
     pub fail_after: Option<usize>,
+    /// The boundary fill of the grid.
+    pub fill: Fill<N>,
 }
 
 /// Out-of-core passes on one GPU over slabs of the planes `own` of the user's grid.
@@ -63,7 +66,7 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
         inputs: Vec<Option<&'i [T]>>,
         params: &S::Params<T>,
         config: Config,
-        setup: Setup,
+        setup: Setup<N>,
     ) -> Result<Self> {
         let meta = S::META;
         let layout = Layout::new(meta, u.shape())?;
@@ -112,7 +115,7 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
             (None, None) => slabs_of(config.height, config.slab, skewed)?,
         };
         let inner = if skewed { Inner::Skewed } else { config.inner };
-        let (mut pyramid, jit) = Pyramid::<S, T, N>::new(gpu, options, slabs, inner, u.shape(), &inputs, params)?;
+        let (mut pyramid, jit) = Pyramid::<S, T, N>::new(gpu, options, slabs, inner, setup.fill, &inputs, params)?;
         pyramid.fail_after = setup.fail_after;
         // The probe's module (compiled for its few planes) is part of the start-up too.
         let jit = probe_jit.map_or(jit, |probe| jit.and(probe));

@@ -18,11 +18,12 @@ use std::sync::Arc;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr};
 
 use crate::cuda::device::{Gpu, driver_error};
-use crate::cuda::launch::{Args, Kernel, launch};
+use crate::cuda::launch::{Args, Kernel, fill, launch};
 use crate::cuda::module::{JitTime, Module};
 use crate::cuda::options::CudaOptions;
 use crate::engine::{Difference, Ghosts, PassPlan, Written};
 use crate::kernel::KernelKind;
+use crate::plan::fill::Fill;
 use crate::plan::launch::{Cycle, Shape, plain};
 use crate::plan::slabs::Slabs;
 use crate::schedule::CycleSizes;
@@ -80,6 +81,9 @@ pub(crate) struct Pyramid<'g, S: Stencil<N>, T: Real, const N: usize> {
     pub(super) scalars: Vec<ScalarValue<T>>,
     /// Test hook: fail before running slab `n` of a pass (none unless set).
     pub(super) fail_after: Option<usize>,
+    /// The boundary kernel and fill, when a side is periodic or Neumann: every view is
+    /// filled before the iteration that reads it.
+    pub(super) fill: Option<(Kernel, Fill<N>)>,
     pub(super) _stencil: std::marker::PhantomData<S>,
 }
 
@@ -115,17 +119,18 @@ pub(super) fn view_dims<S: Stencil<N>, const N: usize>(mut shape: [usize; N], pl
 
 impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
     /// Compiles the kernels for the largest chunk and allocates the buffers of `slabs` with
-    /// `inner` iterations, for a grid of `shape` whose read-only fields are the `Some`s of
-    /// `inputs` (parameter order).
+    /// `inner` iterations, for a grid of `fill.shape` whose read-only fields are the `Some`s
+    /// of `inputs` (parameter order), its views filled by `fill`.
     pub(crate) fn new(
         gpu: &'g Gpu,
         options: &CudaOptions,
         slabs: Slabs,
         inner: Inner,
-        shape: [usize; N],
+        fill: Fill<N>,
         inputs: &[Option<&[T]>],
         params: &S::Params<T>,
     ) -> Result<(Self, JitTime)> {
+        let shape = fill.shape;
         let block = options.plain_block(S::KERNELS, N);
         let measure_shapes = measure_shapes::<S, N>(&slabs, shape, block, gpu)?;
         let block_offsets: Vec<usize> =
@@ -180,6 +185,10 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             first_bad,
             scalars: S::param_values(params),
             fail_after: None,
+            fill: match fill.any() {
+                true => Some((module.kernel::<N>(KernelKind::Boundary)?, fill)),
+                false => None,
+            },
             _stencil: std::marker::PhantomData,
         };
         Ok((pyramid, jit))
@@ -395,6 +404,11 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 }
             };
             let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);
+            if let Some((boundary, views)) = &self.fill {
+                let slot = &mut self.slots[position % 2];
+                let grid = slot.u[current].slice_mut(range.clone());
+                fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
+            }
             let (fields, target) = self.slots[position % 2].views(range, current);
             let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
             args.output = Some(target);

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use super::pyramid::{Kernels, Pyramid, view_dims};
 use crate::cuda::device::driver_error;
-use crate::cuda::launch::{Args, launch};
+use crate::cuda::launch::{Args, fill, launch};
 use crate::engine::PassPlan;
 use crate::plan::launch::plain;
 use crate::{Real, Result, Stencil};
@@ -87,6 +87,11 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
             let dims = view_dims::<S, N>(self.shape, view.len());
             let shape = plain(S::KERNELS, dims, self.block, self.gpu.limits())?;
             let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);
+            if let Some((boundary, views)) = &self.fill {
+                // The view of iterate t − 1, its outer layers filled.
+                let grid = self.slots[position % 2].u[(t - 1) % 2].slice_mut(range.clone());
+                fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
+            }
             let (fields, target) = self.slots[position % 2].views(range, (t - 1) % 2);
             let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
             args.output = Some(target);
