@@ -119,14 +119,16 @@ fn advance<S: Stencil<N>, T: Real, const N: usize, P: Peers, E: Engine<T, N>>(
     described: Described,
 ) -> Result<Report> {
     let meta = S::META;
-    let (stop, schedule, global) = (job.stop, job.schedule, place.global);
+    let (stop, schedule, global, boundaries) = (job.stop, job.schedule, place.global, job.boundaries);
     let observer = job.observer.take();
     let mut monitor = Monitor::for_job(&mut job, Layout::new(meta, global)?.interior_points());
     let exact = schedule.is_exact_blocking(meta);
     let ran = match (meta.sweep.as_ref(), schedule) {
         (Some(sweep), _) => {
             let stencils = [(sweep.directions[0], place.planes.radius)];
-            drive::<S, T, N>(&mut monitor, &mut Swept::new(engine, place, halos, stop, &stencils)?, observer)?
+            let radius = std::array::from_fn(|a| meta.radius[a]);
+            let mut swept = Swept::new(engine, place, halos, stop, &stencils)?.with_boundaries(&boundaries, radius);
+            drive::<S, T, N>(&mut monitor, &mut swept, observer)?
         }
         (None, Schedule::Hierarchical { tile, halo, sub }) if !exact && place.planes.has_neighbour() => {
             let tiles = CycleSizes { tile, halo, sub };

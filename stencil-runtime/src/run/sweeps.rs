@@ -44,9 +44,10 @@ use super::drive::{Advance, Unit, reduce_check};
 use super::jacobi::exchange;
 use super::peers::{Peers, Place};
 use crate::engine::{Difference, Engine};
+use crate::plan::fill::{Edges, FillCopy, fill, fill_plan};
 use crate::plan::planes::{Exchange, Planes};
 use crate::stop::StopRule;
-use crate::{Direction, Grid, Real, Result, Tolerance};
+use crate::{Boundaries, Direction, Grid, Real, Result, Tolerance};
 
 /// One rank's planes in the order a sweep visits them along axis 0.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -198,6 +199,9 @@ pub(crate) struct Pipeline<T> {
     /// The planes sent after a sweep's first and last planes.
     first_out: Vec<T>,
     last_out: Vec<T>,
+    /// The boundary fill of the other axes over the planes sent to the earlier neighbour,
+    /// and their shape.
+    first_fill: (Vec<FillCopy>, Vec<usize>),
 }
 
 impl<T: Real> Pipeline<T> {
@@ -225,6 +229,7 @@ impl<T: Real> Pipeline<T> {
             sides: Sides([side(planes.below, own.start - r..own.start), side(planes.above, own.end..own.end + r)]),
             first_out: message.clone(),
             last_out: message.clone(),
+            first_fill: (Vec::new(), Vec::new()),
         }
     }
 
@@ -236,7 +241,7 @@ impl<T: Real> Pipeline<T> {
         k: usize,
         engine: &mut impl Engine<T, N>,
     ) -> Result<()> {
-        let Self { cycle, sides, first_out, last_out } = self;
+        let Self { cycle, sides, first_out, last_out, first_fill } = self;
         let (which, order) = cycle.of(k);
         sides.fetch(peers, cycle, order.earlier_side, k, engine)?;
         let sends_first = order.earlier.is_some() && cycle.sends(order.earlier_side, k);
@@ -253,8 +258,11 @@ impl<T: Real> Pipeline<T> {
         let cycle = &*cycle;
         match order.earlier.filter(|_| cycle.sends(order.earlier_side, k)) {
             Some(earlier) => {
-                // The first planes travel while the rest is swept.
+                // The first planes travel while the rest is swept. The earlier neighbour reads
+                // them in its next sweep, whose outer layers one process fills from these
+                // values: they go with theirs (this rank's own stay as this sweep read them).
                 engine.read(order.to_earlier.clone(), first_out)?;
+                fill_planes(first_out, &first_fill.1, &first_fill.0);
                 peers.post(&[(earlier, &first_out[..])], &mut [], || {
                     finish_sweep(engine, peers, cycle, k, sides, last_out)
                 })
@@ -276,6 +284,18 @@ impl<T: Real> Pipeline<T> {
             self.sides.fetch(peers, &self.cycle, side, k, engine)?;
         }
         Ok(())
+    }
+}
+
+/// Runs the fill `copies` on `planes`, consecutive planes of axis 0 whose shape is
+/// `shape` (one to three axes): a dynamic shape, since the message's plane count is the
+/// split's radius.
+fn fill_planes<T: Copy>(planes: &mut [T], shape: &[usize], copies: &[FillCopy]) {
+    match *shape {
+        [a] => fill(planes, [a], copies),
+        [a, b] => fill(planes, [a, b], copies),
+        [a, b, c] => fill(planes, [a, b, c], copies),
+        _ => {}
     }
 }
 
@@ -339,6 +359,17 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Swept<'p, P, E, T, 
         let plane_len = global[1..].iter().product();
         let pipeline = Pipeline::new(&planes, stencils, plane_len);
         Ok(Self { engine, peers, planes, stop, global, pipeline, halos, swept: 0, measured: None })
+    }
+
+    /// These sweeps with the periodic and Neumann layers of `boundaries` (a stencil of
+    /// radius `radius`) filled over the planes sent to the earlier neighbour, as one process
+    /// fills them before the sweep that reads them (the engine fills the rest).
+    pub fn with_boundaries(mut self, boundaries: &Boundaries<N>, radius: [usize; N]) -> Self {
+        let mut shape = self.global;
+        shape[0] = self.planes.radius;
+        let copies = fill_plan(boundaries, radius, shape, Edges { low: false, high: false });
+        self.pipeline.first_fill = (copies, shape.to_vec());
+        self
     }
 
     /// ρ of the current iterate over the own planes, by a measuring update (into the

@@ -124,8 +124,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// with the schedules that can fill them between any two iterations — `Plain`, `Tiled`,
     /// `OutOfCore` with plain or skewed slabs (axis 0 not periodic), and the sweeps'
     /// `Wavefront` (`Auto` then picks among them) — on every backend, and across ranks but
-    /// for a periodic cut axis and for sweeps, which take Dirichlet boundaries there. See
-    /// `docs/guide.md`, "Boundary conditions".
+    /// for a periodic cut axis. See `docs/guide.md`, "Boundary conditions".
     ///
     /// **Errors** (from [`run`](Self::run)): [`Error::InvalidBoundary`] for a periodic axis
     /// periodic on one side only or an interior narrower than the radius it fills, and

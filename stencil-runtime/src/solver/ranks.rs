@@ -188,8 +188,8 @@ pub(crate) fn rank_device<const N: usize>(
 }
 
 /// That boundary conditions hold across ranks cut along axis 0 as `planes` are: the axis
-/// does not wrap between ranks, a sweep stencil's are Dirichlet, and a rank that fills an
-/// outer layer of axis 0 from its interior owns the planes it copies.
+/// does not wrap between ranks, and a rank that fills an outer layer of axis 0 from its
+/// interior owns the planes it copies.
 fn check_cut_boundaries<const N: usize>(
     boundaries: &Boundaries<N>,
     meta: &crate::StencilMeta,
@@ -202,16 +202,6 @@ fn check_cut_boundaries<const N: usize>(
                  rank to the first: make another axis the periodic one, or run in one process"
                 .into(),
         );
-    }
-    if meta.is_sweep() && planes.has_neighbour() && !boundaries.is_dirichlet() {
-        // A sweep reads planes of its neighbours as they were swept in this sweep or the last;
-        // their outer layers would be those filled before the sweep each rank was in.
-        return fail(format!(
-            "the sweeps of `{}` pass planes from rank to rank during a sweep, and periodic or Neumann layers of \
-             those planes would not be filled at the sweep one process fills them: distributed sweeps take \
-             Dirichlet boundaries (or run in one process)",
-            meta.name
-        ));
     }
     let radius = meta.radius[0];
     let fills = (planes.below.is_none() && boundaries.low[0] != crate::Boundary::Dirichlet)
