@@ -411,8 +411,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         let gpu_name = crate::cuda::Gpu::open(device)?.name.clone();
         let key = key(S::CUDA_SOURCE, &u.shape(), T::NAME, self.cuda.mode.name(), device);
         measured(S::META, key, &gpu_name, |schedule| {
+            // What the run was given, timed on the device over a few iterations; the rest
+            // (callbacks, checkpoints, observers) as a new solver has it.
             let mut trial = Solver {
-                stencil: self.stencil,
                 inputs: self.inputs.clone(),
                 params: self.params,
                 params_twice: self.params_twice,
@@ -421,17 +422,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 schedule,
                 boundaries: self.boundaries,
                 max_iterations: Some(TRIAL_ITERATIONS),
-                tolerance: None,
                 check_every: Some(TRIAL_ITERATIONS),
                 cuda: self.cuda,
-                dump_cuda: None,
-                progress: None,
-                checkpoint: None,
-                fail_after_slabs: None,
-                on_slab: None,
-                observer: None,
-                #[cfg(feature = "mpi")]
-                distributed: None,
+                ..Solver::new(self.stencil)
             };
             trial.run(&mut u.clone())
         })
