@@ -4,6 +4,7 @@
 //! for (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without
 //! one.
 
+use stencil::Boundary;
 use stencil::cuda::Mode;
 use stencil::prelude::*;
 
@@ -103,4 +104,44 @@ fn wavefront_sweeps_equal_the_cpu_twin_for_every_combination() {
     let mut wrong = compare::<Gs5, f64, 2>(Gs5, [41, 23], Schedule::Wavefront { tile: 8 }, 4);
     wrong.extend(compare::<Gs5, f32, 2>(Gs5, [9, 67], Schedule::Plain, 3));
     assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Every 5th iterate of a GPU run, as its observer sees it (copied from the device at those
+/// iterations only, outer layers filled), equals the CPU twin's, on the schedules whose
+/// cycles end at checked iterations.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn observed_iterates_equal_the_cpu_twins() {
+    require_gpu();
+    let (f, u0) = (random::<f64, 2>([37, 29], 2), random::<f64, 2>([37, 29], 1));
+    let periodic = Boundaries::<2>::default().axis(1, Boundary::Periodic);
+    let watch = |backend, schedule: Schedule, boundaries: Boundaries<2>| {
+        let (mut u, mut seen) = (u0.clone(), Vec::new());
+        Solver::new(Skew2)
+            .input("f", &f)
+            .backend(backend)
+            .schedule(schedule)
+            .boundaries(boundaries)
+            .mode(Mode::Exact)
+            .max_iterations(17)
+            .observe(5, |k, v: &Grid<f64, 2>| seen.push((k, v.clone())))
+            .run(&mut u)
+            .unwrap();
+        seen.push((17, u));
+        seen
+    };
+    let cases = [
+        (Schedule::Plain, periodic),
+        (Schedule::Tiled, periodic),
+        (Schedule::Hierarchical { tile: 8, halo: 6, sub: 3 }, Boundaries::default()),
+        (Schedule::OutOfCore { slab: Some(5), height: 4, inner: Inner::Skewed, device_memory: None }, periodic),
+    ];
+    for (schedule, boundaries) in cases {
+        let cpu = watch(Backend::Cpu, schedule, boundaries);
+        let gpu = watch(Backend::Cuda { device: 0 }, schedule, boundaries);
+        assert_eq!(gpu.iter().map(|(k, _)| *k).collect::<Vec<_>>(), [5, 10, 15, 17], "{schedule}");
+        for ((k, c), (_, g)) in cpu.iter().zip(&gpu) {
+            assert_eq!(differing(c, g), 0, "{schedule} {boundaries}: iterate {k}");
+        }
+    }
 }
