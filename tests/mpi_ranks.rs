@@ -25,6 +25,11 @@ stencil! {
         (u[-2, 0] + u[2, 0] + w * (u[-1, 0] + u[1, 0]) + u[0, -1] + u[0, 1] + f[0, 0]) / (4.0 + 2.0 * w)
     }
 
+    /// Diagonal reads, asymmetric: the corners of the outer layers are read.
+    fn corner(mut u: Field2, f: Field2) -> Real {
+        (u[-1, -1] + u[1, 1] + u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] + 0.5 * u[1, -1] + f[0, 0]) / 6.6
+    }
+
     /// 1-D, no read-only field.
     fn line(mut u: Field1, s: Real) -> Real {
         0.5 * (u[-1] + u[1]) + s
@@ -242,15 +247,31 @@ fn disagreements(mpi: &Mpi) -> Vec<(String, Result<(), String>)> {
         results.push(("too many ranks".into(), expect_error(outcome, "fewer than the 3 ghost planes")));
     }
 
-    // A periodic cut axis would wrap from the last rank to the first: refused on every rank
-    // when there are several.
+    // A periodic cut axis wraps through an outer layer of one radius: refused on every rank
+    // for a deeper split, and for sweeps, when there are several ranks.
     let mut u = sub.local_grid(|_| 0.0f64).unwrap();
     let outcome = solver(1.0).boundaries(Boundary::Periodic).run(&mut u);
     results.push((
-        "a periodic cut axis".into(),
+        "a periodic cut axis split with depth 2".into(),
         match ranks {
             1 => outcome.map(|_| ()).map_err(|e| e.to_string()),
-            _ => expect_error(outcome, "a periodic axis 0 would wrap from the last rank to the first"),
+            _ => expect_error(outcome, "split with depth 1 (this split has depth 2)"),
+        },
+    ));
+    let swept = mpi.split(&Gs9, [24, 7], 1).unwrap();
+    let (g, mut u) = (swept.local_grid(|_| 1.0f64).unwrap(), swept.local_grid(|_| 0.0f64).unwrap());
+    let outcome = Solver::new(Gs9)
+        .input("f", &g)
+        .param("h2", 1.0)
+        .max_iterations(3)
+        .boundaries(Boundary::Periodic)
+        .distributed(&swept)
+        .run(&mut u);
+    results.push((
+        "sweeps across a periodic cut axis".into(),
+        match ranks {
+            1 => outcome.map(|_| ()).map_err(|e| e.to_string()),
+            _ => expect_error(outcome, "distributed sweeps do not wrap axis 0"),
         },
     ));
 
@@ -274,6 +295,78 @@ fn disagreements(mpi: &Mpi) -> Vec<(String, Result<(), String>)> {
         results.push((name.into(), expect_error(outcome, needle)));
     }
     results
+}
+
+/// Axis 0 periodic across the cut (depth 1): the last rank's planes are the first rank's
+/// ghost planes below and the first rank's the last rank's above, in 1-D to 3-D, with the
+/// other axes periodic or Neumann and corners read.
+fn periodic_cut_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Result<(), String>)>) {
+    let kind = if backend == Backend::Cpu { "cpu" } else { "cuda" };
+    let jacobi7 = |schedule| Case {
+        name: "",
+        stencil: Jacobi7,
+        shape: [23, 9, 11],
+        input: "f",
+        params: &[("h2", 0.01)],
+        max_iterations: 9,
+        tolerance: None,
+        check_every: Some(4),
+        schedule,
+        boundaries: Boundaries::all(Boundary::Periodic),
+    };
+    for (name, schedule) in [("plain", Schedule::Plain), ("tiled", Schedule::Tiled)] {
+        let case = jacobi7(schedule);
+        results.push((format!("{kind} f64 jacobi7 {name}, periodic"), case.check::<f64>(mpi, 1, backend)));
+        results.push((format!("{kind} f32 jacobi7 {name}, periodic"), case.check::<f32>(mpi, 1, backend)));
+    }
+    let corner = |boundaries, schedule| Case {
+        name: "",
+        stencil: Corner,
+        shape: [31, 12],
+        input: "f",
+        params: &[],
+        max_iterations: 40,
+        tolerance: Some(Tolerance::Relative { norm: Norm::L2, factor: 0.5 }),
+        check_every: Some(3),
+        schedule,
+        boundaries,
+    };
+    let wrapped_neumann = Boundaries::all(Boundary::Neumann).axis(0, Boundary::Periodic);
+    for (name, boundaries) in
+        [("periodic", Boundaries::all(Boundary::Periodic)), ("periodic cut axis, Neumann walls", wrapped_neumann)]
+    {
+        for schedule in [Schedule::Plain, Schedule::Tiled] {
+            let case = corner(boundaries, schedule);
+            let label = format!("{kind} f64 corner reads {schedule}, {name}");
+            results.push((label, case.check::<f64>(mpi, 1, backend)));
+        }
+    }
+    let wide = Case {
+        name: "",
+        stencil: Wide,
+        shape: [41, 13],
+        input: "f",
+        params: &[("w", 3.0)],
+        max_iterations: 12,
+        tolerance: None,
+        check_every: Some(5),
+        schedule: Schedule::Plain,
+        boundaries: Boundaries::all(Boundary::Periodic).axis(1, Boundary::Neumann),
+    };
+    results.push((format!("{kind} f64 radius 2, periodic cut axis"), wide.check::<f64>(mpi, 1, backend)));
+    let line = Case {
+        name: "",
+        stencil: Line,
+        shape: [50],
+        input: "",
+        params: &[("s", 0.125)],
+        max_iterations: 20,
+        tolerance: None,
+        check_every: Some(5),
+        schedule: Schedule::Plain,
+        boundaries: Boundaries::all(Boundary::Periodic),
+    };
+    results.push((format!("{kind} f64 1-D, periodic"), line.check::<f64>(mpi, 1, backend)));
 }
 
 /// A non-finite value found at a check is the same error, at the same point and
@@ -768,6 +861,9 @@ fn main() {
             for case in lines.iter().chain([&neumann_line]) {
                 results
                     .push((format!("{kind} f64 {} depth {depth}", case.name), case.check::<f64>(&mpi, depth, backend)));
+            }
+            if depth == 1 {
+                periodic_cut_cases(&mpi, backend, &mut results);
             }
         }
         inexact_cases(&mpi, backend, &mut results);

@@ -209,7 +209,9 @@ impl Peers for Mpi {
     /// Sends `send.lower` to rank `below` and `send.upper` to rank `above`, receives their
     /// planes into `recv`, and runs `during` while the messages are in flight (non-blocking
     /// sends and receives). Every request is completed before it returns, also when
-    /// `during` fails.
+    /// `during` fails. A message is tagged with its direction along axis 0, not with the
+    /// ranks' order: across a periodic cut the first rank's neighbour below is the last one,
+    /// and on two ranks both neighbours are the same rank.
     fn exchange<T: Real>(
         &self,
         neighbours: (Option<usize>, Option<usize>),
@@ -220,14 +222,14 @@ impl Peers for Mpi {
         let (below, above) = neighbours;
         let (mut sends, mut receives) = (Vec::new(), Vec::new());
         if let Some(below) = below {
-            receives.push((below, &mut recv.lower[..]));
-            sends.push((below, &send.lower[..]));
+            receives.push((below, UP, &mut recv.lower[..]));
+            sends.push((below, DOWN, &send.lower[..]));
         }
         if let Some(above) = above {
-            receives.push((above, &mut recv.upper[..]));
-            sends.push((above, &send.upper[..]));
+            receives.push((above, DOWN, &mut recv.upper[..]));
+            sends.push((above, UP, &send.upper[..]));
         }
-        self.post(&sends, &mut receives, during)
+        self.post_tagged(&sends, &mut receives, during)
     }
 
     /// Receives into every `(rank, buffer)` of `receives`, sends every `(rank, buffer)` of
@@ -241,34 +243,12 @@ impl Peers for Mpi {
         receives: &mut [(usize, &mut [T])],
         during: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        // Tags: the direction of travel, then the piece of a message cut to fit MPI's
-        // `int` counts.
-        const UP: i32 = 0;
-        const DOWN: i32 = 1 << 20;
+        // Tagged with the direction of travel in the ranks' order.
         let me = self.world.rank() as usize;
-        let world = &self.world;
-        mpi::request::scope(|scope| {
-            let mut requests = Vec::new();
-            for (from, buffer) in receives.iter_mut() {
-                let tag = if *from < me { UP } else { DOWN };
-                let rank = world.process_at_rank(*from as i32);
-                for (piece, part) in pieces_mut(buffer).enumerate() {
-                    requests.push(rank.immediate_receive_into_with_tag(scope, part, tag + piece as i32));
-                }
-            }
-            for &(to, buffer) in sends {
-                let tag = if to > me { UP } else { DOWN };
-                let rank = world.process_at_rank(to as i32);
-                for (piece, part) in pieces(buffer).enumerate() {
-                    requests.push(rank.immediate_send_with_tag(scope, part, tag + piece as i32));
-                }
-            }
-            let outcome = during();
-            for request in requests {
-                request.wait();
-            }
-            outcome
-        })
+        let sends: Vec<_> = sends.iter().map(|&(to, b)| (to, if to > me { UP } else { DOWN }, b)).collect();
+        let mut receives: Vec<_> =
+            receives.iter_mut().map(|(from, b)| (*from, if *from < me { UP } else { DOWN }, &mut **b)).collect();
+        self.post_tagged(&sends, &mut receives, during)
     }
 
     fn max(&self, value: f64) -> f64 {
@@ -281,6 +261,45 @@ impl Peers for Mpi {
 
     fn rank_and_size(&self) -> Option<(usize, usize)> {
         Some((self.rank(), self.size()))
+    }
+}
+
+/// Tags of the messages travelling up axis 0 (to a rank above) and down it; the piece of a
+/// message cut to fit MPI's `int` counts is added to them.
+const UP: i32 = 0;
+const DOWN: i32 = 1 << 20;
+
+impl Mpi {
+    /// Receives into every `(rank, tag, buffer)` of `receives`, sends every
+    /// `(rank, tag, buffer)` of `sends`, and runs `during` while they are in flight; every
+    /// request is completed before it returns, also when `during` fails.
+    fn post_tagged<T: Real>(
+        &self,
+        sends: &[(usize, i32, &[T])],
+        receives: &mut [(usize, i32, &mut [T])],
+        during: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let world = &self.world;
+        mpi::request::scope(|scope| {
+            let mut requests = Vec::new();
+            for (from, tag, buffer) in receives.iter_mut() {
+                let rank = world.process_at_rank(*from as i32);
+                for (piece, part) in pieces_mut(buffer).enumerate() {
+                    requests.push(rank.immediate_receive_into_with_tag(scope, part, *tag + piece as i32));
+                }
+            }
+            for &(to, tag, buffer) in sends {
+                let rank = world.process_at_rank(to as i32);
+                for (piece, part) in pieces(buffer).enumerate() {
+                    requests.push(rank.immediate_send_with_tag(scope, part, tag + piece as i32));
+                }
+            }
+            let outcome = during();
+            for request in requests {
+                request.wait();
+            }
+            outcome
+        })
     }
 }
 
@@ -305,6 +324,24 @@ impl<'m, const N: usize> Subdomain<'m, N> {
             above: self.above(),
             origin: self.local().start,
         }
+    }
+
+    /// This rank's planes for a run with `boundaries`: with a periodic axis 0 on several
+    /// ranks, the first rank's neighbour below is the last one and the last rank's neighbour
+    /// above the first, so that the exchange fills the outer layers of axis 0 (a cut of depth
+    /// 1: those layers are one radius wide).
+    pub(crate) fn planes_for(&self, boundaries: &crate::Boundaries<N>) -> Planes {
+        let mut planes = self.planes();
+        let last = self.ranks() - 1;
+        if boundaries.is_periodic(0) && last > 0 {
+            if self.rank() == 0 {
+                planes.below = Some(last);
+            }
+            if self.rank() == last {
+                planes.above = Some(0);
+            }
+        }
+        planes
     }
 
     /// The MPI environment.

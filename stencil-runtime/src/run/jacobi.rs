@@ -54,7 +54,7 @@ pub(crate) struct Jacobi<'p, P: Peers, E, T: Real, const N: usize> {
 
 impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Jacobi<'p, P, E, T, N> {
     /// The iterations of `engine` over `planes` (of a grid whose whole shape is `global`)
-    /// under `stop`, with `peers` for the exchanges.
+    /// under `stop`, with `peers` for the exchanges, after a first exchange of ghost planes.
     pub fn new(
         engine: E,
         Place { peers, planes, global }: Place<'p, P, N>,
@@ -62,7 +62,11 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Jacobi<'p, P, E, T,
         stop: StopRule,
         cycles: Cycles,
     ) -> Result<Self> {
-        Ok(Self { engine, peers, planes, stop, cycles, global, halos, phase: None })
+        let mut jacobi = Self { engine, peers, planes, stop, cycles, global, halos, phase: None };
+        // The ghost planes of the first iterate from the ranks that own them: the planes the
+        // rank was given there may differ, and across a periodic cut they are the outer layer.
+        jacobi.exchange()?;
+        Ok(jacobi)
     }
 
     /// One process: a unit of `stop.next_cycle` over the whole interior.

@@ -123,8 +123,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// interior before every iteration (and every sweep) and after the last, so they run
     /// with the schedules that can fill them between any two iterations — `Plain`, `Tiled`,
     /// `OutOfCore` with plain or skewed slabs (axis 0 not periodic), and the sweeps'
-    /// `Wavefront` (`Auto` then picks among them) — on every backend, and across ranks but
-    /// for a periodic cut axis. See `docs/guide.md`, "Boundary conditions".
+    /// `Wavefront` (`Auto` then picks among them) — on every backend, and across ranks (a
+    /// periodic cut axis wraps from the last rank to the first: Jacobi iterations on a split
+    /// of depth 1). See `docs/guide.md`, "Boundary conditions".
     ///
     /// **Errors** (from [`run`](Self::run)): [`Error::InvalidBoundary`] for a periodic axis
     /// periodic on one side only or an interior narrower than the radius it fills, and

@@ -89,7 +89,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             held: None,
             observer: self.observer.as_mut().map(|(every, callback)| Observer { every: *every, callback }),
         };
-        let place = Place { peers: subdomain.mpi(), planes: subdomain.planes(), global: subdomain.global_shape() };
+        let planes = subdomain.planes_for(&self.boundaries);
+        let place = Place { peers: subdomain.mpi(), planes, global: subdomain.global_shape() };
         crate::dispatch::run(job, u, place, device, options_for(self.cuda, device)?)
     }
 
@@ -150,7 +151,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         check_part(u, subdomain)?;
         crate::plan::Layout::new(meta, subdomain.global_shape())?;
         self.boundaries_for(schedule, subdomain.global_shape())?;
-        check_cut_boundaries(&self.boundaries, meta, &subdomain.planes())?;
+        check_cut_boundaries(&self.boundaries, meta, &subdomain.planes_for(&self.boundaries))?;
         // As in one process: a hierarchical schedule checks once per cycle by default.
         let check_every = match (self.check_every, schedule) {
             (None, Schedule::Hierarchical { sub, .. }) => Some(sub),
@@ -187,9 +188,10 @@ pub(crate) fn rank_device<const N: usize>(
     }
 }
 
-/// That boundary conditions hold across ranks cut along axis 0 as `planes` are: the axis
-/// does not wrap between ranks, and a rank that fills an outer layer of axis 0 from its
-/// interior owns the planes it copies.
+/// That boundary conditions hold across ranks cut along axis 0 as `planes` are: a periodic
+/// axis 0 wraps from the last rank to the first through an exchange of one radius of planes
+/// (a cut of depth 1, for Jacobi iterations), and a rank that fills an outer layer of axis 0
+/// from its interior owns the planes it copies.
 fn check_cut_boundaries<const N: usize>(
     boundaries: &Boundaries<N>,
     meta: &crate::StencilMeta,
@@ -197,11 +199,21 @@ fn check_cut_boundaries<const N: usize>(
 ) -> Result<()> {
     let fail = |reason: String| Err(Error::InvalidBoundary { stencil: meta.name, axis: 0, reason });
     if boundaries.is_periodic(0) && planes.has_neighbour() {
-        return fail(
-            "distributed runs cut the grid along axis 0, and a periodic axis 0 would wrap from the last \
-                 rank to the first: make another axis the periodic one, or run in one process"
-                .into(),
-        );
+        if meta.is_sweep() {
+            return fail(
+                "distributed sweeps do not wrap axis 0: the first rank's sweep would read the planes the last \
+                 rank writes last in the sweep before, so that the ranks could not sweep at once: make another \
+                 axis the periodic one, or run in one process"
+                    .into(),
+            );
+        }
+        if planes.depth > 1 {
+            return fail(format!(
+                "a periodic axis 0 wraps from the last rank to the first through the outer layer of {} planes, \
+                 which holds one iteration's ghost planes: split with depth 1 (this split has depth {})",
+                planes.radius, planes.depth
+            ));
+        }
     }
     let radius = meta.radius[0];
     let fills = (planes.below.is_none() && boundaries.low[0] != crate::Boundary::Dirichlet)
