@@ -103,18 +103,18 @@ pub enum ParamRole {
     Ticket,
     /// A wavefront's pencils on the last lane axis.
     PencilsOnLastAxis,
-    /// The boundary fill's kernel axis.
-    FillAxis,
-    /// The first slice a boundary fill reads.
-    FillFrom,
-    /// The step between the slices it reads (±1).
-    FillFromStep,
-    /// The first slice it writes.
-    FillTo,
-    /// The step between the slices it writes (±1).
-    FillToStep,
-    /// The slices it copies.
-    FillCount,
+    /// The boundary fill's low outer slices on kernel axis `k`: `[0, low)`.
+    FillLow(usize),
+    /// The slice a low outer slice x of axis `k` reads: `low_from + low_step · x`.
+    FillLowFrom(usize),
+    /// See [`FillLowFrom`](Self::FillLowFrom) (±1).
+    FillLowStep(usize),
+    /// The boundary fill's high outer slices on kernel axis `k`: `[high, n)`.
+    FillHigh(usize),
+    /// The slice a high outer slice x of axis `k` reads: `high_from + high_step · x`.
+    FillHighFrom(usize),
+    /// See [`FillHighFrom`](Self::FillHighFrom) (±1).
+    FillHighStep(usize),
 }
 
 /// One parameter of a generated kernel.

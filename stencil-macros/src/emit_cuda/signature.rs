@@ -72,12 +72,12 @@ pub(super) enum Role {
     PencilProgress,
     Ticket,
     PencilsOnLastAxis,
-    FillAxis,
-    FillFrom,
-    FillFromStep,
-    FillTo,
-    FillToStep,
-    FillCount,
+    FillLow(usize),
+    FillLowFrom(usize),
+    FillLowStep(usize),
+    FillHigh(usize),
+    FillHighFrom(usize),
+    FillHighStep(usize),
 }
 
 impl Role {
@@ -104,12 +104,12 @@ impl Role {
             Role::PencilProgress => unit("PencilProgress"),
             Role::Ticket => unit("Ticket"),
             Role::PencilsOnLastAxis => unit("PencilsOnLastAxis"),
-            Role::FillAxis => unit("FillAxis"),
-            Role::FillFrom => unit("FillFrom"),
-            Role::FillFromStep => unit("FillFromStep"),
-            Role::FillTo => unit("FillTo"),
-            Role::FillToStep => unit("FillToStep"),
-            Role::FillCount => unit("FillCount"),
+            Role::FillLow(k) => quote!(#p::ParamRole::FillLow(#k)),
+            Role::FillLowFrom(k) => quote!(#p::ParamRole::FillLowFrom(#k)),
+            Role::FillLowStep(k) => quote!(#p::ParamRole::FillLowStep(#k)),
+            Role::FillHigh(k) => quote!(#p::ParamRole::FillHigh(#k)),
+            Role::FillHighFrom(k) => quote!(#p::ParamRole::FillHighFrom(#k)),
+            Role::FillHighStep(k) => quote!(#p::ParamRole::FillHighStep(#k)),
         }
     }
 }
@@ -314,15 +314,19 @@ pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
             let unknown =
                 Param::new(format!("f_{}", c_name(&s.fields[s.unknown].name)), Role::Field(s.unknown), CType::RealPtr);
             let extents = (0..3).map(|k| Param::new(format!("n{k}"), Role::Extent(k), CType::LongLong));
-            let copy = [
-                Param::new("axis", Role::FillAxis, CType::Int),
-                Param::new("from", Role::FillFrom, CType::LongLong),
-                Param::new("from_step", Role::FillFromStep, CType::Int),
-                Param::new("to", Role::FillTo, CType::LongLong),
-                Param::new("to_step", Role::FillToStep, CType::Int),
-                Param::new("count", Role::FillCount, CType::Int),
-            ];
-            (std::iter::once(unknown).chain(extents).chain(copy).collect(), Vec::new())
+            // Per kernel axis: the low outer slices [0, low) read slice low_from + low_step·x,
+            // the high ones [high, n) slice high_from + high_step·x.
+            let maps = (0..3).flat_map(|k| {
+                [
+                    Param::new(format!("low{k}"), Role::FillLow(k), CType::LongLong),
+                    Param::new(format!("low_from{k}"), Role::FillLowFrom(k), CType::LongLong),
+                    Param::new(format!("low_step{k}"), Role::FillLowStep(k), CType::LongLong),
+                    Param::new(format!("high{k}"), Role::FillHigh(k), CType::LongLong),
+                    Param::new(format!("high_from{k}"), Role::FillHighFrom(k), CType::LongLong),
+                    Param::new(format!("high_step{k}"), Role::FillHighStep(k), CType::LongLong),
+                ]
+            });
+            (std::iter::once(unknown).chain(extents).chain(maps).collect(), Vec::new())
         }
     };
     Signature { kind, symbol: format!("{}_{}", s.name, kind.suffix()), params, defines }

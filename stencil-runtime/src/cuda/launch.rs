@@ -8,7 +8,7 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaStream, CudaView, CudaViewMut
 
 use super::device::driver_error;
 use crate::kernel::{KernelKind, KernelManifest, KernelSpec, ParamRole, ParamType};
-use crate::plan::fill::FillCopy;
+use crate::plan::fill::{FillCopy, ShellMap};
 use crate::plan::launch::{Shape, fill_shape};
 use crate::{Error, Real, Result, ScalarValue};
 
@@ -87,9 +87,8 @@ pub(crate) struct Args<'a, T: Real> {
     pub cycle: [i32; 8],
     pub checks: Option<Checks<'a>>,
     pub pencils: Option<PencilArgs<'a>>,
-    /// A boundary fill's kernel axis, first slice read and its step, first slice written and
-    /// its step, and slices.
-    pub fill: [i64; 6],
+    /// A boundary fill's maps per kernel axis (`ShellMap::values`).
+    pub fill: [[i64; 6]; 3],
 }
 
 impl<'a, T: Real> Args<'a, T> {
@@ -104,7 +103,7 @@ impl<'a, T: Real> Args<'a, T> {
             cycle: [0; 8],
             checks: None,
             pencils: None,
-            fill: [0; 6],
+            fill: [[0; 6]; 3],
         }
     }
 }
@@ -126,7 +125,12 @@ fn pushed_type<T: Real>(role: ParamRole, declared: ParamType, scalars: &[ScalarV
         ParamRole::PencilOrder => ParamType::ConstIntPtr,
         ParamRole::PencilProgress => ParamType::IntPtr,
         ParamRole::Ticket => ParamType::UIntPtr,
-        ParamRole::FillFrom | ParamRole::FillTo => ParamType::LongLong,
+        ParamRole::FillLow(_)
+        | ParamRole::FillLowFrom(_)
+        | ParamRole::FillLowStep(_)
+        | ParamRole::FillHigh(_)
+        | ParamRole::FillHighFrom(_)
+        | ParamRole::FillHighStep(_) => ParamType::LongLong,
         _ => ParamType::Int,
     })
 }
@@ -171,14 +175,6 @@ pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'
     let spec = kernel.spec;
     check_sizes(spec, &args, &shape)?;
     let Args { mut output, fields, mut in_place, extents, scalars, cycle, checks, pencils, fill } = args;
-    // A boundary fill's axis, steps and count, as the kernel's `int`s (its slices are `long long`).
-    let mut fill_ints = [0i32; 6];
-    for (int, &value) in fill_ints.iter_mut().zip(&fill) {
-        *int = i32::try_from(value).unwrap_or_default();
-    }
-    if [0, 2, 4, 5].iter().any(|&k| i64::from(fill_ints[k]) != fill[k]) {
-        return Err(Error::Launch { kernel: spec.symbol.into(), reason: format!("a fill of {fill:?} exceeds `int`") });
-    }
     let (mut block_max, mut block_sum, mut first_bad) = match checks {
         Some((max, sum, bad)) => (Some(max), Some(sum), Some(bad)),
         None => (None, None, None),
@@ -219,12 +215,12 @@ pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'
             ParamRole::PencilProgress => builder.arg(progress.take().ok_or_else(missing)?),
             ParamRole::Ticket => builder.arg(ticket.take().ok_or_else(missing)?),
             ParamRole::PencilsOnLastAxis => builder.arg(&pencils2),
-            ParamRole::FillAxis => builder.arg(&fill_ints[0]),
-            ParamRole::FillFrom => builder.arg(&fill[1]),
-            ParamRole::FillFromStep => builder.arg(&fill_ints[2]),
-            ParamRole::FillTo => builder.arg(&fill[3]),
-            ParamRole::FillToStep => builder.arg(&fill_ints[4]),
-            ParamRole::FillCount => builder.arg(&fill_ints[5]),
+            ParamRole::FillLow(k) => builder.arg(&fill[k.min(2)][0]),
+            ParamRole::FillLowFrom(k) => builder.arg(&fill[k.min(2)][1]),
+            ParamRole::FillLowStep(k) => builder.arg(&fill[k.min(2)][2]),
+            ParamRole::FillHigh(k) => builder.arg(&fill[k.min(2)][3]),
+            ParamRole::FillHighFrom(k) => builder.arg(&fill[k.min(2)][4]),
+            ParamRole::FillHighStep(k) => builder.arg(&fill[k.min(2)][5]),
         };
     }
     let config =
@@ -240,7 +236,8 @@ pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'
 }
 
 /// Launches the boundary fill `copies` (`plan::fill`) with `kernel`, the stencil's boundary
-/// kernel, on `grid`, a view the kernels see as `dims`, on `stream`.
+/// kernel, on `grid`, a view the kernels see as `dims`, on `stream`: one launch over the outer
+/// layers, each point read from where the copies, composed, take its value (`ShellMap`).
 pub(crate) fn fill<T: Real>(
     stream: &CudaStream,
     kernel: &Kernel,
@@ -249,15 +246,19 @@ pub(crate) fn fill<T: Real>(
     dims: [usize; 3],
     copies: &[FillCopy],
 ) -> Result<()> {
-    let points: usize = dims.iter().product();
+    let mut maps = dims.map(ShellMap::keeping);
     for copy in copies {
         let axis = manifest.axes[copy.axis];
-        let shape = fill_shape(manifest, copy.count * (points / dims[axis].max(1)))?;
-        let mut args = Args::new(dims.map(|n| n as i64), Vec::new(), &[]);
-        args.in_place = Some(grid.slice_mut(0..grid.len()));
-        let [from, to, count] = [copy.from, copy.to, copy.count].map(|v| v as i64);
-        args.fill = [axis as i64, from, copy.from_step as i64, to, copy.to_step as i64, count];
-        launch(stream, kernel, args, shape)?;
+        maps[axis]
+            .add(copy, dims[axis])
+            .map_err(|reason| Error::Launch { kernel: kernel.spec.symbol.into(), reason })?;
     }
-    Ok(())
+    let points = ShellMap::points(&maps, dims);
+    if points == 0 {
+        return Ok(());
+    }
+    let mut args = Args::new(dims.map(|n| n as i64), Vec::new(), &[]);
+    args.in_place = Some(grid.slice_mut(0..grid.len()));
+    args.fill = maps.map(|m| m.values());
+    launch(stream, kernel, args, fill_shape(manifest, points)?)
 }

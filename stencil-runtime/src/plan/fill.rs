@@ -118,6 +118,84 @@ pub(crate) fn fill_plan<const N: usize>(
     copies
 }
 
+/// One axis of the boundary fill as a single launch runs it: the low outer slices
+/// `[0, low)` take slice `low_from + low_step · x`, the high ones `[high, n)` slice
+/// `high_from + high_step · x`. A fill's copies (at most one per axis and side, every slice
+/// read an inner one) composed this way set each point of the outer layers to the value at
+/// its coordinates mapped on every axis, which is what running them in order does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ShellMap {
+    pub low: i64,
+    pub low_from: i64,
+    pub low_step: i64,
+    pub high: i64,
+    pub high_from: i64,
+    pub high_step: i64,
+}
+
+impl ShellMap {
+    /// An axis of `n` slices whose outer slices keep their values.
+    pub fn keeping(n: usize) -> Self {
+        Self { low: 0, low_from: 0, low_step: 1, high: n as i64, high_from: 0, high_step: 1 }
+    }
+
+    /// Adds `copy`, of an axis of `n` slices: the side of the slices it writes (the high one
+    /// when they end the axis).
+    pub fn add(&mut self, copy: &FillCopy, n: usize) -> Result<(), String> {
+        if copy.count == 0 {
+            return Ok(());
+        }
+        let (to, to_step) = (copy.to as i64, copy.to_step as i64);
+        let last = to + (copy.count as i64 - 1) * to_step;
+        let (first, end) = (to.min(last), to.max(last) + 1);
+        // Slice t = to + k·to_step reads from + k·from_step = from − to·step + step·t.
+        let step = copy.from_step as i64 * to_step;
+        let from = copy.from as i64 - to * step;
+        let n = n as i64;
+        if end == n && self.high == n {
+            (self.high, self.high_from, self.high_step) = (first, from, step);
+        } else if first == 0 && self.low == 0 {
+            (self.low, self.low_from, self.low_step) = (end, from, step);
+        } else {
+            return Err(format!("a boundary copy to slices {first}..{end} of {n} is not one outer layer"));
+        }
+        Ok(())
+    }
+
+    /// The map's values in the order of the boundary kernel's parameters.
+    pub fn values(&self) -> [i64; 6] {
+        [self.low, self.low_from, self.low_step, self.high, self.high_from, self.high_step]
+    }
+
+    /// `[low, high)` within `[0, n)`: the inner slices.
+    fn inner(&self, n: usize) -> (usize, usize) {
+        let low = self.low.clamp(0, n as i64) as usize;
+        (low, (self.high.clamp(low as i64, n as i64)) as usize)
+    }
+
+    /// The points of a grid of `dims` that `maps` write: the boundary kernel's threads.
+    pub fn points(maps: &[ShellMap; 3], dims: [usize; 3]) -> usize {
+        let [(l0, h0), (l1, h1), (l2, h2)] = [0, 1, 2].map(|k| maps[k].inner(dims[k]));
+        let outer = |k: usize, (l, h): (usize, usize)| l + dims[k] - h;
+        outer(0, (l0, h0)) * dims[1] * dims[2]
+            + (h0 - l0) * outer(1, (l1, h1)) * dims[2]
+            + (h0 - l0) * (h1 - l1) * outer(2, (l2, h2))
+    }
+
+    /// Where coordinate `x` reads from.
+    #[cfg(test)]
+    fn source(&self, x: usize, n: usize) -> usize {
+        let (low, high) = self.inner(n);
+        let x = x as i64;
+        let mapped = match x {
+            _ if x < low as i64 => self.low_from + self.low_step * x,
+            _ if x >= high as i64 => self.high_from + self.high_step * x,
+            _ => x,
+        };
+        mapped as usize
+    }
+}
+
 /// Runs `copies` on `grid` (a grid of `shape`, flat in row-major order): the reference
 /// fill, which the CPU engine uses and every other backend equals.
 pub(crate) fn fill<T: Copy, const N: usize>(grid: &mut [T], shape: [usize; N], copies: &[FillCopy]) {
@@ -141,6 +219,61 @@ mod tests {
     use crate::boundary::Side;
 
     const BOTH: Edges = Edges { low: true, high: true };
+
+    /// The copies of every combination of conditions on a 3-D grid (whole and as slab
+    /// views), run in order, equal one pass that reads each outer point from its mapped
+    /// coordinates, as the boundary kernel does.
+    #[test]
+    fn the_copies_in_order_equal_one_pass_over_mapped_coordinates() {
+        use crate::boundary::Side;
+        let kinds = [Boundary::Dirichlet, Boundary::Periodic, Boundary::Neumann];
+        let (shape, radius) = ([9, 7, 8], [2, 1, 2]);
+        let grid: Vec<i64> = (0..shape.iter().product::<usize>() as i64).collect();
+        let mut tried = 0;
+        for code in 0..3usize.pow(6) {
+            let mut b = Boundaries::<3>::default();
+            for k in 0..6 {
+                let side = if k % 2 == 0 { Side::Low } else { Side::High };
+                b = b.side(k / 2, side, kinds[code / 3usize.pow(k as u32) % 3]);
+            }
+            if (0..3).any(|a| (b.low[a] == Boundary::Periodic) != (b.high[a] == Boundary::Periodic)) {
+                continue;
+            }
+            let fill_of = Fill { boundaries: b, radius, shape, edges: BOTH };
+            let views = [None, Some(0..5), Some(1..9), Some(3..7)];
+            for view in views.into_iter().filter(|v| v.is_none() || !b.is_periodic(0)) {
+                let (copies, range) = match &view {
+                    None => (fill_of.whole(), 0..shape[0]),
+                    Some(v) => (fill_of.view(v), v.clone()),
+                };
+                let dims = [range.len(), shape[1], shape[2]];
+                let part = grid[range.start * shape[1] * shape[2]..range.end * shape[1] * shape[2]].to_vec();
+                let mut expected = part.clone();
+                fill(&mut expected, dims, &copies);
+                let mut maps = dims.map(ShellMap::keeping);
+                for copy in &copies {
+                    maps[copy.axis].add(copy, dims[copy.axis]).unwrap();
+                }
+                let at = |x: [usize; 3]| (x[0] * dims[1] + x[1]) * dims[2] + x[2];
+                let mut by_maps = part.clone();
+                let mut written = 0;
+                for x0 in 0..dims[0] {
+                    for x1 in 0..dims[1] {
+                        for x2 in 0..dims[2] {
+                            let x = [x0, x1, x2];
+                            let y = [0, 1, 2].map(|k| maps[k].source(x[k], dims[k]));
+                            written += usize::from(x != y);
+                            by_maps[at(x)] = part[at(y)];
+                        }
+                    }
+                }
+                assert_eq!(by_maps, expected, "{b} view {view:?}");
+                assert_eq!(written, ShellMap::points(&maps, dims), "{b} view {view:?}");
+                tried += 1;
+            }
+        }
+        assert!(tried > 100, "{tried} cases");
+    }
 
     #[test]
     fn periodic_layers_wrap_and_neumann_layers_mirror() {
