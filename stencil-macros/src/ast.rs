@@ -170,6 +170,11 @@ pub enum Expr {
         args: Vec<Expr>,
         range: Range,
     },
+    /// `(a, b)`: the new values of several unknowns, allowed only as a stencil's last value.
+    Tuple {
+        range: Range,
+        elems: Vec<Expr>,
+    },
     /// Valid Rust that the DSL does not accept; `what` names it, `hint` says what to write.
     Unsupported {
         range: Range,
@@ -194,6 +199,7 @@ impl Expr {
             | Expr::If { range, .. }
             | Expr::Method { range, .. }
             | Expr::Call { range, .. }
+            | Expr::Tuple { range, .. }
             | Expr::Unsupported { range, .. }
             | Expr::Mistake { range, .. } => *range,
             Expr::Name(ident) => Range::single(ident.span()),

@@ -57,7 +57,7 @@ fn emit_inputs(s: &Stencil, p: &TokenStream) -> TokenStream {
     let dim = s.dim;
     let doc = format!("The read-only fields of [`{ty_name}`], for `Solver::inputs`.");
     let inputs: Vec<&ir::Field> =
-        s.fields.iter().enumerate().filter(|(i, _)| *i != s.unknown).map(|(_, f)| f).collect();
+        s.fields.iter().enumerate().filter(|(i, _)| !s.unknowns.contains(i)).map(|(_, f)| f).collect();
     let names: Vec<&syn::Ident> = inputs.iter().map(|f| &f.name).collect();
     let keys = inputs.iter().map(|f| f.name.unraw().to_string());
     let docs = inputs.iter().map(|f| format!("The grid of `{}`.", f.name.unraw()));
@@ -165,7 +165,7 @@ fn emit_stencil_impl(s: &Stencil, p: &TokenStream) -> TokenStream {
         let t = scalar_type(sc.ty);
         quote!(let #local: #t = params.#n;)
     });
-    let body = emit_block_inner(s, &s.body);
+    let point = emit_point(s, p, quote!(#(#loads)* #(#scalars)*));
     let values = s.scalars.iter().map(|sc| {
         let n = &sc.name;
         match sc.ty {
@@ -192,21 +192,7 @@ fn emit_stencil_impl(s: &Stencil, p: &TokenStream) -> TokenStream {
 
             const KERNELS: &'static #p::KernelManifest = #ty_name::KERNELS;
 
-            #[inline(always)]
-            #[allow(unused_variables, unused_parens, clippy::all)]
-            fn point<T: #p::Real>(load: impl Fn(usize) -> T, params: &Self::Params<T>) -> T {
-                #(#loads)*
-                #(#scalars)*
-                #body
-            }
-
-            #[inline]
-            fn apply_row<T: #p::Real>(reads: &[&[T]], out: &mut [T], params: &Self::Params<T>) {
-                let rows: [&[T]; #slots] = #p::row_slices(reads, out.len());
-                for (j, o) in out.iter_mut().enumerate() {
-                    *o = <Self as #p::Stencil<#dim>>::point(|s| rows[s][j], params);
-                }
-            }
+            #point
 
             #[allow(unused_variables)]
             fn param_values<T: #p::Real>(params: &Self::Params<T>) -> ::std::vec::Vec<#p::ScalarValue<T>> {
@@ -216,6 +202,80 @@ fn emit_stencil_impl(s: &Stencil, p: &TokenStream) -> TokenStream {
             fn params_from_values<T: #p::Real>(values: &[(&str, f64)]) -> #p::Result<Self::Params<T>> {
                 #p::check_params(Self::META, values)?;
                 Ok(#built)
+            }
+        }
+    }
+}
+
+/// The point functions and row loops; `prologue` binds the reads and scalars. A single
+/// unknown's `point` holds the body (the trait's `point_all` and `apply_rows` call it); a
+/// system's `point_all` holds it and `point` gives its first value.
+fn emit_point(s: &Stencil, p: &TokenStream, prologue: TokenStream) -> TokenStream {
+    let dim = s.dim;
+    let slots = s.reads.len();
+    let count = s.unknowns.len();
+    let lets = emit_lets(s, &s.body.lets);
+    let values: Vec<TokenStream> = s.body.values.iter().map(|v| emit_expr(s, v)).collect();
+    let this = quote!(<Self as #p::Stencil<#dim>>);
+    let allow = quote!(#[allow(unused_variables, unused_parens, clippy::all)]);
+    let rows = quote!(let rows: [&[T]; #slots] = #p::row_slices(reads, len););
+    if count == 1 {
+        let value = &values[0];
+        return quote! {
+            #[inline(always)]
+            #allow
+            fn point<T: #p::Real>(load: impl Fn(usize) -> T, params: &Self::Params<T>) -> T {
+                #prologue
+                #lets
+                #value
+            }
+
+            #[inline]
+            fn apply_row<T: #p::Real>(reads: &[&[T]], out: &mut [T], params: &Self::Params<T>) {
+                let len = out.len();
+                #rows
+                for (j, o) in out.iter_mut().enumerate() {
+                    *o = #this::point(|s| rows[s][j], params);
+                }
+            }
+        };
+    }
+    let k = 0..count;
+    quote! {
+        #[inline(always)]
+        fn point<T: #p::Real>(load: impl Fn(usize) -> T, params: &Self::Params<T>) -> T {
+            let mut out = [<T as #p::Real>::from_f64(0.0); #count];
+            #this::point_all(load, params, &mut out);
+            out[0]
+        }
+
+        #[inline(always)]
+        #allow
+        fn point_all<T: #p::Real>(load: impl Fn(usize) -> T, params: &Self::Params<T>, out: &mut [T]) {
+            #prologue
+            #lets
+            #(out[#k] = #values;)*
+        }
+
+        #[inline]
+        fn apply_row<T: #p::Real>(reads: &[&[T]], out: &mut [T], params: &Self::Params<T>) {
+            let len = out.len();
+            #rows
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = #this::point(|s| rows[s][j], params);
+            }
+        }
+
+        #[inline]
+        fn apply_rows<T: #p::Real>(reads: &[&[T]], outs: &mut [&mut [T]], params: &Self::Params<T>) {
+            let len = outs[0].len();
+            #rows
+            let mut values = [<T as #p::Real>::from_f64(0.0); #count];
+            for j in 0..len {
+                #this::point_all(|s| rows[s][j], params, &mut values);
+                for (out, value) in outs.iter_mut().zip(values) {
+                    out[j] = value;
+                }
             }
         }
     }
@@ -244,7 +304,7 @@ fn emit_meta(s: &Stencil, p: &TokenStream) -> TokenStream {
     let dim = s.dim;
     let fields = s.fields.iter().enumerate().map(|(i, f)| {
         let n = f.name.unraw().to_string();
-        let unknown = i == s.unknown;
+        let unknown = s.unknowns.contains(&i);
         let offsets = s.offsets_of(i);
         let offsets = offsets.iter().map(|o| quote!(&[#(#o),*]));
         quote!(#p::FieldMeta { name: #n, unknown: #unknown, offsets: &[#(#offsets),*] })
@@ -274,6 +334,7 @@ fn emit_meta(s: &Stencil, p: &TokenStream) -> TokenStream {
         }
     };
     let unknown = s.unknown;
+    let unknowns = &s.unknowns;
     let flops = s.flops();
     let arrays = s.arrays_per_point();
     quote!(&#p::StencilMeta {
@@ -281,6 +342,7 @@ fn emit_meta(s: &Stencil, p: &TokenStream) -> TokenStream {
         dim: #dim,
         fields: &[#(#fields),*],
         unknown: #unknown,
+        unknowns: &[#(#unknowns),*],
         params: &[#(#params),*],
         reads: &[#(#reads),*],
         radius: &[#(#radius),*],
@@ -295,15 +357,20 @@ fn local_name(i: usize) -> proc_macro2::Ident {
     format_ident!("__stencil_l{}", i)
 }
 
-fn emit_block_inner(s: &Stencil, b: &ir::Block) -> TokenStream {
-    let lets = b.lets.iter().map(|(i, e)| {
+fn emit_lets(s: &Stencil, lets: &[(usize, ir::Expr)]) -> TokenStream {
+    let lets = lets.iter().map(|(i, e)| {
         let n = local_name(*i);
         let t = scalar_type(s.locals[*i].ty);
         let v = emit_expr(s, e);
         quote!(let #n: #t = #v;)
     });
+    quote!(#(#lets)*)
+}
+
+fn emit_block_inner(s: &Stencil, b: &ir::Block) -> TokenStream {
+    let lets = emit_lets(s, &b.lets);
     let v = emit_expr(s, &b.value);
-    quote!(#(#lets)* #v)
+    quote!(#lets #v)
 }
 
 /// Every operation is parenthesised, so evaluation order is the IR's on every backend.

@@ -64,6 +64,7 @@ pub fn emit(item: &Item) -> TokenStream {
                 dim: 0,
                 fields: &[],
                 unknown: 0,
+                unknowns: &[],
                 params: &[],
                 reads: &[],
                 radius: &[],

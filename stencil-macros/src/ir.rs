@@ -36,14 +36,24 @@ pub struct Stencil {
     pub name: Ident,
     pub dim: usize,
     pub fields: Vec<Field>,
+    /// The first unknown: the one of a single-unknown stencil.
     pub unknown: usize,
+    /// Every unknown (a `mut` field), in declaration order: the order of the body's values.
+    pub unknowns: Vec<usize>,
     pub scalars: Vec<Scalar>,
     /// Distinct (field, offset) reads in order of first appearance; index = slot.
     pub reads: Vec<Read>,
     pub radius: Vec<usize>,
     pub sweep: Option<SweepPlan>,
     pub locals: Vec<Local>,
-    pub body: Block,
+    pub body: Body,
+}
+
+/// The stencil's body: its bindings, then one value per unknown.
+pub struct Body {
+    /// (local index, value).
+    pub lets: Vec<(usize, Expr)>,
+    pub values: Vec<Expr>,
 }
 
 pub struct Field {
@@ -208,13 +218,18 @@ impl Stencil {
                 _ => 0,
             }
         }
-        block(&self.body)
+        self.body.lets.iter().map(|(_, e)| expr(e)).sum::<u32>() + self.body.values.iter().map(expr).sum::<u32>()
     }
 
-    /// Arrays one plain pass touches per point: each field read once, the unknown written.
+    /// Arrays one plain pass touches per point: each field read once, each unknown written.
     pub fn arrays_per_point(&self) -> u32 {
         let read = (0..self.fields.len()).filter(|&f| self.reads.iter().any(|r| r.field == f)).count();
-        read as u32 + 1
+        (read + self.unknowns.len()) as u32
+    }
+
+    /// Whether the stencil updates several unknowns.
+    pub fn is_system(&self) -> bool {
+        self.unknowns.len() > 1
     }
 
     /// Distinct offsets read from field `f`, in order of first appearance.

@@ -272,7 +272,7 @@ impl RunInputs {
         if let Some((p, (now, then))) = params.clone().find(|(_, (a, b))| a.to_bits() != b.to_bits()) {
             return Some(format!("parameter `{}` is {now} in this run and {then} in the checkpoint", p.name));
         }
-        let names = meta.fields.iter().enumerate().filter(|&(i, _)| i != meta.unknown).map(|(_, f)| f.name);
+        let names = meta.fields.iter().enumerate().filter(|(_, f)| !f.unknown).map(|(_, f)| f.name);
         let mut fields = names.zip(self.fields.iter().zip(&saved.fields));
         fields.find(|(_, (a, b))| a != b).map(|(name, _)| {
             format!("read-only field `{name}` holds other values than the one the checkpoint was written with")

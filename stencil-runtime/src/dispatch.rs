@@ -76,7 +76,7 @@ fn fill_of<S: Stencil<N>, P, const N: usize>(
 
 /// A run with the grid held by an engine for the whole run.
 fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
-    job: Job<'_, '_, S, T, N>,
+    mut job: Job<'_, '_, S, T, N>,
     u: &mut Grid<T, N>,
     place: Place<'_, P, N>,
     gpu: Option<Gpu>,
@@ -86,12 +86,14 @@ fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     let on = ran_on(place.peers, gpu.as_ref());
     let (inputs, params, schedule) = (job.inputs.clone(), job.params, job.schedule);
     let fill = fill_of::<S, P, N>(job.boundaries, &place, u.shape()).whole();
+    let more = std::mem::take(&mut job.more);
     match gpu {
         None => {
             // A sweep's residual is measured in a second buffer; a check without a tolerance
             // only looks for non-finite values in the grid.
             let second = !S::META.is_sweep() || job.stop.tolerance.is_some();
-            let engine = CpuEngine::<S, T, N>::new(u, inputs, params, schedule, second)?.with_fill(fill);
+            let engine =
+                CpuEngine::<S, T, N>::new(u, inputs, params, schedule, second)?.with_fill(fill).with_unknowns(more)?;
             advance(job, engine, place, halos, Described { on, jit: None })
         }
         Some(gpu) => {
@@ -103,7 +105,8 @@ fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
                 halos: Some(&halos),
                 fill,
             };
-            let engine = place.peers.all_ok(GpuEngine::<S, T, N>::new(u, &inputs, &params, gpu, build))?;
+            let engine = GpuEngine::<S, T, N>::new(u, &inputs, &params, gpu, build).and_then(|e| e.with_unknowns(more));
+            let engine = place.peers.all_ok(engine)?;
             let jit = Some((engine.jit.time, engine.jit.origin));
             advance(job, engine, place, halos, Described { on, jit })
         }

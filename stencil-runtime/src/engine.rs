@@ -124,8 +124,13 @@ pub(crate) trait Engine<T: Real, const N: usize> {
     /// Waits for every update.
     fn wait(&mut self) -> Result<()>;
 
-    /// The user's grid holding the current iterate (copied there first if it is elsewhere).
+    /// The user's grid holding the current iterate (copied there first if it is elsewhere);
+    /// of a system, the first unknown's.
     fn host(&mut self) -> Result<&mut Grid<T, N>>;
+
+    /// The user's grids of every unknown (declaration order) holding the current iterate,
+    /// copied there first if it is elsewhere.
+    fn hosts(&mut self) -> Result<Vec<&Grid<T, N>>>;
 
     /// Waits for every update and leaves the current iterate in the user's grid.
     fn finish(&mut self) -> Result<()>;

@@ -23,6 +23,14 @@ pub enum Error {
         /// The field's shape.
         found: Vec<usize>,
     },
+    /// The grids given to a run are not one per unknown of the stencil.
+    #[error("stencil `{stencil}` {reason}")]
+    WrongUnknowns {
+        /// The stencil's name.
+        stencil: &'static str,
+        /// What the stencil updates, and what the run was given.
+        reason: String,
+    },
     /// An axis is too short to hold an interior point inside the boundary layer.
     #[error(
         "axis {axis} has {size} points, but stencil `{stencil}` reads {radius} points away on it, so it needs at least {min} (2·radius + 1)"

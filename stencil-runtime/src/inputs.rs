@@ -51,7 +51,7 @@ pub(crate) fn resolve_inputs<'a, S: Stencil<N>, T: Real, const N: usize>(
             field: name.clone(),
             known: list(meta.fields.iter().filter(|f| !f.unknown).map(|f| f.name)),
         })?;
-        if index == meta.unknown {
+        if meta.fields[index].unknown {
             return Err(Error::UnknownGivenAsInput { stencil: meta.name, field: name.clone() });
         }
         if grid.shape() != shape {
@@ -64,7 +64,7 @@ pub(crate) fn resolve_inputs<'a, S: Stencil<N>, T: Real, const N: usize>(
         resolved[index] = Some(grid.as_slice());
     }
     for (index, field) in meta.fields.iter().enumerate() {
-        if index != meta.unknown && resolved[index].is_none() {
+        if !field.unknown && resolved[index].is_none() {
             return Err(Error::MissingField { stencil: meta.name, field: field.name.into() });
         }
     }

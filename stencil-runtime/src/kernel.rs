@@ -68,8 +68,11 @@ impl ParamType {
 /// What one kernel parameter carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ParamRole {
-    /// The buffer the next iterate is written to.
+    /// The buffer the next iterate is written to (of the first unknown, for a system).
     Output,
+    /// The buffer the next iterate of a system's unknown `k` (k ≥ 1, declaration order) is
+    /// written to.
+    OutputOf(usize),
     /// Field `i` of the stencil (declaration order); at the unknown's place, the current
     /// iterate (a wavefront updates it in place).
     Field(usize),

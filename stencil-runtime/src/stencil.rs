@@ -8,7 +8,7 @@ use crate::{Grid, Real, Result};
 pub struct FieldMeta {
     /// The parameter name in the stencil source.
     pub name: &'static str,
-    /// Whether this is the unknown (the `mut` field).
+    /// Whether this is an unknown (a `mut` field).
     pub unknown: bool,
     /// Every distinct offset read from this field, in order of first appearance.
     pub offsets: &'static [&'static [i32]],
@@ -97,8 +97,12 @@ pub struct StencilMeta {
     pub dim: usize,
     /// Fields in parameter order.
     pub fields: &'static [FieldMeta],
-    /// Index of the unknown in [`fields`](Self::fields).
+    /// Index of the first unknown in [`fields`](Self::fields): the only one of a
+    /// single-unknown stencil.
     pub unknown: usize,
+    /// Index of every unknown in [`fields`](Self::fields), in declaration order (the order
+    /// of the values the stencil returns).
+    pub unknowns: &'static [usize],
     /// Scalar parameters in parameter order.
     pub params: &'static [ParamMeta],
     /// Every distinct read of the point function, by slot.
@@ -110,7 +114,7 @@ pub struct StencilMeta {
     pub sweep: Option<SweepMeta>,
     /// Floating-point operations per point of one application.
     pub flops: u32,
-    /// Arrays touched by one plain pass: every field read once, the unknown written once.
+    /// Arrays touched by one plain pass: every field read once, every unknown written once.
     pub arrays_per_point: u32,
 }
 
@@ -124,6 +128,16 @@ impl StencilMeta {
     /// Whether this is a `sweep(…)` stencil.
     pub fn is_sweep(&self) -> bool {
         self.sweep.is_some()
+    }
+
+    /// Whether the stencil updates several unknowns (a system).
+    pub fn is_system(&self) -> bool {
+        self.unknowns.len() > 1
+    }
+
+    /// The unknowns' names, in declaration order.
+    pub fn unknown_names(&self) -> Vec<&'static str> {
+        self.unknowns.iter().map(|&f| self.fields[f].name).collect()
     }
 
     /// Position of field `name` in [`fields`](Self::fields).
@@ -154,17 +168,32 @@ pub trait Stencil<const N: usize>: crate::__private::Sealed + Copy + Send + Sync
     /// parameters, definitions and the facts their geometry follows.
     const KERNELS: &'static KernelManifest;
 
-    /// The point function: the new value of the unknown at one point.
+    /// The point function: the new value of the unknown at one point (of the first unknown,
+    /// for a system; [`point_all`](Self::point_all) gives every one).
     ///
     /// `load(s)` must return the value of read slot `s` (see [`StencilMeta::reads`]) at
     /// that point. Every backend and schedule calls this one function, so they all perform
     /// the same operations in the same order.
     fn point<T: Real>(load: impl Fn(usize) -> T, params: &Self::Params<T>) -> T;
 
+    /// The point function of every unknown: writes the new value of unknown `k` (in
+    /// declaration order, [`StencilMeta::unknowns`]) to `out[k]`.
+    #[inline(always)]
+    fn point_all<T: Real>(load: impl Fn(usize) -> T, params: &Self::Params<T>, out: &mut [T]) {
+        out[0] = Self::point(load, params);
+    }
+
     /// Applies [`point`](Self::point) along one row: `reads[s]` is the row of read slot `s`
     /// shifted by its offset, `out` the row to write. Generated with the number of slots
     /// fixed, so the loop runs without bounds checks.
     fn apply_row<T: Real>(reads: &[&[T]], out: &mut [T], params: &Self::Params<T>);
+
+    /// Applies [`point_all`](Self::point_all) along one row: as
+    /// [`apply_row`](Self::apply_row), with `outs[k]` the row of unknown `k` to write.
+    #[inline]
+    fn apply_rows<T: Real>(reads: &[&[T]], outs: &mut [&mut [T]], params: &Self::Params<T>) {
+        Self::apply_row(reads, &mut *outs[0], params);
+    }
 
     /// The scalar parameters' values in declaration order (what a kernel launch passes).
     fn param_values<T: Real>(params: &Self::Params<T>) -> Vec<ScalarValue<T>>;

@@ -55,9 +55,39 @@ pub(super) fn index_prologue(w: &mut Writer) {
 }
 
 /// `const real v = <name>_point(…)`: the point function on the reads as the kernel's
-/// accessors give them.
+/// accessors give them; a system's writes its unknowns' new values to `v[k]`.
 pub(super) fn point_call(w: &mut Writer, s: &Stencil) {
-    w.line(format!("const real v = {}_point(STENCIL_READS{});", s.name, scalar_args(s)));
+    if s.is_system() {
+        w.line(format!("real v[{}];", s.unknowns.len()));
+        w.line(format!("{}_point(STENCIL_READS{}, v);", s.name, scalar_args(s)));
+    } else {
+        w.line(format!("const real v = {}_point(STENCIL_READS{});", s.name, scalar_args(s)));
+    }
+}
+
+/// The new value of the `k`-th unknown after [`point_call`].
+pub(super) fn value(s: &Stencil, k: usize) -> String {
+    if s.is_system() { format!("v[{k}]") } else { "v".into() }
+}
+
+/// The output parameter of the `k`-th unknown.
+pub(super) fn output(k: usize) -> String {
+    if k == 0 { "out".into() } else { format!("out_{k}") }
+}
+
+/// `guard` followed by the store of every unknown's new value at `i`.
+pub(super) fn store_values(w: &mut Writer, s: &Stencil, guard: &str) {
+    let stores: Vec<String> = (0..s.unknowns.len()).map(|k| format!("{}[i] = {};", output(k), value(s, k))).collect();
+    match stores.as_slice() {
+        [one] => w.line(format!("{guard}{one}")),
+        _ => {
+            w.open(guard.trim_end());
+            for store in &stores {
+                w.line(store);
+            }
+            w.close("");
+        }
+    }
 }
 
 /// Adds the change `v − old` to the thread's running max |·| and Σ(·)² (in double).
@@ -65,6 +95,15 @@ pub(super) fn accumulate_residual(w: &mut Writer, old: &str) {
     w.line(format!("const double d = (double)(v - {old});"));
     w.line("my_sum += d * d;");
     w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
+}
+
+/// The same for a system's unknown `k` (`old` its value before), in a scope of its own.
+pub(super) fn accumulate_change(w: &mut Writer, s: &Stencil, k: usize, old: &str) {
+    w.open("");
+    w.line(format!("const double d = (double)({} - {old});", value(s, k)));
+    w.line("my_sum += d * d;");
+    w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
+    w.close("");
 }
 
 /// `#define AT_f(d0, d1, d2) …` for every field, reading global memory around flat index `i`.

@@ -88,15 +88,34 @@ fn point_params(s: &Stencil) -> Vec<String> {
 }
 
 fn emit_point(w: &mut Writer, s: &Stencil) {
-    w.line(format!(
-        "// The point function: the new value of `{}` from its reads (slot order) and parameters.",
-        s.fields[s.unknown].name
-    ));
-    w.open(format!("__device__ __forceinline__ real {}_point({})", s.name, point_params(s).join(", ")));
+    let names: Vec<String> = s.unknowns.iter().map(|&f| format!("`{}`", s.fields[f].name)).collect();
+    if s.is_system() {
+        w.line(format!(
+            "// The point function: the new values of {} (v[0], v[1], …) from its reads (slot order) and",
+            names.join(", ")
+        ));
+        w.line("// parameters.");
+        let mut params = point_params(s);
+        params.push("real* __restrict__ v".into());
+        w.open(format!("__device__ __forceinline__ void {}_point({})", s.name, params.join(", ")));
+    } else {
+        w.line(format!(
+            "// The point function: the new value of {} from its reads (slot order) and parameters.",
+            names[0]
+        ));
+        w.open(format!("__device__ __forceinline__ real {}_point({})", s.name, point_params(s).join(", ")));
+    }
     for (i, e) in &s.body.lets {
         w.line(format!("const {} {} = {};", scalar_c_type(s.locals[*i].ty), local(s, *i), expr(s, e)));
     }
-    w.line(format!("return {};", expr_as(s, &s.body.value)));
+    match s.body.values.as_slice() {
+        [value] if !s.is_system() => w.line(format!("return {};", expr_as(s, value))),
+        values => {
+            for (k, value) in values.iter().enumerate() {
+                w.line(format!("v[{k}] = {};", expr_as(s, value)));
+            }
+        }
+    }
     w.close("");
     w.blank();
 }

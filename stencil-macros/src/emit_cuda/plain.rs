@@ -57,20 +57,26 @@ pub(super) fn emit_plain(w: &mut Writer, s: &Stencil, measure: bool) {
     define_global_access(w, s, &queued);
     point_call(w, s);
     undefine_access(w, s);
-    w.line("if (z_begin + k < z_end) out[i] = v;");
+    store_values(w, s, "if (z_begin + k < z_end) ");
     if measure {
-        let unknown = &c_name(&s.fields[s.unknown].name);
         w.open("if (z_begin + k >= z_end)");
         w.line("// a repeated plane: counted once");
-        w.reopen("else if (!isfinite(v))");
+        let non_finite: Vec<String> = (0..s.unknowns.len()).map(|k| format!("!isfinite({})", value(s, k))).collect();
+        w.reopen(&format!("else if ({})", non_finite.join(" || ")));
         w.line("atomicMin(first_bad, (unsigned long long)i);");
         w.reopen("else");
-        let old = if queued.contains(&s.unknown) {
-            format!("q_{unknown}[{}]", -column_extent(s, s.unknown).0)
-        } else {
-            format!("f_{unknown}[i]")
-        };
-        accumulate_residual(w, &old);
+        for (k, &f) in s.unknowns.iter().enumerate() {
+            let name = &c_name(&s.fields[f].name);
+            let old = if queued.contains(&f) {
+                format!("q_{name}[{}]", -column_extent(s, f).0)
+            } else {
+                format!("f_{name}[i]")
+            };
+            match s.is_system() {
+                true => accumulate_change(w, s, k, &old),
+                false => accumulate_residual(w, &old),
+            }
+        }
         w.close("");
     }
     w.close("");
@@ -231,7 +237,7 @@ pub(super) fn emit_tiled(w: &mut Writer, s: &Stencil) {
     }
     point_call(w, s);
     undefine_access(w, s);
-    w.line("if (z_begin + k < z_end) out[i] = v;");
+    store_values(w, s, "if (z_begin + k < z_end) ");
     w.close("");
     w.close("");
 }

@@ -56,6 +56,7 @@ impl Kind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Role {
     Output,
+    OutputOf(usize),
     Field(usize),
     Extent(usize),
     Scalar(usize),
@@ -88,6 +89,7 @@ impl Role {
         };
         match self {
             Role::Output => unit("Output"),
+            Role::OutputOf(k) => quote!(#p::ParamRole::OutputOf(#k)),
             Role::Field(i) => quote!(#p::ParamRole::Field(#i)),
             Role::Extent(k) => quote!(#p::ParamRole::Extent(#k)),
             Role::Scalar(i) => quote!(#p::ParamRole::Scalar(#i)),
@@ -294,8 +296,14 @@ fn cycle() -> Vec<Param> {
 
 /// The signature of `s`'s kernel of kind `kind`.
 pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
-    let output = Param::new("out", Role::Output, CType::RealPtr);
-    let jacobi = || std::iter::once(output.clone()).chain(grid_params(s, false));
+    // The next iterate of each unknown: `out`, then `out_1`, … for a system's others.
+    let outputs: Vec<Param> = (0..s.unknowns.len())
+        .map(|k| match k {
+            0 => Param::new("out", Role::Output, CType::RealPtr),
+            k => Param::new(format!("out_{k}"), Role::OutputOf(k), CType::RealPtr),
+        })
+        .collect();
+    let jacobi = || outputs.clone().into_iter().chain(grid_params(s, false));
     let (params, defines): (Vec<Param>, _) = match kind {
         Kind::Plain | Kind::Tiled => (jacobi().collect(), plain_defines(s)),
         Kind::PlainMeasure => (jacobi().chain(checks()).collect(), plain_defines(s)),
@@ -334,6 +342,11 @@ pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
 
 /// The kernels of `s`'s translation unit, in the order it holds them.
 pub(super) fn kernels(s: &Stencil) -> Vec<Kind> {
+    // A system runs plain and tiled passes (the schedules that fill its outer layers
+    // between any two iterations).
+    if s.is_system() {
+        return vec![Kind::Plain, Kind::PlainMeasure, Kind::Tiled, Kind::Boundary];
+    }
     let mut kinds = vec![Kind::Plain, Kind::PlainMeasure, Kind::Tiled, Kind::Hierarchical];
     if s.dim <= 2 {
         kinds.push(Kind::HierarchicalRows);

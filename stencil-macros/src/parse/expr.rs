@@ -228,12 +228,19 @@ fn parse_primary(input: ParseStream<'_>) -> syn::Result<Expr> {
         let paren = parenthesized!(content in input);
         let range = Range::new(paren.span.open(), paren.span.close());
         let inner = parse_expr(&content, 0)?;
-        if !content.is_empty() {
-            // The rest of the group must be consumed, or syn reports it as unexpected.
-            let _ = content.parse::<proc_macro2::TokenStream>()?;
-            return Ok(unsupported(range, "a tuple", "a stencil has no tuples; bind each value with `let`"));
+        if content.is_empty() {
+            return Ok(Expr::Paren { range, expr: Box::new(inner) });
         }
-        return Ok(Expr::Paren { range, expr: Box::new(inner) });
+        // `(a, b)`: validation accepts it only as the new values of several unknowns.
+        let mut elems = vec![inner];
+        while !content.is_empty() {
+            content.parse::<Token![,]>()?;
+            if content.is_empty() {
+                break;
+            }
+            elems.push(parse_expr(&content, 0)?);
+        }
+        return Ok(Expr::Tuple { range, elems });
     }
     if input.peek(syn::token::Brace) {
         return Ok(Expr::Block(block(input)?));
@@ -472,6 +479,7 @@ mod tests {
             Expr::Block(b) => b.value.as_ref().map_or(String::new(), |v| show(v)),
             Expr::Method { receiver, method, args, .. } => format!("{}.{method}({})", show(receiver), list(args)),
             Expr::Call { name, args, .. } => format!("{name}({})", list(args)),
+            Expr::Tuple { elems, .. } => format!("({})", list(elems)),
             Expr::Unsupported { what, .. } => format!("<{what}>"),
             Expr::Mistake { message, .. } => format!("<{message}>"),
         }

@@ -34,7 +34,9 @@ pub(super) fn poisoned(ty: Ty, span: Span) -> ir::Expr {
 }
 
 impl Lowering<'_> {
-    pub(super) fn block(&mut self, block: &ast::Block, expected: Option<Ty>) -> ir::Block {
+    /// The bindings of `block`, each in scope from its `let` on, and what each name in
+    /// scope meant before (for [`unscope`](Self::unscope)).
+    fn lets(&mut self, block: &ast::Block) -> (Vec<(usize, ir::Expr)>, Vec<(String, Option<Name>)>) {
         let mut lets = Vec::new();
         let mut scoped = Vec::new();
         for l in &block.lets {
@@ -63,33 +65,59 @@ impl Lowering<'_> {
             scoped.push((key.clone(), self.sig.names.insert(key, name)));
             lets.push((index, value));
         }
-        let value = match &block.value {
-            Some(v) => {
-                let e = self.expr(v);
-                match expected {
-                    Some(Ty::Real) => self.expect_real(e, v.range()),
-                    _ => e,
-                }
-            }
-            None => {
-                // Only the stencil's body expects a `Real`; inner blocks take any value.
-                let message = if expected.is_some() {
-                    "empty body: end the block with the new value of the unknown, e.g. `{ (u[-1] + u[1]) / 2.0 }`"
-                } else {
-                    "empty block: a block ends with its value, e.g. `{ let d = u[1] - u[-1]; d * d }`"
-                };
-                self.cx.error(block.range, message);
-                poisoned(expected.unwrap_or(Ty::Real), block.range.start)
-            }
-        };
-        // Bindings end with their block.
+        (lets, scoped)
+    }
+
+    /// Bindings end with their block.
+    fn unscope(&mut self, scoped: Vec<(String, Option<Name>)>) {
         for (key, previous) in scoped.into_iter().rev() {
             match previous {
                 Some(p) => self.sig.names.insert(key, p),
                 None => self.sig.names.remove(&key),
             };
         }
+    }
+
+    /// An inner block, whose value may have any type.
+    pub(super) fn block(&mut self, block: &ast::Block) -> ir::Block {
+        let (lets, scoped) = self.lets(block);
+        let value = match &block.value {
+            Some(v) => self.expr(v),
+            None => {
+                self.cx.error(
+                    block.range,
+                    "empty block: a block ends with its value, e.g. `{ let d = u[1] - u[-1]; d * d }`",
+                );
+                poisoned(Ty::Real, block.range.start)
+            }
+        };
+        self.unscope(scoped);
         ir::Block { lets, value: Box::new(value) }
+    }
+
+    /// The stencil's body: its bindings and its last value, one value per unknown (a tuple
+    /// for several; [`super::outputs`] checks the count), with the range of that value.
+    pub(super) fn body(&mut self, block: &ast::Block) -> (ir::Body, Option<Range>) {
+        let (lets, scoped) = self.lets(block);
+        let (values, range) = match block.value.as_deref() {
+            Some(ast::Expr::Tuple { range, elems }) => (elems.iter().map(|v| self.real(v)).collect(), Some(*range)),
+            Some(v) => (vec![self.real(v)], Some(v.range())),
+            None => {
+                self.cx.error(
+                    block.range,
+                    "empty body: end the block with the new value of the unknown, e.g. `{ (u[-1] + u[1]) / 2.0 }`",
+                );
+                (vec![poisoned(Ty::Real, block.range.start)], None)
+            }
+        };
+        self.unscope(scoped);
+        (ir::Body { lets, values }, range)
+    }
+
+    /// `v`, lowered and checked to be a `Real`.
+    fn real(&mut self, v: &ast::Expr) -> ir::Expr {
+        let e = self.expr(v);
+        self.expect_real(e, v.range())
     }
 
     pub(super) fn expect_real(&mut self, e: ir::Expr, range: Range) -> ir::Expr {
@@ -137,7 +165,7 @@ impl Lowering<'_> {
             ast::Expr::Index { name, offsets, range, brackets } => self.read(name, offsets, *range, *brackets),
             ast::Expr::Paren { expr, .. } => self.expr(expr),
             ast::Expr::Block(b) => {
-                let block = self.block(b, None);
+                let block = self.block(b);
                 if block.lets.is_empty() {
                     return *block.value;
                 }
@@ -152,6 +180,13 @@ impl Lowering<'_> {
                 if let Some(message) = self.call(name, args) {
                     self.cx.error(*range, message);
                 }
+                poisoned(Ty::Real, span)
+            }
+            ast::Expr::Tuple { range, .. } => {
+                self.cx.error(
+                    *range,
+                    "a tuple is a value only at the end of the body, where it gives the new values of several unknowns (`(new_u, new_v)` for `mut u` and `mut v`): bind each value with `let`",
+                );
                 poisoned(Ty::Real, span)
             }
             ast::Expr::Unsupported { range, what, hint } => {
@@ -200,9 +235,9 @@ impl Lowering<'_> {
             self.cx.error(range, "an `if` needs an `else`: both branches give the value, e.g. `if c { a } else { b }`");
             return poisoned(Ty::Real, span);
         };
-        let t = self.block(then, None);
+        let t = self.block(then);
         let f = match otherwise {
-            ast::Expr::Block(b) => self.block(b, None),
+            ast::Expr::Block(b) => self.block(b),
             other => {
                 let value = self.expr(other);
                 ir::Block { lets: Vec::new(), value: Box::new(value) }

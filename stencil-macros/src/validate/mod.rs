@@ -2,6 +2,7 @@
 //! each mistake is reported once, where it was made.
 
 mod lower;
+mod outputs;
 mod reads;
 mod signature;
 
@@ -10,10 +11,9 @@ use syn::ext::IdentExt;
 use crate::ast;
 use crate::ctxt::Ctxt;
 use crate::hyperplane;
-use crate::ir::{self, Ty};
+use crate::ir;
 
 use lower::Lowering;
-use signature::type_name;
 
 /// Checks one item and lowers it.
 pub fn lower(item: &ast::Item) -> syn::Result<ir::Stencil> {
@@ -22,14 +22,7 @@ pub fn lower(item: &ast::Item) -> syn::Result<ir::Stencil> {
         cx.push(e.clone());
     }
     let sig = signature::check(item, &mut cx);
-    let ret = type_name(&item.ret);
-    // A generic parameter as the return type was reported with the generics.
-    if ret.as_deref() != Some("Real") && !ret.is_some_and(|t| item.generic_types.contains(&t)) {
-        cx.push(syn::Error::new_spanned(
-            &item.ret,
-            "a stencil returns `Real`: write `-> Real` (the new value of the unknown)",
-        ));
-    }
+    let unknown_names: Vec<String> = sig.unknowns.iter().map(|&f| sig.fields[f].name.to_string()).collect();
     if !item.name.unraw().to_string().is_ascii() {
         cx.error(
             item.name.span(),
@@ -39,11 +32,13 @@ pub fn lower(item: &ast::Item) -> syn::Result<ir::Stencil> {
             ),
         );
     }
-    check_sweep(item, sig.dim, &mut cx);
+    check_sweep(item, sig.dim, &unknown_names, &mut cx);
     let mut lowering = Lowering { cx: &mut cx, sig, locals: Vec::new(), reads: Vec::new(), unknown_names: Vec::new() };
-    let body = lowering.block(&item.body, Some(Ty::Real));
-    let Lowering { sig, locals, reads, unknown_names, .. } = lowering;
-    signature::check_reads(item, &sig, &unknown_names, &mut cx);
+    let (body, value_range) = lowering.body(&item.body);
+    let Lowering { sig, locals, reads, unknown_names: misspelt, .. } = lowering;
+    let unknowns = outputs::Unknowns { names: &unknown_names, decls: &sig.unknown_decls };
+    outputs::check(item, unknowns, value_range.map(|r| (body.values.len(), r)), &mut cx);
+    signature::check_reads(item, &sig, &misspelt, &mut cx);
     check_attributes(item, &mut cx);
     cx.check()?;
 
@@ -54,7 +49,7 @@ pub fn lower(item: &ast::Item) -> syn::Result<ir::Stencil> {
             radius[axis] = radius[axis].max(o.unsigned_abs() as usize);
         }
     }
-    let unknown = sig.unknown.expect("checked above");
+    let unknown = sig.unknowns[0];
     let sweep = item.sweep.as_ref().map(|s| {
         let unknown_offsets: Vec<Vec<i32>> =
             reads.iter().filter(|r| r.field == unknown).map(|r| r.offset.clone()).collect();
@@ -73,6 +68,7 @@ pub fn lower(item: &ast::Item) -> syn::Result<ir::Stencil> {
         dim,
         fields: sig.fields,
         unknown,
+        unknowns: sig.unknowns,
         scalars: sig.scalars,
         reads,
         radius,
@@ -82,9 +78,18 @@ pub fn lower(item: &ast::Item) -> syn::Result<ir::Stencil> {
     })
 }
 
-/// One direction per axis.
-fn check_sweep(item: &ast::Item, dim: usize, cx: &mut Ctxt) {
+/// One direction per axis, and one unknown.
+fn check_sweep(item: &ast::Item, dim: usize, unknowns: &[String], cx: &mut Ctxt) {
     let Some(sweep) = &item.sweep else { return };
+    if unknowns.len() > 1 {
+        cx.error(
+            sweep.range,
+            format!(
+                "a `sweep` stencil updates one unknown in place, point after point, and this one has {}: write a separate sweep for each unknown, or remove `sweep` for a Jacobi update of all of them",
+                unknowns.len()
+            ),
+        );
+    }
     if sweep.ascending.len() == dim {
         return;
     }
@@ -155,7 +160,7 @@ fn suggestion<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{BinOp, ExprKind};
+    use crate::ir::{BinOp, ExprKind, Ty};
 
     fn item(tokens: proc_macro2::TokenStream) -> ast::Item {
         syn::parse2(tokens).expect("parses")
@@ -186,7 +191,7 @@ mod tests {
         assert_eq!(s.arrays_per_point(), 3);
         assert_eq!(s.type_name().to_string(), "Jacobi7");
         assert!(
-            matches!(s.body.value.kind, ExprKind::Binary(BinOp::Div, _, ref r) if matches!(r.kind, ExprKind::Real(v) if v == 6.0))
+            matches!(s.body.values[0].kind, ExprKind::Binary(BinOp::Div, _, ref r) if matches!(r.kind, ExprKind::Real(v) if v == 6.0))
         );
     }
 

@@ -28,14 +28,16 @@ pub struct Signature {
     pub fields: Vec<ir::Field>,
     /// The declared dimension of each field; those that differ from `dim` were reported.
     pub field_dims: Vec<usize>,
-    /// Whether each field was marked `mut` (the unknown, or a second `mut` field that was
-    /// reported).
+    /// Whether each field was marked `mut` (an unknown).
     pub field_mut: Vec<bool>,
     /// Each field's declaration, `k: Field2`, for errors about the field as a whole.
     pub field_decls: Vec<Range>,
     pub scalars: Vec<ir::Scalar>,
     pub names: HashMap<String, Name>,
-    pub unknown: Option<usize>,
+    /// The unknowns (fields marked `mut`), in declaration order.
+    pub unknowns: Vec<usize>,
+    /// Each unknown's `mut name`, for errors about its being an unknown.
+    pub unknown_decls: Vec<Range>,
 }
 
 /// How one parameter is taken, and the error of its declaration, if any.
@@ -68,7 +70,8 @@ pub fn check(item: &ast::Item, cx: &mut Ctxt) -> Signature {
         field_decls: Vec::new(),
         scalars: Vec::new(),
         names: HashMap::new(),
-        unknown: None,
+        unknowns: Vec::new(),
+        unknown_decls: Vec::new(),
     };
     let mut first_dim = None;
     let mut invalid_mut = false;
@@ -95,16 +98,9 @@ pub fn check(item: &ast::Item, cx: &mut Ctxt) -> Signature {
                     _ => {}
                 }
                 if mutable {
-                    match sig.unknown {
-                        Some(first) => cx.error(
-                            Range::new(param.mutability.unwrap_or(param.name.span()), param.name.span()),
-                            format!(
-                                "a stencil has exactly one unknown and `{}` is already marked `mut`: remove `mut` from `{name}` (read-only fields are inputs)",
-                                sig.fields[first].name
-                            ),
-                        ),
-                        None => sig.unknown = Some(sig.fields.len()),
-                    }
+                    sig.unknowns.push(sig.fields.len());
+                    sig.unknown_decls
+                        .push(Range::new(param.mutability.unwrap_or(param.name.span()), param.name.span()));
                 }
                 sig.names.insert(name, Name::Field(sig.fields.len()));
                 sig.fields.push(ir::Field { name: param.name.clone() });
@@ -143,7 +139,7 @@ fn check_unknown(item: &ast::Item, sig: &Signature, cx: &mut Ctxt) {
             Range::single(item.params_span),
             "a stencil needs at least one field: its unknown, e.g. `(mut u: Field2, h2: Real)`",
         );
-    } else if sig.unknown.is_none() {
+    } else if sig.unknowns.is_empty() {
         cx.error(
             Range::single(item.params_span),
             "no unknown: mark the field this stencil updates with `mut`, e.g. `mut u: Field2`",
@@ -214,13 +210,13 @@ fn field_dim(ty: &str) -> Option<usize> {
 }
 
 /// Reports every read-only field that the body never names: the run would demand a grid
-/// for it that nothing reads. The unknown may go unread (its new value need not depend on
+/// for it that nothing reads. An unknown may go unread (its new value need not depend on
 /// its old one).
 /// A field that an unknown name of the body (`unknown_names`) is a misspelling of is not
 /// reported: the misspelling is, with the field as its suggestion.
 pub fn check_reads(item: &ast::Item, sig: &Signature, unknown_names: &[String], cx: &mut Ctxt) {
     // Without an unknown, an unread field may be the one meant to be `mut`.
-    if sig.unknown.is_none() {
+    if sig.unknowns.is_empty() {
         return;
     }
     for (f, field) in sig.fields.iter().enumerate() {

@@ -13,11 +13,19 @@ use crate::{Grid, Real, Result, Schedule, Stencil};
 /// Sweeps `planes` of a grid of the given shape in place with a further stencil of the run.
 type OtherSweep<'j, T, const N: usize> = Box<dyn FnMut(&mut [T], [usize; N], Range<usize>) -> Result<()> + 'j>;
 
+/// A system's further unknown: the user's grid and its second buffer.
+struct Unknown<'g, T: Real, const N: usize> {
+    grid: &'g mut Grid<T, N>,
+    next: Vec<T>,
+}
+
 /// The user's grid on the CPU, run by stencil `S` (and, for alternating steps, further
 /// sweep stencils).
 pub(crate) struct CpuEngine<'g, 'j, S: Stencil<N>, T: Real, const N: usize> {
     u: &'g mut Grid<T, N>,
     next: Vec<T>,
+    /// A system's further unknowns, in declaration order (Jacobi steps only).
+    more: Vec<Unknown<'g, T, N>>,
     inputs: Vec<Option<&'j [T]>>,
     params: S::Params<T>,
     shape: [usize; N],
@@ -55,6 +63,7 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
             },
             next,
             u,
+            more: Vec::new(),
             inputs,
             params,
             shape,
@@ -66,6 +75,16 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
             others: Vec::new(),
             fill: Vec::new(),
         })
+    }
+
+    /// This engine with a system's further unknowns `more` (declaration order), each with
+    /// a second buffer.
+    pub fn with_unknowns(mut self, more: Vec<&'g mut Grid<T, N>>) -> Result<Self> {
+        for grid in more {
+            let next = super::second_buffer(grid)?;
+            self.more.push(Unknown { grid, next });
+        }
+        Ok(self)
     }
 
     /// This engine with its periodic and Neumann outer layers filled by `copies`.
@@ -96,10 +115,12 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
     }
 }
 
-/// The fields over `elements` of the grid, in declaration order, with `current` (the
-/// unknown's iterate there) at the unknown's place (`None` among `inputs`).
-fn fields_of<'f, T>(inputs: &[Option<&'f [T]>], elements: &Range<usize>, current: &'f [T]) -> Vec<&'f [T]> {
-    inputs.iter().map(|f| f.map_or(current, |f| &f[elements.clone()])).collect()
+/// The fields over `elements` of the grid, in declaration order, with `currents` (the
+/// unknowns' iterates there, in declaration order) at the unknowns' places (`None` among
+/// `inputs`).
+fn fields_of<'f, T>(inputs: &[Option<&'f [T]>], elements: &Range<usize>, currents: &[&'f [T]]) -> Vec<&'f [T]> {
+    let mut unknowns = currents.iter();
+    inputs.iter().map(|f| f.map_or_else(|| *unknowns.next().expect("an unknown"), |f| &f[elements.clone()])).collect()
 }
 
 impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, S, T, N> {
@@ -117,15 +138,20 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
         let mut shape = self.shape;
         shape[0] = window.len();
         let layout = Layout::new(S::META, shape)?;
-        let fields = fields_of(&self.inputs, &elements, &self.u.as_slice()[elements.clone()]);
-        let out = &mut self.next[elements.clone()];
+        let mut currents = vec![&self.u.as_slice()[elements.clone()]];
+        let mut outs = vec![&mut self.next[elements.clone()]];
+        for Unknown { grid, next } in &mut self.more {
+            currents.push(&grid.as_slice()[elements.clone()]);
+            outs.push(&mut next[elements.clone()]);
+        }
+        let fields = fields_of(&self.inputs, &elements, &currents);
         let measured = match self.cycle {
             Some((tile, halo)) if steps > 1 => {
                 let cycle = hierarchical::Cycle::new(&layout, tile, halo, steps);
                 let measure = measure.then_some(steps - 1);
-                hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, out, &self.params, measure)?
+                hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, outs.swap_remove(0), &self.params, measure)?
             }
-            _ => plain::apply::<S, T, N>(&layout, &fields, out, &self.params, measure),
+            _ => plain::apply_all::<S, T, N>(&layout, &fields, outs, &self.params, measure),
         };
         self.add(measured, elements.start);
         Ok(())
@@ -139,7 +165,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
             ..hierarchical::Cycle::new(&layout, tile, halo, len)
         };
         let whole = 0..self.shape[0] * self.plane_len;
-        let fields = fields_of(&self.inputs, &whole, self.u.as_slice());
+        let fields = fields_of(&self.inputs, &whole, &[self.u.as_slice()]);
         let measure = (check != CycleCheck::None).then_some(0);
         let written = hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, &mut self.next, &self.params, measure)?;
         match (check, written) {
@@ -181,10 +207,16 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
 
     fn swap(&mut self) {
         self.u.swap_data(&mut self.next);
+        for Unknown { grid, next } in &mut self.more {
+            grid.swap_data(next);
+        }
     }
 
     fn fill(&mut self) -> Result<()> {
         fill(self.u.as_mut_slice(), self.shape, &self.fill);
+        for Unknown { grid, .. } in &mut self.more {
+            fill(grid.as_mut_slice(), self.shape, &self.fill);
+        }
         Ok(())
     }
 
@@ -223,7 +255,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
     }
 
     fn value_at(&mut self, at: usize) -> Result<f64> {
-        Ok(self.u.as_slice()[at].to_f64())
+        // Of a system, the first unknown's value there that is not finite.
+        let values = std::iter::once(&*self.u).chain(self.more.iter().map(|m| &*m.grid)).map(|g| g.as_slice()[at]);
+        let values: Vec<T> = values.collect();
+        Ok(values.iter().find(|v| !v.is_finite()).unwrap_or(&values[0]).to_f64())
     }
 
     fn wait(&mut self) -> Result<()> {
@@ -232,6 +267,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
 
     fn host(&mut self) -> Result<&mut Grid<T, N>> {
         Ok(self.u)
+    }
+
+    fn hosts(&mut self) -> Result<Vec<&Grid<T, N>>> {
+        Ok(std::iter::once(&*self.u).chain(self.more.iter().map(|m| &*m.grid)).collect())
     }
 
     fn finish(&mut self) -> Result<()> {

@@ -47,52 +47,79 @@ pub(crate) fn apply<'a, S: Stencil<N>, T: Real, const N: usize>(
     params: &S::Params<T>,
     measure: bool,
 ) -> Option<Difference> {
-    let old = fields[S::META.unknown];
+    apply_all::<S, T, N>(layout, fields, vec![out], params, measure)
+}
+
+/// Lists of equal length, each split in the same number of parts, regrouped by part: the
+/// `i`-th list of the result holds the `i`-th part of every list.
+fn by_part<X>(lists: Vec<Vec<X>>) -> Vec<Vec<X>> {
+    let mut lists: Vec<_> = lists.into_iter().map(Vec::into_iter).collect();
+    let parts = lists.first().map_or(0, ExactSizeIterator::len);
+    (0..parts).map(|_| lists.iter_mut().filter_map(Iterator::next).collect()).collect()
+}
+
+/// Writes S(fields) into the interior of `outs`, the next iterate of every unknown in
+/// declaration order; `fields` are in parameter order with each unknown's current iterate at
+/// its place. With `measure`, also returns the difference between the new and the current
+/// iterates, over every unknown.
+pub(crate) fn apply_all<'a, S: Stencil<N>, T: Real, const N: usize>(
+    layout: &Layout<N>,
+    fields: &[&'a [T]],
+    outs: Vec<&mut [T]>,
+    params: &S::Params<T>,
+    measure: bool,
+) -> Option<Difference> {
+    let olds: Vec<&[T]> = S::META.unknowns.iter().map(|&f| fields[f]).collect();
     // `reads` is scratch space reused across the spans of one task, so a pass allocates
     // once per task rather than once per row.
-    let span = |reads: &mut Vec<&'a [T]>, base: usize, out_span: &mut [T]| {
+    let span = |reads: &mut Vec<&'a [T]>, base: usize, spans: &mut [&mut [T]]| {
+        let len = spans[0].len();
         reads.clear();
         reads.extend(
-            layout
-                .reads
-                .iter()
-                .map(|&(field, offset)| &fields[field][(base as isize + offset) as usize..][..out_span.len()]),
+            layout.reads.iter().map(|&(field, offset)| &fields[field][(base as isize + offset) as usize..][..len]),
         );
-        S::apply_row(reads, out_span, params);
+        S::apply_rows(reads, spans, params);
+    };
+    // The difference of the spans of new values at flat index `base` from the current ones.
+    let changed = |spans: Vec<&[T]>, base: usize| {
+        let changes = spans.into_iter().zip(&olds).map(|(new, old)| of_span(new, &old[base..base + new.len()], base));
+        changes.fold(Difference::default(), Difference::merge)
     };
     let total = if N == 1 {
         let start = layout.radius[0];
-        out[start..start + layout.row_len()]
-            .par_chunks_mut(CHUNK_1D)
+        let chunks = outs.into_iter().map(|o| o[start..start + layout.row_len()].chunks_mut(CHUNK_1D).collect());
+        by_part(chunks.collect())
+            .into_par_iter()
             .enumerate()
-            .map(|(c, chunk)| {
+            .map(|(c, mut spans)| {
                 let base = start + c * CHUNK_1D;
-                span(&mut Vec::new(), base, chunk);
-                if measure { of_span(chunk, &old[base..base + chunk.len()], base) } else { Difference::default() }
+                span(&mut Vec::new(), base, &mut spans);
+                if measure { changed(spans.iter().map(|s| &**s).collect(), base) } else { Difference::default() }
             })
             .reduce(Difference::default, Difference::merge)
     } else {
         let plane = layout.plane_len();
         let (r0, n0) = (layout.radius[0], layout.shape[0]);
         let (first, last) = layout.plane_span();
-        out.par_chunks_mut(plane)
+        by_part(outs.into_iter().map(|o| o.chunks_mut(plane).collect()).collect())
+            .into_par_iter()
             .enumerate()
             .filter(|(p, _)| (r0..n0 - r0).contains(p))
-            .map(|(p, plane_out)| {
+            .map(|(p, mut planes)| {
                 // One span from the plane's first interior point to its last: rows are
                 // long enough to vectorise and the per-row cost is paid once per plane.
                 // Every read stays inside the grid; the boundary points between interior
                 // rows get a value too, and are then put back.
                 let base = p * plane;
-                span(&mut Vec::with_capacity(layout.reads.len()), base + first, &mut plane_out[first..last]);
-                layout.for_each_gap_in_plane(|gap| {
-                    plane_out[gap.clone()].copy_from_slice(&old[base + gap.start..base + gap.end])
-                });
-                if measure {
-                    of_span(&plane_out[first..last], &old[base + first..base + last], base + first)
-                } else {
-                    Difference::default()
+                let mut spans: Vec<&mut [T]> = planes.iter_mut().map(|o| &mut o[first..last]).collect();
+                span(&mut Vec::with_capacity(layout.reads.len()), base + first, &mut spans);
+                for (plane_out, old) in planes.iter_mut().zip(&olds) {
+                    layout.for_each_gap_in_plane(|gap| {
+                        plane_out[gap.clone()].copy_from_slice(&old[base + gap.start..base + gap.end])
+                    });
                 }
+                let spans = planes.iter().map(|o| &o[first..last]).collect();
+                if measure { changed(spans, base + first) } else { Difference::default() }
             })
             .reduce(Difference::default, Difference::merge)
     };

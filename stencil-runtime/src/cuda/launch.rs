@@ -74,8 +74,10 @@ pub(crate) type PencilArgs<'a> = (CudaView<'a, i32>, CudaViewMut<'a, i32>, CudaV
 
 /// The values of one launch, by the role the manifest gives them.
 pub(crate) struct Args<'a, T: Real> {
-    /// The next iterate.
+    /// The next iterate (of the first unknown).
     pub output: Option<CudaViewMut<'a, T>>,
+    /// The next iterates of a system's further unknowns, in declaration order.
+    pub more_outputs: Vec<CudaViewMut<'a, T>>,
     /// Per field in declaration order (the current iterate at the unknown's place).
     pub fields: Vec<Option<CudaView<'a, T>>>,
     /// The unknown, updated in place (a wavefront).
@@ -96,6 +98,7 @@ impl<'a, T: Real> Args<'a, T> {
     pub fn new(extents: [i64; 3], fields: Vec<Option<CudaView<'a, T>>>, scalars: &'a [ScalarValue<T>]) -> Self {
         Self {
             output: None,
+            more_outputs: Vec::new(),
             fields,
             in_place: None,
             extents,
@@ -111,7 +114,7 @@ impl<'a, T: Real> Args<'a, T> {
 /// The C type a role's value has on the Rust side, for the manifest's to be checked against.
 fn pushed_type<T: Real>(role: ParamRole, declared: ParamType, scalars: &[ScalarValue<T>]) -> Option<ParamType> {
     Some(match role {
-        ParamRole::Output => ParamType::RealPtr,
+        ParamRole::Output | ParamRole::OutputOf(_) => ParamType::RealPtr,
         // The wavefront's unknown is written in place; every other field is read only.
         ParamRole::Field(_) if declared == ParamType::RealPtr => ParamType::RealPtr,
         ParamRole::Field(_) => ParamType::ConstRealPtr,
@@ -143,7 +146,7 @@ fn check_sizes<T: Real>(spec: &KernelSpec, args: &Args<'_, T>, shape: &Shape) ->
     };
     let points = args.extents.iter().map(|&n| n.max(0) as usize).product::<usize>();
     let views = args.fields.iter().flatten().map(|v| v.len());
-    let outputs = args.output.iter().map(|v| v.len()).chain(args.in_place.iter().map(|v| v.len()));
+    let outputs = args.output.iter().chain(&args.more_outputs).chain(&args.in_place).map(|v| v.len());
     if let Some(len) = views.chain(outputs).find(|&len| len < points) {
         return Err(fail("a grid buffer", len, points));
     }
@@ -174,7 +177,9 @@ fn check_sizes<T: Real>(spec: &KernelSpec, args: &Args<'_, T>, shape: &Shape) ->
 pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'_, T>, shape: Shape) -> Result<()> {
     let spec = kernel.spec;
     check_sizes(spec, &args, &shape)?;
-    let Args { mut output, fields, mut in_place, extents, scalars, cycle, checks, pencils, fill } = args;
+    let Args { mut output, mut more_outputs, fields, mut in_place, extents, scalars, cycle, checks, pencils, fill } =
+        args;
+    let mut more_outputs: Vec<Option<&mut CudaViewMut<'_, T>>> = more_outputs.iter_mut().map(Some).collect();
     let (mut block_max, mut block_sum, mut first_bad) = match checks {
         Some((max, sum, bad)) => (Some(max), Some(sum), Some(bad)),
         None => (None, None, None),
@@ -195,6 +200,9 @@ pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'
         }
         match param.role {
             ParamRole::Output => builder.arg(output.take().ok_or_else(missing)?),
+            ParamRole::OutputOf(k) => {
+                builder.arg(more_outputs.get_mut(k.wrapping_sub(1)).and_then(Option::take).ok_or_else(missing)?)
+            }
             ParamRole::Field(_) if param.ty == ParamType::RealPtr => builder.arg(in_place.take().ok_or_else(missing)?),
             ParamRole::Field(i) => builder.arg(fields.get(i).and_then(Option::as_ref).ok_or_else(missing)?),
             ParamRole::Extent(k) => builder.arg(&extents[k]),

@@ -60,6 +60,14 @@ pub(crate) fn with_filled_boundaries(meta: &StencilMeta) -> Choice {
     }
 }
 
+/// `Auto` for a system of several unknowns.
+pub(crate) fn for_system() -> Choice {
+    Choice {
+        schedule: Schedule::Plain,
+        reason: "plain: a system of several unknowns runs plain or tiled passes".into(),
+    }
+}
+
 /// `Auto` without a measurement: sweeps and the CPU backend.
 pub(crate) fn without_measuring(meta: &StencilMeta) -> Choice {
     if meta.is_sweep() {
@@ -203,6 +211,7 @@ mod tests {
             dim,
             fields: &FIELDS,
             unknown: 0,
+            unknowns: &[0],
             params: &[],
             reads: &[],
             radius,

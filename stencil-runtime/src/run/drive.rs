@@ -46,6 +46,11 @@ pub(crate) trait Advance<T: Real, const N: usize> {
     /// The user's grid holding the current iterate, for a checkpoint.
     fn host(&mut self) -> Result<&mut Grid<T, N>>;
 
+    /// The user's grids of every unknown holding the current iterate, for an observer.
+    fn hosts(&mut self) -> Result<Vec<&Grid<T, N>>> {
+        Ok(vec![&*self.host()?])
+    }
+
     /// Waits for the work queued: the run's time stops here.
     fn wait(&mut self) -> Result<()>;
 
@@ -86,8 +91,8 @@ pub(crate) fn drive<S: Stencil<N>, T: Real, const N: usize>(
             advance.settle()?;
         }
         if let Some(observer) = observer.as_mut().filter(|o| iteration.is_multiple_of(o.every)) {
-            let u = monitor.copied_to_host(iteration, || advance.host())?;
-            (observer.callback)(iteration, u);
+            let grids = monitor.copied_to_host(iteration, || advance.hosts())?;
+            (observer.callback)(iteration, &grids);
         }
         if converged {
             break Ok(StopReason::Converged);

@@ -253,6 +253,11 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Jacob
         self.engine.host()
     }
 
+    fn hosts(&mut self) -> Result<Vec<&Grid<T, N>>> {
+        self.engine.fill()?;
+        self.engine.hosts()
+    }
+
     fn wait(&mut self) -> Result<()> {
         self.engine.wait()
     }

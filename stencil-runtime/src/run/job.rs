@@ -11,8 +11,9 @@ use crate::{Boundaries, Error, Grid, Progress, Real, Schedule, SlabProgress, Ste
 pub(crate) type ProgressFn<'a> = Box<dyn FnMut(&Progress) + 'a>;
 /// The callback of [`Solver::on_slab`](crate::Solver::on_slab).
 pub(crate) type SlabFn<'a> = Box<dyn FnMut(&SlabProgress) + 'a>;
-/// The callback of [`Solver::observe`](crate::Solver::observe).
-pub(crate) type ObserveFn<'a, T, const N: usize> = Box<dyn FnMut(usize, &Grid<T, N>) + 'a>;
+/// The callback of [`Solver::observe_all`](crate::Solver::observe_all) (and, on the first
+/// unknown, of [`Solver::observe`](crate::Solver::observe)).
+pub(crate) type ObserveFn<'a, T, const N: usize> = Box<dyn FnMut(usize, &[&Grid<T, N>]) + 'a>;
 
 /// A run's observer: called with the iterate at every multiple of `every`.
 pub(crate) struct Observer<'r, 'a, T, const N: usize> {
@@ -44,6 +45,8 @@ pub(crate) struct Job<'r, 'a, S: Stencil<N>, T: Real, const N: usize> {
     /// Where a single-process run records what the user's grid holds.
     pub held: Option<&'r GridState>,
     pub observer: Option<Observer<'r, 'a, T, N>>,
+    /// A system's further unknowns, in declaration order (the first is the run's grid).
+    pub more: Vec<&'r mut Grid<T, N>>,
 }
 
 /// What the user's grid holds while a run goes on, so that an error can say it.

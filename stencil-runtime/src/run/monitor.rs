@@ -106,11 +106,7 @@ impl<'r, 'a> Monitor<'r, 'a> {
 
     /// The user's grid holding iterate `iteration`, from `host` (which copies it there from
     /// a device), with what the grid holds recorded while it does.
-    pub fn copied_to_host<'g, T: Real, const N: usize>(
-        &self,
-        iteration: usize,
-        host: impl FnOnce() -> crate::Result<&'g mut crate::Grid<T, N>>,
-    ) -> crate::Result<&'g mut crate::Grid<T, N>> {
+    pub fn copied_to_host<G>(&self, iteration: usize, host: impl FnOnce() -> crate::Result<G>) -> crate::Result<G> {
         if let Some(state) = self.held {
             state.held.set(Held::Mixed);
         }

@@ -197,7 +197,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         self
     }
 
-    /// Shows the iterate to `callback(iteration, &u)` after every `every` iterations, for
+    /// Shows the iterate to `callback(iteration, &u)` after every `every` iterations (of a
+    /// system, the first unknown's: [`observe_all`](Self::observe_all) shows every one), for
     /// frames or statistics of a time-dependent run that goes on meanwhile (`docs/guide.md`,
     /// "Watching a run"). Those iterations are checked (a measuring pass, as for
     /// checkpoints), so that every schedule ends a cycle or pass there; on a GPU the iterate
@@ -205,7 +206,15 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// periodic and Neumann layers filled. In a distributed run each rank is shown its part.
     ///
     /// **Errors** (from [`run`](Self::run)): [`Error::InvalidObserver`] for `every` = 0.
-    pub fn observe(mut self, every: usize, callback: impl FnMut(usize, &Grid<T, N>) + 'a) -> Self {
+    pub fn observe(self, every: usize, mut callback: impl FnMut(usize, &Grid<T, N>) + 'a) -> Self {
+        self.observe_all(every, move |iteration, grids| callback(iteration, grids[0]))
+    }
+
+    /// As [`observe`](Self::observe), showing the iterate of every unknown: `grids[k]` is
+    /// the `k`-th unknown's, in declaration order (one grid for a single unknown).
+    ///
+    /// **Errors** (from [`run`](Self::run)): [`Error::InvalidObserver`] for `every` = 0.
+    pub fn observe_all(mut self, every: usize, callback: impl FnMut(usize, &[&Grid<T, N>]) + 'a) -> Self {
         self.observer = Some((every, Box::new(callback)));
         self
     }
@@ -234,17 +243,96 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// found before the first iteration, and then `u` is unchanged. [`Error::NonFinite`] is
     /// raised at the first check that sees NaN or ±∞; `u` then holds that whole iterate.
     pub fn run(&mut self, u: &mut Grid<T, N>) -> Result<Report> {
+        if S::META.is_system() {
+            return Err(self.wrong_unknowns(1));
+        }
         #[cfg(feature = "mpi")]
         if let Some(subdomain) = self.distributed {
             return self.run_distributed(subdomain, u);
         }
         let state = GridState::default();
         let path = self.checkpoint.as_ref().map(|c| c.path().to_owned());
-        self.run_watched(u, &state).map_err(|e| state.explain(e, path.as_deref()))
+        self.run_watched(u, Vec::new(), &state).map_err(|e| state.explain(e, path.as_deref()))
     }
 
-    /// [`run`](Self::run) in one process, recording in `state` what `u` holds.
-    fn run_watched(&mut self, u: &mut Grid<T, N>, state: &GridState) -> Result<Report> {
+    /// As [`run`](Self::run), for a stencil of several unknowns (a system): `unknowns[k]`
+    /// is the grid of the `k`-th field marked `mut`, in declaration order, and every one is
+    /// updated from the previous iterate of all of them. The residual is taken over all of
+    /// them: L∞ the largest change, L2 over every point of every unknown. A system runs
+    /// `Plain` and `Tiled` passes (`Auto` picks `Plain`) in one process, on every backend
+    /// and with every boundary condition, each unknown's outer layers filled alike
+    /// (`docs/guide.md`, "Systems of unknowns", has a tested example).
+    ///
+    /// **Errors**: as [`run`](Self::run), and [`Error::WrongUnknowns`] when `unknowns` is not
+    /// one grid per unknown, [`Error::ShapeMismatch`] when their shapes differ, and
+    /// [`Error::InvalidSchedule`] for a schedule, checkpoint or distributed run that a
+    /// system does not have.
+    pub fn run_system(&mut self, unknowns: &mut [&mut Grid<T, N>]) -> Result<Report> {
+        let names = S::META.unknown_names();
+        if unknowns.len() != names.len() {
+            return Err(self.wrong_unknowns(unknowns.len()));
+        }
+        let Some((first, more)) = unknowns.split_first_mut() else { unreachable!("a stencil has an unknown") };
+        if more.is_empty() {
+            return self.run(first);
+        }
+        let expected = first.shape().to_vec();
+        if let Some((name, grid)) = names[1..].iter().zip(more.iter()).find(|(_, g)| g.shape()[..] != expected[..]) {
+            return Err(Error::ShapeMismatch { field: (*name).to_owned(), expected, found: grid.shape().to_vec() });
+        }
+        self.check_system()?;
+        let state = GridState::default();
+        let more: Vec<&mut Grid<T, N>> = more.iter_mut().map(|g| &mut **g).collect();
+        self.run_watched(first, more, &state).map_err(|e| state.explain(e, None))
+    }
+
+    /// [`Error::WrongUnknowns`] for a run given `given` grids.
+    fn wrong_unknowns(&self, given: usize) -> Error {
+        let names = S::META.unknown_names();
+        let listed = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        let reason = match (names.len(), given) {
+            (1, _) => format!("updates one unknown ({listed}): run it with `run(&mut {})`", names[0]),
+            (k, _) => format!(
+                "updates {k} unknowns ({listed}) and the run was given {given} grid{}: give one grid per unknown, in \
+                 that order, to `run_system(&mut [&mut {}])`",
+                if given == 1 { "" } else { "s" },
+                names.join(", &mut ")
+            ),
+        };
+        Error::WrongUnknowns { stencil: S::META.name, reason }
+    }
+
+    /// What a system of several unknowns runs: `Plain` and `Tiled` passes, in one process,
+    /// without checkpoints.
+    fn check_system(&self) -> Result<()> {
+        let reason = match self.schedule {
+            _ if self.checkpoint.is_some() => {
+                "checkpoints hold one unknown: observe the run to save a system's iterates"
+            }
+            Schedule::Auto | Schedule::Plain | Schedule::Tiled => {
+                #[cfg(feature = "mpi")]
+                if self.distributed.is_some() {
+                    return Err(
+                        self.system_schedule("distributed runs exchange one unknown's planes: run it in one process")
+                    );
+                }
+                return Ok(());
+            }
+            _ => {
+                "a system of several unknowns runs `Plain` and `Tiled` passes: hierarchical cycles, out-of-core slabs \
+                  and wavefronts update one unknown"
+            }
+        };
+        Err(self.system_schedule(reason))
+    }
+
+    fn system_schedule(&self, reason: &str) -> Error {
+        Error::InvalidSchedule { schedule: self.schedule.to_string(), stencil: S::META.name, reason: reason.into() }
+    }
+
+    /// [`run`](Self::run) in one process, recording in `state` what `u` holds; `more` are a
+    /// system's further unknowns.
+    fn run_watched(&mut self, u: &mut Grid<T, N>, more: Vec<&mut Grid<T, N>>, state: &GridState) -> Result<Report> {
         // The device the run goes to, `None` for the CPU (with `Backend::Auto`'s notice).
         let device = match self.backend {
             Backend::Cpu => None,
@@ -298,6 +386,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             check_every_given: self.check_every.is_some(),
             held: Some(state),
             observer: self.observer.as_mut().map(|(every, callback)| Observer { every: *every, callback }),
+            more,
         };
         let planes = Planes::whole(u.shape()[0], S::META.radius[0]);
         let place = Place { peers: &Alone, planes, global: u.shape() };
@@ -314,6 +403,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         let filled = !self.boundaries.is_dirichlet();
         // Out-of-core passes fill each slab's region, but cannot wrap the slab axis.
         let slabs_fit = !S::META.is_sweep() && !self.boundaries.is_periodic(0);
+        if S::META.is_system() {
+            return Ok((self.schedule == Schedule::Auto).then(crate::plan::autotune::for_system));
+        }
         Ok(match (self.schedule, device) {
             (Schedule::Auto, Some(device)) if filled && slabs_fit => {
                 Some(self.out_of_core(u, device)?.unwrap_or_else(|| with_filled_boundaries(S::META)))

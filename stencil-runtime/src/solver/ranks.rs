@@ -88,6 +88,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             check_every_given: self.check_every.is_some(),
             held: None,
             observer: self.observer.as_mut().map(|(every, callback)| Observer { every: *every, callback }),
+            more: Vec::new(),
         };
         let planes = subdomain.planes_for(&self.boundaries);
         let place = Place { peers: subdomain.mpi(), planes, global: subdomain.global_shape() };

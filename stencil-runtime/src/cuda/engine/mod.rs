@@ -56,10 +56,19 @@ pub(crate) struct Build<'a, T: Real> {
     pub fill: Vec<FillCopy>,
 }
 
+/// A system's further unknown: the user's grid and its two iterates on the device.
+struct Unknown<'g, T: Real, const N: usize> {
+    grid: &'g mut Grid<T, N>,
+    current: CudaSlice<T>,
+    next: CudaSlice<T>,
+}
+
 /// The user's grid on one GPU, run by stencil `S` (and, for alternating steps, further
 /// sweep stencils).
 pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     u: &'g mut Grid<T, N>,
+    /// A system's further unknowns, in declaration order (plain and tiled passes only).
+    more: Vec<Unknown<'g, T, N>>,
     gpu: Gpu,
     compute: Arc<CudaStream>,
     copy: Arc<CudaStream>,
@@ -149,6 +158,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         let jit = jit.unwrap_or(JitTime { time: std::time::Duration::ZERO, origin: crate::report::Origin::Memory });
         Ok(Self {
             u,
+            more: Vec::new(),
             gpu,
             compute,
             copy,
@@ -174,6 +184,19 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             _pinned: pinned,
             _stencil: std::marker::PhantomData,
         })
+    }
+
+    /// This engine with a system's further unknowns `more` (declaration order) uploaded,
+    /// each with a second buffer.
+    pub fn with_unknowns(mut self, more: Vec<&'g mut Grid<T, N>>) -> Result<Self> {
+        let stream = &self.gpu.stream;
+        for grid in more {
+            let current = self.gpu.upload(stream, grid.as_slice(), "a grid")?;
+            let next = self.gpu.upload(stream, grid.as_slice(), "a grid")?;
+            self.more.push(Unknown { grid, current, next });
+        }
+        stream.synchronize().map_err(driver_error("waiting for the device"))?;
+        Ok(self)
     }
 
     /// Adds sweep stencil `B`, with its read-only fields (declaration order, `None` at the
@@ -274,10 +297,21 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
     ) -> Result<()> {
         let entries = if measure { Some(self.entries(shape.blocks())?) } else { None };
         let slot = self.measured.len();
-        let fields =
-            self.inputs.iter().map(|f| Some(f.as_ref().unwrap_or(&self.current).slice(window.clone()))).collect();
+        let mut currents = vec![&self.current];
+        let mut more_outputs = Vec::new();
+        for Unknown { current, next, .. } in &mut self.more {
+            currents.push(current);
+            more_outputs.push(next.slice_mut(window.clone()));
+        }
+        let mut unknowns = currents.into_iter();
+        let fields = self
+            .inputs
+            .iter()
+            .map(|f| f.as_ref().or_else(|| unknowns.next()).map(|f| f.slice(window.clone())))
+            .collect();
         let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
         args.output = Some(self.next.slice_mut(window.clone()));
+        args.more_outputs = more_outputs;
         args.cycle = cycle;
         args.checks = Some(match &entries {
             Some(entries) => (
@@ -435,12 +469,19 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
 
     fn swap(&mut self) {
         std::mem::swap(&mut self.current, &mut self.next);
+        for Unknown { current, next, .. } in &mut self.more {
+            std::mem::swap(current, next);
+        }
     }
 
     fn fill(&mut self) -> Result<()> {
         let Some((kernel, copies)) = &self.fill else { return Ok(()) };
         let dims = S::KERNELS.view(&self.shape, 1);
-        fill(&self.compute, kernel, S::KERNELS, self.current.as_view_mut(), dims, copies)
+        fill(&self.compute, kernel, S::KERNELS, self.current.as_view_mut(), dims, copies)?;
+        for Unknown { current, .. } in &mut self.more {
+            fill(&self.compute, kernel, S::KERNELS, current.as_view_mut(), dims, copies)?;
+        }
+        Ok(())
     }
 
     fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()> {
@@ -513,12 +554,18 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
     }
 
     fn value_at(&mut self, at: usize) -> Result<f64> {
-        let value =
-            self.compute.clone_dtoh(&self.current.slice(at..at + 1)).map_err(driver_error("copying to the host"))?;
-        value
-            .first()
-            .map(|v| v.to_f64())
-            .ok_or_else(|| Error::Cuda { what: "reading a value".into(), message: "the copy returned nothing".into() })
+        // Of a system, the first unknown's value there that is not finite.
+        let mut values = Vec::new();
+        for current in std::iter::once(&self.current).chain(self.more.iter().map(|m| &m.current)) {
+            let value =
+                self.compute.clone_dtoh(&current.slice(at..at + 1)).map_err(driver_error("copying to the host"))?;
+            values.extend(value.first().map(|v| v.to_f64()));
+        }
+        let first = values.first().copied().ok_or_else(|| Error::Cuda {
+            what: "reading a value".into(),
+            message: "the copy returned nothing".into(),
+        })?;
+        Ok(values.into_iter().find(|v| !v.is_finite()).unwrap_or(first))
     }
 
     fn wait(&mut self) -> Result<()> {
@@ -533,7 +580,16 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
         Ok(self.u)
     }
 
+    fn hosts(&mut self) -> Result<Vec<&Grid<T, N>>> {
+        self.host()?;
+        for Unknown { grid, current, .. } in &mut self.more {
+            self.compute.memcpy_dtoh(current, grid.as_mut_slice()).map_err(driver_error("copying to the host"))?;
+        }
+        self.compute.synchronize().map_err(driver_error("waiting for the device"))?;
+        Ok(std::iter::once(&*self.u).chain(self.more.iter().map(|m| &*m.grid)).collect())
+    }
+
     fn finish(&mut self) -> Result<()> {
-        self.host().map(drop)
+        self.hosts().map(drop)
     }
 }
