@@ -14,6 +14,18 @@ stencil! {
             + h2 * f[0, 0, 0]) / 6.0
     }
 
+    /// Gray–Scott reaction–diffusion, one explicit Euler step of
+    /// ∂u/∂t = Du Δu − uv² + F(1 − u), ∂v/∂t = Dv Δv + uv² − (F + k)v with the 5-point
+    /// Laplacian (grid spacing 1): two unknowns, each updated from the previous step of both.
+    pub fn gray_scott(mut u: Field2, mut v: Field2, du: Real, dv: Real, feed: Real, kill: Real, dt: Real)
+        -> (Real, Real) {
+        let lu = u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] - 4.0 * u[0, 0];
+        let lv = v[-1, 0] + v[1, 0] + v[0, -1] + v[0, 1] - 4.0 * v[0, 0];
+        let uvv = u[0, 0] * v[0, 0] * v[0, 0];
+        (u[0, 0] + dt * (du * lu - uvv + feed * (1.0 - u[0, 0])),
+         v[0, 0] + dt * (dv * lv + uvv - (feed + kill) * v[0, 0]))
+    }
+
     /// First half-step of the alternate-triangular scheme (`docs/guide.md`): a sweep with
     /// x ascending and y descending, so the west and north neighbours are already new.
     pub sweep(+, -) fn at_half1(mut phi: Field2, q: Field2, tau: Real, a_w: Real, a_e: Real, a_s: Real,

@@ -1,7 +1,7 @@
 //! Golden text of the emitted CUDA for the built-in stencils. A change to the emitter shows
 //! up here as a diff to review (`cargo insta review`, or `INSTA_UPDATE=always`).
 
-use stencil::builtin::{AtHalf1, Jacobi5, Jacobi7};
+use stencil::builtin::{AtHalf1, GrayScott, Jacobi5, Jacobi7};
 
 #[test]
 fn jacobi7_cuda() {
@@ -16,4 +16,9 @@ fn jacobi5_cuda() {
 #[test]
 fn at_half1_cuda() {
     insta::assert_snapshot!(AtHalf1::CUDA_SOURCE);
+}
+
+#[test]
+fn gray_scott_cuda() {
+    insta::assert_snapshot!(GrayScott::CUDA_SOURCE);
 }

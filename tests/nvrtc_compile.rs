@@ -3,7 +3,7 @@
 //! ignored unless asked for (`cargo test --test nvrtc_compile -- --ignored`, as `.ci/run`
 //! does with the library installed), and then fail without it.
 
-use stencil::builtin::{AtHalf1, AtHalf2, Jacobi5, Jacobi7};
+use stencil::builtin::{AtHalf1, AtHalf2, GrayScott, Jacobi5, Jacobi7};
 use stencil::cuda::{CompileOptions, Mode, compile, nvrtc_available};
 use stencil::prelude::*;
 
@@ -53,6 +53,17 @@ stencil! {
         let z = R0 + MARCH * REAL + λ * r#type + __element;
         let y = { let k = s0 + v; k * z };
         y + k
+    }
+
+    /// Two unknowns around a read-only field, with an input named like the second output.
+    fn pair(mut u: Field3, out_1: Field3, mut v: Field3, k: Real) -> (Real, Real) {
+        let lap = u[-1, 0, 0] + u[1, 0, 0] + u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -2] + u[0, 0, 2] - 6.0 * u[0, 0, 0];
+        (u[0, 0, 0] + k * lap * v[0, 0, 0], v[0, 1, 0] - k * out_1[0, 0, 0])
+    }
+
+    /// Three unknowns in 1-D.
+    fn triple(mut a: Field1, mut b: Field1, mut c: Field1) -> (Real, Real, Real) {
+        (b[-1] + c[1], a[1] * c[-1], 0.5 * (a[0] + b[0]))
     }
 
     /// A sweep named like a kernel macro's prefix, with the wavefront kernel's own names.
@@ -117,6 +128,7 @@ fn builtin_stencils_compile() {
     compile_all::<Jacobi7, 3>();
     compile_all::<AtHalf1, 2>();
     compile_all::<AtHalf2, 2>();
+    compile_all::<GrayScott, 2>();
 }
 
 #[test]
@@ -128,6 +140,8 @@ fn every_construct_compiles() {
     compile_all::<Names, 2>();
     compile_all::<Skewed3, 3>();
     compile_all::<Line, 1>();
+    compile_all::<Pair, 3>();
+    compile_all::<Triple, 1>();
 }
 
 #[test]

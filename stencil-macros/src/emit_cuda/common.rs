@@ -97,13 +97,11 @@ pub(super) fn accumulate_residual(w: &mut Writer, old: &str) {
     w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
 }
 
-/// The same for a system's unknown `k` (`old` its value before), in a scope of its own.
+/// The same for a system's unknown `k` (`old` its value before).
 pub(super) fn accumulate_change(w: &mut Writer, s: &Stencil, k: usize, old: &str) {
-    w.open("");
-    w.line(format!("const double d = (double)({} - {old});", value(s, k)));
-    w.line("my_sum += d * d;");
-    w.line("my_max = fabs(d) > my_max ? fabs(d) : my_max;");
-    w.close("");
+    w.line(format!("const double d{k} = (double)({} - {old});", value(s, k)));
+    w.line(format!("my_sum += d{k} * d{k};"));
+    w.line(format!("my_max = fabs(d{k}) > my_max ? fabs(d{k}) : my_max;"));
 }
 
 /// `#define AT_f(d0, d1, d2) …` for every field, reading global memory around flat index `i`.
