@@ -1,10 +1,11 @@
 //! GPU benchmark (not a test): the plain and tiled kernels of the built-in Jacobi stencils
-//! against the device's copy bandwidth measured in the same run, and the JIT's start-up
-//! times.
+//! and of the two-unknown `GrayScott` against the device's copy bandwidth measured in the
+//! same run, and the JIT's start-up times.
 //!
 //! For every grid it measures a copy kernel moving the bytes of one plain pass (12 B/point
-//! in f32, 24 in f64: read u and f, write u), then `Jacobi7` (3-D) or `Jacobi5` (2-D)
-//! through `Solver` on CUDA device 0: runs of k and 2k iterations after a warm-up, the best
+//! in f32, 24 in f64: read u and f, write u; 16 and 32 for Gray–Scott: read u and v, write
+//! both), then `Jacobi7` (3-D), or `Jacobi5` and `GrayScott` (2-D), through `Solver` on
+//! CUDA device 0: runs of k and 2k iterations after a warm-up, the best
 //! of `--repeats`; the steady rate is (2k − k) iterations over the difference of the two
 //! times, which leaves out the final residual check. JIT: the first compile of a unit with
 //! an empty disk cache, and a start from the disk cache with the memory cache cleared.
@@ -25,7 +26,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use stencil::builtin::{Jacobi5, Jacobi7};
+use stencil::builtin::{GrayScott, GrayScottParams, Jacobi5, Jacobi7};
 use stencil::cuda::{self, Mode, Origin};
 use stencil::prelude::*;
 use stencil::{Boundaries, Boundary};
@@ -118,8 +119,10 @@ fn measure(args: &Args) -> Result<Vec<String>, Box<dyn std::error::Error>> {
             }
             [a, b] => {
                 rows.extend(bench::<_, f32, 2>(Jacobi5, [a, b], args)?);
+                rows.extend(bench_system::<f32>([a, b], args)?);
                 if !args.f32_only {
                     rows.extend(bench::<_, f64, 2>(Jacobi5, [a, b], args)?);
+                    rows.extend(bench_system::<f64>([a, b], args)?);
                 }
             }
             _ => unreachable!("parse_shape accepts 2-D and 3-D shapes"),
@@ -151,7 +154,7 @@ fn jit_times() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// A row of the table for every schedule and boundary condition.
+/// A row of the table for every schedule and boundary condition of Jacobi stencil `S`.
 fn bench<S: Stencil<N>, T: Real, const N: usize>(
     stencil: S,
     shape: [usize; N],
@@ -159,6 +162,50 @@ fn bench<S: Stencil<N>, T: Real, const N: usize>(
 ) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let f = Grid::<T, N>::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), 2)?;
     let u0 = Grid::<T, N>::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), 1)?;
+    rows::<S, T, N>(shape, args, |schedule, boundaries, k| {
+        let mut u = u0.clone();
+        solver(Solver::new(stencil).input("f", &f).param("h2", 1e-4), schedule, boundaries, k).run(&mut u)
+    })
+}
+
+/// The rows of the two-unknown `GrayScott` (from a seeded square, so that the reaction runs).
+fn bench_system<T: Real>(shape: [usize; 2], args: &Args) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let t = T::from_f64;
+    let params = GrayScottParams { du: t(0.2097), dv: t(0.105), feed: t(0.0367), kill: t(0.0649), dt: t(1.0) };
+    let [n0, n1] = shape;
+    let inside = move |i: usize, j: usize| i.abs_diff(n0 / 2) < n0 / 10 && j.abs_diff(n1 / 2) < n1 / 10;
+    let u0 = Grid::<T, 2>::from_fn(shape, |[i, j]| if inside(i, j) { t(0.5) } else { t(1.0) })?;
+    let v0 = Grid::<T, 2>::from_fn(shape, |[i, j]| if inside(i, j) { t(0.25) } else { t(0.0) })?;
+    rows::<GrayScott, T, 2>(shape, args, |schedule, boundaries, k| {
+        let (mut u, mut v) = (u0.clone(), v0.clone());
+        solver(Solver::new(GrayScott).params(params), schedule, boundaries, k).run_system(&mut [&mut u, &mut v])
+    })
+}
+
+/// `solver` on device 0 with `schedule` and `boundaries`, fast mode, `k` iterations and one
+/// check at the end.
+fn solver<S: Stencil<N>, T: Real, const N: usize>(
+    solver: Solver<'_, S, T, N>,
+    schedule: Schedule,
+    boundaries: Boundaries<N>,
+    k: usize,
+) -> Solver<'_, S, T, N> {
+    solver
+        .backend(Backend::Cuda { device: 0 })
+        .schedule(schedule)
+        .boundaries(boundaries)
+        .mode(Mode::Fast)
+        .max_iterations(k)
+        .check_every(k)
+}
+
+/// A row of the table for every schedule and boundary condition; `run(schedule, boundaries,
+/// k)` runs `k` iterations of `S` from the same start each time.
+fn rows<S: Stencil<N>, T: Real, const N: usize>(
+    shape: [usize; N],
+    args: &Args,
+    run: impl Fn(Schedule, Boundaries<N>, usize) -> stencil::Result<Report>,
+) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let bytes_per_point = S::META.bytes_per_point(T::BYTES);
     let points: usize = shape.iter().map(|n| n - 2).product();
     let copy = cuda::copy_bandwidth(0, points * bytes_per_point, args.repeats.max(3))?;
@@ -168,17 +215,7 @@ fn bench<S: Stencil<N>, T: Real, const N: usize>(
         let time = |k: usize| -> Result<(f64, Report), Box<dyn std::error::Error>> {
             let mut best: Option<Report> = None;
             for _ in 0..=args.repeats {
-                let mut u = u0.clone();
-                let report = Solver::new(stencil)
-                    .input("f", &f)
-                    .param("h2", 1e-4)
-                    .backend(Backend::Cuda { device: 0 })
-                    .schedule(schedule)
-                    .boundaries(Boundaries::all(boundary))
-                    .mode(Mode::Fast)
-                    .max_iterations(k)
-                    .check_every(k)
-                    .run(&mut u)?;
+                let report = run(schedule, Boundaries::all(boundary), k)?;
                 if best.as_ref().is_none_or(|b| report.wall < b.wall) {
                     best = Some(report);
                 }

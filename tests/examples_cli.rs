@@ -95,3 +95,22 @@ fn the_heat_box_keeps_its_heat_between_insulated_walls() {
     assert!(std::fs::metadata(&png).is_ok_and(|m| m.len() > 0), "no picture at {}", png.display());
     let _ = std::fs::remove_file(png);
 }
+
+#[test]
+fn gray_scott_writes_its_frames_and_last_step() {
+    let dir = std::env::temp_dir().join(format!("gray_scott_{}", std::process::id()));
+    let png = dir.join("last.png");
+    let (frames, last) = (dir.join("frames"), png.to_str().unwrap());
+    let args = ["--size", "48", "--steps", "300", "--every", "100", "--backend", "cpu", "--frames"];
+    let out = run(
+        "09_gray_scott",
+        &args.iter().copied().chain([frames.to_str().unwrap(), "--png", last]).collect::<Vec<_>>(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("wrote 3 frames of v"), "{stdout}");
+    let written = std::fs::read_dir(&frames).unwrap().count();
+    assert_eq!(written, 3, "frames in {}", frames.display());
+    assert!(std::fs::metadata(&png).is_ok_and(|m| m.len() > 0), "no picture at {}", png.display());
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,131 @@
+//! Stencils of several unknowns on the GPU: the plain and tiled kernels write every unknown
+//! in one launch and equal the CPU twin bit for bit in exact mode, for two and three
+//! unknowns, 1-D to 3-D, f32 and f64, every combination of boundary conditions; the residual
+//! over all unknowns is the CPU's; an observer sees every unknown. Needs a GPU: the tests are
+//! ignored unless asked for (`cargo test -- --include-ignored`, as `.gpu/run-tests` does),
+//! and then fail without one.
+
+use stencil::builtin::{GrayScott, GrayScottParams};
+use stencil::cuda::Mode;
+use stencil::prelude::*;
+
+mod common;
+use common::{boundary_combinations, differing, random, require_gpu};
+
+stencil! {
+    /// The wave equation as a first-order system in 3-D, with a corner read and a source.
+    fn wave(mut p: Field3, s: Field3, mut q: Field3, c: Real) -> (Real, Real) {
+        let lap = p[-1, 0, 0] + p[1, 0, 0] + p[0, -1, 0] + p[0, 1, 0] + p[0, 0, -1] + p[0, 0, 1] - 6.0 * p[0, 0, 0];
+        (p[0, 0, 0] + c * q[0, 0, 0], q[0, 0, 0] + c * (lap + 0.125 * p[1, 1, -1]) + s[0, 0, 0])
+    }
+
+    /// Three unknowns, radius 2, each reading the others.
+    fn three(mut a: Field1, mut b: Field1, mut c: Field1, k: Real) -> (Real, Real, Real) {
+        (
+            a[0] + k * (b[-2] - 2.0 * a[0] + c[2]),
+            b[0] + k * (a[-1] + a[1] - 2.0 * b[0]),
+            0.5 * (c[-2] + c[1]) * k - a[0] * b[0] * 0.01,
+        )
+    }
+}
+
+/// A run of `iterations` of system `S` on `backend` from `unknowns`, in exact mode; the
+/// unknowns after it and the report.
+fn run<S: Stencil<N>, T: Real, const N: usize>(
+    solver: Solver<'_, S, T, N>,
+    backend: Backend,
+    unknowns: &[Grid<T, N>],
+    iterations: usize,
+) -> (Vec<Grid<T, N>>, Report) {
+    let mut grids = unknowns.to_vec();
+    let mut refs: Vec<&mut Grid<T, N>> = grids.iter_mut().collect();
+    let report = solver.backend(backend).mode(Mode::Exact).max_iterations(iterations).run_system(&mut refs).unwrap();
+    (grids, report)
+}
+
+/// The combinations of conditions (and schedules) under which the GPU's unknowns differ from
+/// the CPU's; `solver` builds the run.
+fn compare<'s, S: Stencil<N>, T: Real, const N: usize>(
+    solver: impl Fn() -> Solver<'s, S, T, N>,
+    unknowns: &[Grid<T, N>],
+    iterations: usize,
+) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for schedule in [Schedule::Plain, Schedule::Tiled] {
+        for b in boundary_combinations::<N>() {
+            let on = |backend| run(solver().schedule(schedule).boundaries(b), backend, unknowns, iterations);
+            let ((cpu, cpu_report), (gpu, gpu_report)) = (on(Backend::Cpu), on(Backend::Cuda { device: 0 }));
+            for (k, (c, g)) in cpu.iter().zip(&gpu).enumerate() {
+                let differ = differing(c, g);
+                if differ > 0 {
+                    wrong.push(format!("{} {b} {schedule} {}: unknown {k}, {differ} points", S::META.name, T::NAME));
+                }
+            }
+            if cpu_report.residuals != gpu_report.residuals {
+                wrong.push(format!(
+                    "{} {b} {schedule}: residuals {:?} and {:?}",
+                    S::META.name,
+                    cpu_report.residuals,
+                    gpu_report.residuals
+                ));
+            }
+        }
+    }
+    wrong
+}
+
+fn gray_scott<T: Real>() -> GrayScottParams<T> {
+    let t = T::from_f64;
+    GrayScottParams { du: t(0.16), dv: t(0.08), feed: t(0.035), kill: t(0.065), dt: t(1.0) }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn systems_equal_the_cpu_twin_for_every_combination() {
+    require_gpu();
+    let mut wrong = Vec::new();
+    let gs = |shape, seed| [random::<f32, 2>(shape, seed), random::<f32, 2>(shape, seed + 1)];
+    let solver = || Solver::new(GrayScott).params(gray_scott::<f32>()).check_every(2);
+    wrong.extend(compare(solver, &gs([37, 131], 1), 5));
+    let solver = || Solver::new(GrayScott).params(gray_scott::<f64>()).check_every(3);
+    let unknowns = [random::<f64, 2>([29, 70], 3), random::<f64, 2>([29, 70], 4)];
+    wrong.extend(compare(solver, &unknowns, 6));
+    let s = random::<f64, 3>([11, 9, 35], 5);
+    let solver = || Solver::new(Wave).input("s", &s).params(WaveParams { c: 0.1 }).check_every(2);
+    let unknowns = [random::<f64, 3>([11, 9, 35], 6), random::<f64, 3>([11, 9, 35], 7)];
+    wrong.extend(compare(solver, &unknowns, 4));
+    let s = random::<f32, 3>([7, 12, 40], 8);
+    let solver = || Solver::new(Wave).input("s", &s).params(WaveParams { c: 0.1 });
+    let unknowns = [random::<f32, 3>([7, 12, 40], 9), random::<f32, 3>([7, 12, 40], 10)];
+    wrong.extend(compare(solver, &unknowns, 3));
+    let solver = || Solver::new(Three).params(ThreeParams { k: 0.3 }).check_every(2);
+    let unknowns = [11, 12, 13].map(|seed| random::<f64, 1>([300], seed));
+    wrong.extend(compare(solver, &unknowns, 7));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_gpu_observer_sees_every_unknown_as_the_cpu_does() {
+    require_gpu();
+    let unknowns = [random::<f64, 2>([40, 50], 21), random::<f64, 2>([40, 50], 22)];
+    let watch = |backend| {
+        let mut seen = Vec::new();
+        let mut grids = unknowns.clone();
+        let [u, v] = &mut grids;
+        Solver::new(GrayScott)
+            .params(gray_scott())
+            .boundaries(stencil::Boundary::Periodic)
+            .backend(backend)
+            .mode(Mode::Exact)
+            .max_iterations(9)
+            .observe_all(4, |iteration, grids| seen.push((iteration, grids[0].clone(), grids[1].clone())))
+            .run_system(&mut [u, v])
+            .unwrap();
+        (seen, grids)
+    };
+    let (cpu, gpu) = (watch(Backend::Cpu), watch(Backend::Cuda { device: 0 }));
+    assert_eq!(gpu.0.iter().map(|s| s.0).collect::<Vec<_>>(), [4, 8]);
+    assert_eq!(cpu.0, gpu.0);
+    assert_eq!(cpu.1, gpu.1);
+}
