@@ -27,8 +27,9 @@
 //!
 //! The language is described in `docs/dsl.md`, the runtime in `docs/guide.md`. In short:
 //! a stencil is a function over fields (`Field1`, `Field2`, `Field3`, read at constant
-//! integer offsets) and scalars (`Real`, `i32`); exactly one field is `mut`, the unknown,
-//! and the body is its new value at the point. `stencil!` generates a unit struct
+//! integer offsets) and scalars (`Real`, `i32`); the fields marked `mut` are the unknowns,
+//! and the body is the new value of each at the point (a tuple of them for several: a system,
+//! run with [`Solver::run_system`]). `stencil!` generates a unit struct
 //! (`Poisson`) implementing [`Stencil`], a typed parameter struct (`PoissonParams<T>`), and
 //! the point function generic over [`Real`] (`f32` and `f64`).
 

@@ -1,9 +1,9 @@
-//! Stencils of several unknowns on the GPU: the plain and tiled kernels write every unknown
-//! in one launch and equal the CPU twin bit for bit in exact mode, for two and three
-//! unknowns, 1-D to 3-D, f32 and f64, every combination of boundary conditions; the residual
-//! over all unknowns is the CPU's; an observer sees every unknown. Needs a GPU: the tests are
-//! ignored unless asked for (`cargo test -- --include-ignored`, as `.gpu/run-tests` does),
-//! and then fail without one.
+//! Stencils of several unknowns on the GPU: the plain, tiled and hierarchical kernels write
+//! every unknown in one launch and equal the CPU twin bit for bit in exact mode, for two and
+//! three unknowns, 1-D to 3-D, f32 and f64, every combination of boundary conditions (Dirichlet
+//! sides for hierarchical cycles, exact and inexact); the residual over all unknowns is the
+//! CPU's; an observer sees every unknown. Needs a GPU: the tests are ignored unless asked for
+//! (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without one.
 
 use stencil::builtin::{GrayScott, GrayScottParams};
 use stencil::cuda::Mode;
@@ -51,8 +51,15 @@ fn compare<'s, S: Stencil<N>, T: Real, const N: usize>(
     iterations: usize,
 ) -> Vec<String> {
     let mut wrong = Vec::new();
-    for schedule in [Schedule::Plain, Schedule::Tiled] {
-        for b in boundary_combinations::<N>() {
+    // Hierarchical cycles, exact (halo ≥ sub · radius, radius ≤ 2 here) and inexact, keep
+    // Dirichlet sides: they fill no outer layer between subiterations.
+    let hierarchical = [(8, 6, 3), (8, 1, 3)].map(|(tile, halo, sub)| Schedule::Hierarchical { tile, halo, sub });
+    let runs = [Schedule::Plain, Schedule::Tiled]
+        .into_iter()
+        .flat_map(|s| boundary_combinations::<N>().into_iter().map(move |b| (s, b)))
+        .chain(hierarchical.into_iter().map(|s| (s, stencil::Boundaries::default())));
+    for (schedule, b) in runs {
+        {
             let on = |backend| run(solver().schedule(schedule).boundaries(b), backend, unknowns, iterations);
             let ((cpu, cpu_report), (gpu, gpu_report)) = (on(Backend::Cpu), on(Backend::Cuda { device: 0 }));
             for (k, (c, g)) in cpu.iter().zip(&gpu).enumerate() {
@@ -61,7 +68,13 @@ fn compare<'s, S: Stencil<N>, T: Real, const N: usize>(
                     wrong.push(format!("{} {b} {schedule} {}: unknown {k}, {differ} points", S::META.name, T::NAME));
                 }
             }
-            if cpu_report.residuals != gpu_report.residuals {
+            // L∞ is a maximum, the same on both; L2 a sum whose order differs (per block on
+            // the GPU), equal to rounding.
+            let same = |c: &stencil::ResidualSample, g: &stencil::ResidualSample| {
+                c.iteration == g.iteration && c.max == g.max && (c.l2 - g.l2).abs() <= 1e-12 * c.l2
+            };
+            let (c, g) = (&cpu_report.residuals, &gpu_report.residuals);
+            if c.len() != g.len() || !c.iter().zip(g).all(|(c, g)| same(c, g)) {
                 wrong.push(format!(
                     "{} {b} {schedule}: residuals {:?} and {:?}",
                     S::META.name,
@@ -108,7 +121,11 @@ fn systems_equal_the_cpu_twin_for_every_combination() {
 #[ignore = "needs a CUDA GPU"]
 fn a_gpu_observer_sees_every_unknown_as_the_cpu_does() {
     require_gpu();
-    let unknowns = [random::<f64, 2>([40, 50], 21), random::<f64, 2>([40, 50], 22)];
+    // Near u = 1, v = 0, where the reaction stays bounded.
+    let noise = random::<f64, 2>([40, 50], 21);
+    let u0 = Grid::from_fn([40, 50], |[i, j]| 1.0 - 0.25 * noise[[i, j]].abs()).unwrap();
+    let v0 = Grid::from_fn([40, 50], |[i, j]| 0.25 * noise[[j % 40, i]].abs()).unwrap();
+    let unknowns = [u0, v0];
     let watch = |backend| {
         let mut seen = Vec::new();
         let mut grids = unknowns.clone();
@@ -117,6 +134,7 @@ fn a_gpu_observer_sees_every_unknown_as_the_cpu_does() {
             .params(gray_scott())
             .boundaries(stencil::Boundary::Periodic)
             .backend(backend)
+            .schedule(Schedule::Tiled)
             .mode(Mode::Exact)
             .max_iterations(9)
             .observe_all(4, |iteration, grids| seen.push((iteration, grids[0].clone(), grids[1].clone())))

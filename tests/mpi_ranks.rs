@@ -18,6 +18,8 @@ use stencil::{Alternating, Boundaries, Boundary, Error, Report};
 
 mod common;
 use common::{differing, random};
+#[path = "mpi/systems.rs"]
+mod systems;
 
 stencil! {
     /// Radius 2 along the split axis, a read-only field and a parameter.
@@ -867,6 +869,7 @@ fn main() {
             }
         }
         inexact_cases(&mpi, backend, &mut results);
+        systems::system_cases(&mpi, backend, &mut results);
         for depth in 1..=3 {
             sweep_cases(&mpi, backend, depth, &mut results);
         }

@@ -57,9 +57,9 @@ struct Described {
     jit: Option<(Duration, Origin)>,
 }
 
-/// Buffers for the exchanges of `place`'s planes.
-fn halos<T: Real, P, const N: usize>(place: &Place<'_, P, N>) -> Result<Exchange<T>> {
-    Exchange::for_planes(&place.planes, place.plane_len())
+/// Buffers for the exchanges of `place`'s planes, of every unknown of `S`.
+fn halos<S: Stencil<N>, T: Real, P, const N: usize>(place: &Place<'_, P, N>) -> Result<Exchange<T>> {
+    Exchange::for_planes(&place.planes, place.plane_len() * S::META.unknowns.len())
 }
 
 /// The boundary fill of `place`'s local grid of `shape` under `boundaries`: the outer
@@ -82,7 +82,7 @@ fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     gpu: Option<Gpu>,
     options: CudaOptions,
 ) -> Result<Report> {
-    let halos = halos::<T, P, N>(&place)?;
+    let halos = halos::<S, T, P, N>(&place)?;
     let on = ran_on(place.peers, gpu.as_ref());
     let (inputs, params, schedule) = (job.inputs.clone(), job.params, job.schedule);
     let fill = fill_of::<S, P, N>(job.boundaries, &place, u.shape()).whole();
@@ -228,7 +228,7 @@ fn passes_of<S: Stencil<N>, T: Real, const N: usize, P: Peers, X: Passes<T>>(
     let Streamed { passes, slabs } = streamed;
     let (stop, global) = (job.stop, place.global);
     let schedule = slabs.resolved(job.schedule);
-    let halos = halos::<T, P, N>(&place)?;
+    let halos = halos::<S, T, P, N>(&place)?;
     let mut on_slab = job.on_slab.take();
     let observer = job.observer.take();
     let told = on_slab.as_mut().map(|f| &mut **f as &mut dyn FnMut(&SlabProgress));

@@ -148,7 +148,9 @@ pub struct KernelSpec {
 /// The facts the hierarchical kernels' geometry follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct HierarchicalFacts {
-    /// Read-only fields staged in shared memory beside the unknown's two buffers (those
+    /// The unknowns, each staged twice in shared memory (one for a single stencil).
+    pub unknowns: usize,
+    /// Read-only fields staged in shared memory beside the unknowns' two buffers (those
     /// read off the point), declaration order.
     pub staged: &'static [usize],
     /// Fields the register kernel keeps per lane: the unknown, then the staged ones.
@@ -160,9 +162,15 @@ pub struct HierarchicalFacts {
 
 impl HierarchicalFacts {
     /// Dynamic shared memory of the shared-memory kernel for a working region of `volume`
-    /// points of `elem` bytes: the unknown twice and every staged field once.
+    /// points of `elem` bytes: every unknown twice and every staged field once.
     pub const fn shared_bytes(&self, volume: usize, elem: usize) -> usize {
-        (2 + self.staged.len()) * volume * elem
+        self.arrays() * volume * elem
+    }
+
+    /// The working regions the shared-memory kernel stages: every unknown twice and every
+    /// staged field once.
+    pub const fn arrays(&self) -> usize {
+        2 * self.unknowns + self.staged.len()
     }
 }
 
@@ -241,7 +249,7 @@ impl KernelManifest {
         axes: &[],
         radius: [0; 3],
         plain_block: [1, 1, 1],
-        hierarchical: HierarchicalFacts { staged: &[], registers: &[], register_width: 32 },
+        hierarchical: HierarchicalFacts { unknowns: 1, staged: &[], registers: &[], register_width: 32 },
         wavefront: None,
     };
 

@@ -12,7 +12,9 @@ use crate::writer::Writer;
 /// for a read that the read-only cache already serves.
 pub(super) fn hierarchical_staged(s: &Stencil) -> Vec<usize> {
     (0..s.fields.len())
-        .filter(|&f| f != s.unknown && s.reads.iter().any(|r| r.field == f && r.offset.iter().any(|&d| d != 0)))
+        .filter(|&f| {
+            !s.unknowns.contains(&f) && s.reads.iter().any(|r| r.field == f && r.offset.iter().any(|&d| d != 0))
+        })
         .collect()
 }
 
@@ -33,19 +35,19 @@ pub(super) fn close_region_loops(w: &mut Writer) {
 }
 
 pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
-    let unknown = &c_name(&s.fields[s.unknown].name);
     let staged = hierarchical_staged(s);
+    let k = s.unknowns.len();
     w.line("// Hierarchical subiterations (paper 003): one block per core tile of `tile` points per axis. The");
     w.line("// block loads the tile's working region (the core and h0, h1, h2 points on each side, clipped at the");
-    w.line("// grid's edge) into shared memory, twice for the unknown (double buffer) and once for every");
+    w.line("// grid's edge) into shared memory, twice for every unknown (double buffer) and once for every");
     w.line("// read-only field read off the point, then runs `sub` Jacobi subiterations on the region's points at");
     w.line("// distance ≥ the radius from its edge; the outer ring keeps its loaded values. Then the core is");
-    w.line("// written to `out`. With `measure` > 0, subiteration `measure` − 1 measures S(u) − u on the core (per");
-    w.line("// block, max |·| and Σ(·)² in double) and the written values are checked for NaN or ±∞ (atomicMin).");
-    w.line("// The cores of the grid's axis 0 tile [lo0, hi0): its interior in one process; a part of it, aligned");
-    w.line("// to the whole grid's tiles, under an MPI rank. Launch with one block per tile: gridDim = (tiles on");
-    w.line("// axis 2, axis 1, axis 0), any blockDim, and");
-    w.line(format!("// dynamic shared memory of (2 + {}) · Π min(tile + 2h, n) elements.", staged.len()));
+    w.line("// written to the outputs. With `measure` > 0, subiteration `measure` − 1 measures S(u) − u on the core");
+    w.line("// (per block and over every unknown, max |·| and Σ(·)² in double) and the written values are checked");
+    w.line("// for NaN or ±∞ (atomicMin). The cores of the grid's axis 0 tile [lo0, hi0): its interior in one");
+    w.line("// process; a part of it, aligned to the whole grid's tiles, under an MPI rank. Launch with one block");
+    w.line("// per tile: gridDim = (tiles on axis 2, axis 1, axis 0), any blockDim, and");
+    w.line(format!("// dynamic shared memory of ({} + {}) · Π min(tile + 2h, n) elements.", 2 * k, staged.len()));
     signature(s, Kind::Hierarchical).open(w);
     w.line("extern __shared__ double stencil_shared[]; // double: aligned for either element type");
     index_prologue(w);
@@ -57,13 +59,23 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("const idx o0 = max(c0 - (idx)h0, (idx)0), o1 = max(c1 - (idx)h1, (idx)0), o2 = max(c2 - (idx)h2, (idx)0);");
     w.line("const int w0 = (int)(min(e0 + (idx)h0, N0) - o0), w1 = (int)(min(e1 + (idx)h1, N1) - o1), w2 = (int)(min(e2 + (idx)h2, N2) - o2);");
     w.line("const int volume = w0 * w1 * w2;");
-    w.line("real* current = (real*)stencil_shared;");
-    w.line("real* next = current + volume;");
+    // Unknown j's two buffers are regions 2j and 2j + 1; they swap after every subiteration.
+    let unknowns: Vec<String> = s.unknowns.iter().map(|&f| c_name(&s.fields[f].name)).collect();
+    for (j, n) in unknowns.iter().enumerate() {
+        w.line(format!("real* current_{n} = (real*)stencil_shared + {} * volume;", 2 * j));
+        w.line(format!("real* next_{n} = (real*)stencil_shared + {} * volume;", 2 * j + 1));
+    }
     for (j, &f) in staged.iter().enumerate() {
-        w.line(format!("real* const region_{} = current + {} * volume;", c_name(&s.fields[f].name), j + 2));
+        w.line(format!(
+            "real* const region_{} = (real*)stencil_shared + {} * volume;",
+            c_name(&s.fields[f].name),
+            j + 2 * k
+        ));
     }
     region_loops(w, ["0", "0", "0"], ["w0", "w1", "w2"]);
-    w.line(format!("current[l] = next[l] = f_{unknown}[g];"));
+    for n in &unknowns {
+        w.line(format!("current_{n}[l] = next_{n}[l] = f_{n}[g];"));
+    }
     for &f in &staged {
         let n = &c_name(&s.fields[f].name);
         w.line(format!("region_{n}[l] = f_{n}[g];"));
@@ -76,8 +88,8 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("const int local_offset_0 = w1 * w2;");
     for (f, field) in s.fields.iter().enumerate() {
         let n = &c_name(&field.name);
-        let access = if f == s.unknown {
-            "current[l + (d0) * local_offset_0 + (d1) * w2 + (d2)]".to_string()
+        let access = if s.unknowns.contains(&f) {
+            format!("current_{n}[l + (d0) * local_offset_0 + (d1) * w2 + (d2)]")
         } else if staged.contains(&f) {
             format!("region_{n}[l + (d0) * local_offset_0 + (d1) * w2 + (d2)]")
         } else {
@@ -89,32 +101,44 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     undefine_access(w, s);
     w.line("const bool in_core = o0 + l0 >= c0 && o0 + l0 < e0 && o1 + l1 >= c1 && o1 + l1 < e1 && o2 + l2 >= c2 && o2 + l2 < e2;");
     w.open("if (measure && step == measure - 1 && in_core)");
-    accumulate_residual(w, "current[l]");
+    for (j, n) in unknowns.iter().enumerate() {
+        match s.is_system() {
+            true => accumulate_change(w, s, j, &format!("current_{n}[l]")),
+            false => accumulate_residual(w, &format!("current_{n}[l]")),
+        }
+    }
     w.close("");
-    w.line("next[l] = v;");
+    for (j, n) in unknowns.iter().enumerate() {
+        w.line(format!("next_{n}[l] = {};", value(s, j)));
+    }
     close_region_loops(w);
     w.line("__syncthreads();");
-    w.line("real* const done = next;");
-    w.line("next = current;");
-    w.line("current = done;");
+    for n in &unknowns {
+        w.line(format!("real* const done_{n} = next_{n};"));
+        w.line(format!("next_{n} = current_{n};"));
+        w.line(format!("current_{n} = done_{n};"));
+    }
     w.close("");
-    write_back_core(w);
+    write_back_core(w, s);
     w.line("if (!measure) return;");
     emit_block_reduction(w);
     w.close("");
     w.blank();
 }
 
-/// The core of the working region written to `out`, and checked for NaN or ±∞ when measuring.
-fn write_back_core(w: &mut Writer) {
+/// The core of the working region written to the outputs, and checked for NaN or ±∞ when
+/// measuring.
+fn write_back_core(w: &mut Writer, s: &Stencil) {
     region_loops(
         w,
         ["(int)(c0 - o0)", "(int)(c1 - o1)", "(int)(c2 - o2)"],
         ["(int)(e0 - o0)", "(int)(e1 - o1)", "(int)(e2 - o2)"],
     );
-    w.line("const real v = current[l];");
-    w.line("out[g] = v;");
-    w.line("if (measure && !isfinite(v)) atomicMin(first_bad, (unsigned long long)g);");
+    for (j, &f) in s.unknowns.iter().enumerate() {
+        let n = &c_name(&s.fields[f].name);
+        w.line(format!("{}[g] = current_{n}[l];", output(j)));
+        w.line(format!("if (measure && !isfinite(current_{n}[l])) atomicMin(first_bad, (unsigned long long)g);"));
+    }
     close_region_loops(w);
 }
 

@@ -34,6 +34,7 @@ pub fn manifest(s: &Stencil) -> TokenStream {
     let [bx, by, march] = plain_block(s.dim);
     let staged = hierarchical_staged(s);
     let registers = register_fields(s);
+    let unknowns = s.unknowns.len();
     let wavefront = match &s.sweep {
         Some(sweep) => {
             let windows = wavefront_windows(s);
@@ -52,6 +53,7 @@ pub fn manifest(s: &Stencil) -> TokenStream {
             radius: [#(#radius),*],
             plain_block: [#bx, #by, #march],
             hierarchical: #p::HierarchicalFacts {
+                unknowns: #unknowns,
                 staged: &[#(#staged),*],
                 registers: &[#(#registers),*],
                 register_width: #REGISTER_WIDTH,

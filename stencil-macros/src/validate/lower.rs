@@ -33,10 +33,13 @@ pub(super) fn poisoned(ty: Ty, span: Span) -> ir::Expr {
     ir::Expr { kind, ty, span }
 }
 
+/// A block's bindings (slot and value), and what each name they bring into scope meant before.
+type Bindings = (Vec<(usize, ir::Expr)>, Vec<(String, Option<Name>)>);
+
 impl Lowering<'_> {
     /// The bindings of `block`, each in scope from its `let` on, and what each name in
     /// scope meant before (for [`unscope`](Self::unscope)).
-    fn lets(&mut self, block: &ast::Block) -> (Vec<(usize, ir::Expr)>, Vec<(String, Option<Name>)>) {
+    fn lets(&mut self, block: &ast::Block) -> Bindings {
         let mut lets = Vec::new();
         let mut scoped = Vec::new();
         for l in &block.lets {

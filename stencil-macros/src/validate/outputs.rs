@@ -25,8 +25,7 @@ pub fn return_type(count: usize) -> String {
 /// The number of `Real`s `ty` declares (`Real`: 1, `(Real, Real)`: 2), or `None` when it is
 /// not `Real` or a tuple of them. A generic parameter (already reported) counts as `Real`.
 fn declared_count(ty: &syn::Type, generics: &[String]) -> Option<usize> {
-    let real =
-        |t: &syn::Type| super::signature::type_name(t).is_some_and(|n| n == "Real" || generics.iter().any(|g| *g == n));
+    let real = |t: &syn::Type| super::signature::type_name(t).is_some_and(|n| n == "Real" || generics.contains(&n));
     match ty {
         syn::Type::Tuple(t) if !t.elems.is_empty() && t.elems.iter().all(real) => Some(t.elems.len()),
         syn::Type::Paren(p) => declared_count(&p.elem, generics),

@@ -149,7 +149,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
             Some((tile, halo)) if steps > 1 => {
                 let cycle = hierarchical::Cycle::new(&layout, tile, halo, steps);
                 let measure = measure.then_some(steps - 1);
-                hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, outs.swap_remove(0), &self.params, measure)?
+                hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, outs, &self.params, measure)?
             }
             _ => plain::apply_all::<S, T, N>(&layout, &fields, outs, &self.params, measure),
         };
@@ -165,9 +165,15 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
             ..hierarchical::Cycle::new(&layout, tile, halo, len)
         };
         let whole = 0..self.shape[0] * self.plane_len;
-        let fields = fields_of(&self.inputs, &whole, &[self.u.as_slice()]);
+        let mut currents = vec![self.u.as_slice()];
+        let mut outs = vec![&mut self.next[..]];
+        for Unknown { grid, next } in &mut self.more {
+            currents.push(grid.as_slice());
+            outs.push(&mut next[..]);
+        }
+        let fields = fields_of(&self.inputs, &whole, &currents);
         let measure = (check != CycleCheck::None).then_some(0);
-        let written = hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, &mut self.next, &self.params, measure)?;
+        let written = hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, outs, &self.params, measure)?;
         match (check, written) {
             (CycleCheck::Residual, written) => self.add(written, 0),
             (CycleCheck::NonFinite, Some(written)) => {
@@ -198,10 +204,16 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
     }
 
     fn stage(&mut self, lower: Range<usize>, upper: Range<usize>, send: &mut Halo<T>, next: bool) -> Result<()> {
+        // A system's unknowns one after another, in declaration order.
         let (lower, upper) = (self.elements(&lower), self.elements(&upper));
-        let from = if next { &self.next[..] } else { self.u.as_slice() };
-        send.lower.copy_from_slice(&from[lower]);
-        send.upper.copy_from_slice(&from[upper]);
+        let sources: Vec<&[T]> = match next {
+            true => std::iter::once(&self.next[..]).chain(self.more.iter().map(|m| &m.next[..])).collect(),
+            false => std::iter::once(self.u.as_slice()).chain(self.more.iter().map(|m| m.grid.as_slice())).collect(),
+        };
+        for (k, from) in sources.into_iter().enumerate() {
+            send.lower[k * lower.len()..][..lower.len()].copy_from_slice(&from[lower.clone()]);
+            send.upper[k * upper.len()..][..upper.len()].copy_from_slice(&from[upper.clone()]);
+        }
         Ok(())
     }
 
@@ -221,8 +233,14 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
     }
 
     fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()> {
-        self.write(lower, &recv.lower)?;
-        self.write(upper, &recv.upper)
+        let (lower, upper) = (self.elements(&lower), self.elements(&upper));
+        let grids = std::iter::once(&mut *self.u).chain(self.more.iter_mut().map(|m| &mut *m.grid));
+        for (k, grid) in grids.enumerate() {
+            let into = grid.as_mut_slice();
+            into[lower.clone()].copy_from_slice(&recv.lower[k * lower.len()..][..lower.len()]);
+            into[upper.clone()].copy_from_slice(&recv.upper[k * upper.len()..][..upper.len()]);
+        }
+        Ok(())
     }
 
     fn restore(&mut self, lower: Range<usize>, upper: Range<usize>, sent: &Halo<T>) -> Result<()> {

@@ -114,26 +114,27 @@ impl<T> DisjointWrites<T> {
     }
 }
 
-/// One cycle from `fields[unknown]` (the current iterate) into `target`, whose boundary
-/// layer already holds the Dirichlet values. With `measure = Some(step)`, also returns
-/// ‖S(w) − w‖ over the cores, w being the working regions' values before subiteration `step`
-/// (for step 0, and for any step of exact blocking, one plain application: see
-/// `StopRule::next_cycle`), and the first non-finite value of the new iterate.
+/// One cycle from the current iterates (`fields` at the unknowns' places) into `targets`,
+/// the next iterate of every unknown in declaration order, whose boundary layers already hold
+/// the Dirichlet values. With `measure = Some(step)`, also returns ‖S(w) − w‖ over the cores
+/// and every unknown, w being the working regions' values before subiteration `step` (for
+/// step 0, and for any step of exact blocking, one plain application: see
+/// `StopRule::next_cycle`), and the first non-finite value of the new iterates.
 ///
 /// **Errors**: [`Error::OutOfMemory`] when a tile's working region cannot be allocated; the
-/// current iterate (`fields[unknown]`) is intact, `target` partly written.
+/// current iterates are intact, `targets` partly written.
 pub(crate) fn cycle<S: Stencil<N>, T: Real, const N: usize>(
     layout: &Layout<N>,
     cycle: &Cycle<N>,
     fields: &[&[T]],
-    target: &mut [T],
+    targets: Vec<&mut [T]>,
     params: &S::Params<T>,
     measure: Option<usize>,
 ) -> Result<Option<Difference>> {
     let tiles = cycle.tiles(layout);
     let count: usize = tiles.iter().product();
-    let out = DisjointWrites(target.as_mut_ptr(), target.len());
-    let out = &out;
+    let outs: Vec<DisjointWrites<T>> = targets.into_iter().map(|t| DisjointWrites(t.as_mut_ptr(), t.len())).collect();
+    let outs = &outs[..];
     let difference = (0..count)
         .into_par_iter()
         .map(|t| {
@@ -143,10 +144,16 @@ pub(crate) fn cycle<S: Stencil<N>, T: Real, const N: usize>(
                 index[a] = rest % tiles[a];
                 rest /= tiles[a];
             }
-            one_tile::<S, T, N>(layout, cycle, fields, params, tile_boxes(layout, cycle, index), measure, out)
+            one_tile::<S, T, N>(layout, cycle, fields, params, tile_boxes(layout, cycle, index), measure, outs)
         })
         .try_reduce(Difference::default, |a, b| Ok(a.merge(b)))?;
     Ok(measure.map(|_| difference))
+}
+
+/// A tile's working region of every unknown, twice (Jacobi ping-pong), local flat indices.
+struct Regions<T> {
+    current: Vec<Vec<T>>,
+    next: Vec<Vec<T>>,
 }
 
 fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
@@ -156,10 +163,9 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
     params: &S::Params<T>,
     boxes: TileBoxes<N>,
     measure: Option<usize>,
-    out: &DisjointWrites<T>,
+    outs: &[DisjointWrites<T>],
 ) -> Result<Difference> {
     let meta = S::META;
-    let unknown = meta.unknown;
     let (lo, hi) = boxes.region;
     let width: [usize; N] = std::array::from_fn(|a| hi[a] - lo[a]);
     let mut local_strides = [1usize; N];
@@ -168,60 +174,69 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
     }
     let global = |at: [usize; N]| (0..N).map(|a| at[a] * layout.strides[a]).sum::<usize>();
     let local = |at: [usize; N]| (0..N).map(|a| (at[a] - lo[a]) * local_strides[a]).sum::<usize>();
-    // Per read slot: the field, and its flat offset in the grid and in the working region.
-    let slots: Vec<(usize, isize, isize)> = meta
+    // Per read slot: the unknown it reads (its place in declaration order) or `None` for a
+    // read-only field, the field, and its flat offset in the grid and in the working region.
+    let slots: Vec<(Option<usize>, usize, isize, isize)> = meta
         .reads
         .iter()
         .zip(&layout.reads)
         .map(|(read, &(field, flat))| {
             let local_flat = (0..N).map(|a| read.offset[a] as isize * local_strides[a] as isize).sum();
-            (field, flat, local_flat)
+            (meta.unknowns.iter().position(|&u| u == field), field, flat, local_flat)
         })
         .collect();
 
     // At most the grid's size: the region is clipped to it.
     let len: usize = width.iter().product();
     let what = || format!("a hierarchical tile's working region ({width:?} points)");
-    let mut current = crate::memory::with_capacity(len, what)?;
-    for_each_in_box(lo, hi, |at| current.push(fields[unknown][global(at)]));
-    // Points that are never updated keep their loaded values in both buffers.
-    let mut next = crate::memory::copy_of(&current, what)?;
+    let mut regions = Regions { current: Vec::new(), next: Vec::new() };
+    for &field in meta.unknowns {
+        let mut current = crate::memory::with_capacity(len, what)?;
+        for_each_in_box(lo, hi, |at| current.push(fields[field][global(at)]));
+        // Points that are never updated keep their loaded values in both buffers.
+        regions.next.push(crate::memory::copy_of(&current, what)?);
+        regions.current.push(current);
+    }
     let updated: ([usize; N], [usize; N]) =
         (std::array::from_fn(|a| lo[a] + layout.radius[a]), std::array::from_fn(|a| hi[a] - layout.radius[a]));
     let (core_lo, core_hi) = boxes.core;
     let in_core = |at: [usize; N]| (0..N).all(|a| core_lo[a] <= at[a] && at[a] < core_hi[a]);
 
     let mut difference = Difference::default();
+    let mut values = vec![T::ZERO; meta.unknowns.len()];
     for step in 0..cycle.sub {
+        let Regions { current, next } = &mut regions;
         for_each_in_box(updated.0, updated.1, |at| {
             let (g, l) = (global(at), local(at));
-            let v = S::point(
-                |slot| {
-                    let (field, flat, local_flat) = slots[slot];
-                    if field == unknown {
-                        current[l.wrapping_add_signed(local_flat)]
-                    } else {
-                        fields[field][g.wrapping_add_signed(flat)]
-                    }
-                },
-                params,
-            );
-            if measure == Some(step) && in_core(at) {
-                let d = (v - current[l]).to_f64();
-                difference.sum_sq += d * d;
-                difference.max_abs = difference.max_abs.max(d.abs());
+            let load = |slot: usize| {
+                let (unknown, field, flat, local_flat) = slots[slot];
+                match unknown {
+                    Some(k) => current[k][l.wrapping_add_signed(local_flat)],
+                    None => fields[field][g.wrapping_add_signed(flat)],
+                }
+            };
+            S::point_all(load, params, &mut values);
+            for (k, &v) in values.iter().enumerate() {
+                if measure == Some(step) && in_core(at) {
+                    let d = (v - current[k][l]).to_f64();
+                    difference.sum_sq += d * d;
+                    difference.max_abs = difference.max_abs.max(d.abs());
+                }
+                next[k][l] = v;
             }
-            next[l] = v;
         });
-        std::mem::swap(&mut current, &mut next);
+        std::mem::swap(&mut regions.current, &mut regions.next);
     }
     for_each_in_box(core_lo, core_hi, |at| {
-        let (g, v) = (global(at), current[local(at)]);
-        if measure.is_some() && !v.is_finite() && difference.first_non_finite.is_none_or(|first| g < first) {
-            difference.first_non_finite = Some(g);
+        let g = global(at);
+        for (current, out) in regions.current.iter().zip(outs) {
+            let v = current[local(at)];
+            if measure.is_some() && !v.is_finite() && difference.first_non_finite.is_none_or(|first| g < first) {
+                difference.first_non_finite = Some(g);
+            }
+            // SAFETY: `at` is in this tile's core, and the cores of the tiles are disjoint.
+            unsafe { out.write(g, v) };
         }
-        // SAFETY: `at` is in this tile's core, and the cores of the tiles are disjoint.
-        unsafe { out.write(g, v) };
     });
     Ok(difference)
 }

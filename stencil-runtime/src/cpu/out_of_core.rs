@@ -164,7 +164,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             let difference = match self.inner {
                 Inner::Hierarchical { tile, halo, .. } if !last_measured => {
                     let cycle = hierarchical::Cycle::new(&layout, tile, halo, steps);
-                    hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, target, self.params, None)
+                    hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, vec![target], self.params, None)
                         .map_err(|e| (s, e))?
                 }
                 _ => plain::apply::<S, T, N>(&layout, &fields, target, self.params, last_measured),

@@ -40,9 +40,9 @@ const CHUNK_1D: usize = 1 << 14;
 /// Writes S(fields) into the interior of `out`; `fields` are in parameter order with the
 /// unknown's current iterate at its place. With `measure`, also returns the difference
 /// between `out` and the unknown's iterate.
-pub(crate) fn apply<'a, S: Stencil<N>, T: Real, const N: usize>(
+pub(crate) fn apply<S: Stencil<N>, T: Real, const N: usize>(
     layout: &Layout<N>,
-    fields: &[&'a [T]],
+    fields: &[&[T]],
     out: &mut [T],
     params: &S::Params<T>,
     measure: bool,

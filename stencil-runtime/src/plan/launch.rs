@@ -167,7 +167,7 @@ impl Cycle {
                 extent[1],
                 extent[2],
                 halo.iter().max().unwrap_or(&0),
-                2 + facts.staged.len(),
+                facts.arrays(),
                 volume * elem,
                 limits.max_shared
             )));
@@ -302,7 +302,7 @@ mod tests {
         KernelManifest {
             axes,
             radius,
-            hierarchical: HierarchicalFacts { staged: &[1], registers: &[0, 1], register_width: 32 },
+            hierarchical: HierarchicalFacts { unknowns: 1, staged: &[1], registers: &[0, 1], register_width: 32 },
             ..KernelManifest::NONE
         }
     }

@@ -248,7 +248,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         }
         #[cfg(feature = "mpi")]
         if let Some(subdomain) = self.distributed {
-            return self.run_distributed(subdomain, u);
+            return self.run_distributed(subdomain, u, Vec::new());
         }
         let state = GridState::default();
         let path = self.checkpoint.as_ref().map(|c| c.path().to_owned());
@@ -281,8 +281,12 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             return Err(Error::ShapeMismatch { field: (*name).to_owned(), expected, found: grid.shape().to_vec() });
         }
         self.check_system()?;
-        let state = GridState::default();
         let more: Vec<&mut Grid<T, N>> = more.iter_mut().map(|g| &mut **g).collect();
+        #[cfg(feature = "mpi")]
+        if let Some(subdomain) = self.distributed {
+            return self.run_distributed(subdomain, first, more);
+        }
+        let state = GridState::default();
         self.run_watched(first, more, &state).map_err(|e| state.explain(e, None))
     }
 
@@ -309,19 +313,11 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             _ if self.checkpoint.is_some() => {
                 "checkpoints hold one unknown: observe the run to save a system's iterates"
             }
-            Schedule::Auto | Schedule::Plain | Schedule::Tiled => {
-                #[cfg(feature = "mpi")]
-                if self.distributed.is_some() {
-                    return Err(
-                        self.system_schedule("distributed runs exchange one unknown's planes: run it in one process")
-                    );
-                }
-                return Ok(());
+            Schedule::OutOfCore { .. } => {
+                "a system of several unknowns runs `Plain`, `Tiled` and `Hierarchical` schedules: out-of-core slabs \
+                 stream one unknown"
             }
-            _ => {
-                "a system of several unknowns runs `Plain` and `Tiled` passes: hierarchical cycles, out-of-core slabs \
-                  and wavefronts update one unknown"
-            }
+            _ => return Ok(()),
         };
         Err(self.system_schedule(reason))
     }

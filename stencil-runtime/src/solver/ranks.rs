@@ -49,13 +49,15 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         self
     }
 
+    /// The run on this rank's part `u` of the first unknown and `more` of a system's others.
     pub(super) fn run_distributed(
         &mut self,
         subdomain: &'a crate::distributed::Subdomain<'a, N>,
         u: &mut Grid<T, N>,
+        more: Vec<&mut Grid<T, N>>,
     ) -> Result<Report> {
         use crate::distributed::fingerprint;
-        let prepared = self.prepare_distributed(subdomain, u);
+        let prepared = self.prepare_distributed(subdomain, u, &more);
         let mut names: Vec<&str> = self.inputs.iter().map(|(n, _)| n.as_str()).collect();
         names.sort_unstable();
         let params = prepared.as_ref().ok().map(|p| param_bits::<S, T, N>(&p.4));
@@ -88,7 +90,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             check_every_given: self.check_every.is_some(),
             held: None,
             observer: self.observer.as_mut().map(|(every, callback)| Observer { every: *every, callback }),
-            more: Vec::new(),
+            more,
         };
         let planes = subdomain.planes_for(&self.boundaries);
         let place = Place { peers: subdomain.mpi(), planes, global: subdomain.global_shape() };
@@ -102,6 +104,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         &self,
         subdomain: &crate::distributed::Subdomain<'_, N>,
         u: &Grid<T, N>,
+        more: &[&mut Grid<T, N>],
     ) -> Result<(Schedule, StopRule, Option<usize>, Vec<Option<&'a [T]>>, S::Params<T>)> {
         let meta = S::META;
         let invalid = |reason: &str| Error::InvalidSchedule {
@@ -150,6 +153,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             });
         }
         check_part(u, subdomain)?;
+        for (name, grid) in meta.unknown_names()[1..].iter().zip(more) {
+            check_part_of(name, grid, subdomain)?;
+        }
         crate::plan::Layout::new(meta, subdomain.global_shape())?;
         self.boundaries_for(schedule, subdomain.global_shape())?;
         check_cut_boundaries(&self.boundaries, meta, &subdomain.planes_for(&self.boundaries))?;
@@ -234,9 +240,19 @@ pub(crate) fn check_part<T: Real, const N: usize>(
     u: &Grid<T, N>,
     subdomain: &crate::distributed::Subdomain<'_, N>,
 ) -> Result<()> {
+    check_part_of("the unknown", u, subdomain)
+}
+
+/// That `grid`, the part of unknown `name`, has the shape of this rank's part of the grid.
+fn check_part_of<T: Real, const N: usize>(
+    name: &str,
+    grid: &Grid<T, N>,
+    subdomain: &crate::distributed::Subdomain<'_, N>,
+) -> Result<()> {
+    let u = grid;
     if u.shape() != subdomain.local_shape() {
         return Err(Error::ShapeMismatch {
-            field: format!("the unknown (rank {}'s part)", subdomain.rank()),
+            field: format!("{name} (rank {}'s part)", subdomain.rank()),
             expected: subdomain.local_shape().to_vec(),
             found: u.shape().to_vec(),
         });

@@ -422,9 +422,17 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
                 .memcpy_htod(&[u64::MAX], &mut checks.first_bad)
                 .map_err(driver_error("resetting the check"))?;
         }
-        let fields = self.inputs.iter().map(|f| Some(f.as_ref().unwrap_or(&self.current).as_view())).collect();
+        let mut currents = vec![&self.current];
+        let mut more_outputs = Vec::new();
+        for Unknown { current, next, .. } in &mut self.more {
+            currents.push(current);
+            more_outputs.push(next.as_view_mut());
+        }
+        let mut unknowns = currents.into_iter();
+        let fields = self.inputs.iter().map(|f| f.as_ref().or_else(|| unknowns.next()).map(|f| f.as_view())).collect();
         let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
         args.output = Some(self.next.as_view_mut());
+        args.more_outputs = more_outputs;
         args.cycle = geometry.ints(len, 1)?;
         args.checks =
             Some((checks.block_max.as_view_mut(), checks.block_sum.as_view_mut(), checks.first_bad.as_view_mut()));
@@ -459,11 +467,19 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
             _ => self.compute.record_event(None).map_err(driver_error("recording an event"))?,
         };
         self.copy.wait(&ready).map_err(driver_error("ordering the copies"))?;
+        // A system's unknowns one after another, in declaration order.
         let (lower, upper) = (self.elements(&lower), self.elements(&upper));
-        let source = if next { &self.next } else { &self.current };
+        let sources: Vec<&CudaSlice<T>> = match next {
+            true => std::iter::once(&self.next).chain(self.more.iter().map(|m| &m.next)).collect(),
+            false => std::iter::once(&self.current).chain(self.more.iter().map(|m| &m.current)).collect(),
+        };
         let copy = &self.copy;
-        copy.memcpy_dtoh(&source.slice(lower), &mut send.lower[..]).map_err(driver_error("copying to the host"))?;
-        copy.memcpy_dtoh(&source.slice(upper), &mut send.upper[..]).map_err(driver_error("copying to the host"))?;
+        for (k, source) in sources.into_iter().enumerate() {
+            let into = &mut send.lower[k * lower.len()..][..lower.len()];
+            copy.memcpy_dtoh(&source.slice(lower.clone()), into).map_err(driver_error("copying to the host"))?;
+            let into = &mut send.upper[k * upper.len()..][..upper.len()];
+            copy.memcpy_dtoh(&source.slice(upper.clone()), into).map_err(driver_error("copying to the host"))?;
+        }
         copy.synchronize().map_err(driver_error("waiting for the device"))
     }
 
@@ -487,10 +503,15 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
     fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()> {
         let (lower, upper) = (self.elements(&lower), self.elements(&upper));
         let copy = &self.copy;
-        copy.memcpy_htod(&recv.lower[..], &mut self.current.slice_mut(lower))
-            .map_err(driver_error("copying to the device"))?;
-        copy.memcpy_htod(&recv.upper[..], &mut self.current.slice_mut(upper))
-            .map_err(driver_error("copying to the device"))?;
+        let targets = std::iter::once(&mut self.current).chain(self.more.iter_mut().map(|m| &mut m.current));
+        for (k, target) in targets.enumerate() {
+            let from = &recv.lower[k * lower.len()..][..lower.len()];
+            copy.memcpy_htod(from, &mut target.slice_mut(lower.clone()))
+                .map_err(driver_error("copying to the device"))?;
+            let from = &recv.upper[k * upper.len()..][..upper.len()];
+            copy.memcpy_htod(from, &mut target.slice_mut(upper.clone()))
+                .map_err(driver_error("copying to the device"))?;
+        }
         // The next update reads the ghost planes.
         self.compute.join(copy).map_err(driver_error("ordering the copies"))
     }
