@@ -230,9 +230,9 @@ pub(super) fn define_defaults(w: &mut Writer, defines: &[(&'static str, String)]
 
 /// The plain, measuring and tiled kernels' default launch shape for a stencil of `dim`
 /// axes: `BLOCK_X`, `BLOCK_Y` and `MARCH`. In 2-D, wide blocks that march few rows keep
-/// the most rows in flight: on an H100 at 8192², 512 × 4 runs `jacobi5` at 100 % of the copy
-/// probe and the two unknowns of `gray_scott` at 88–90 %, where 128 × 16 ran them at 94 %
-/// and 62 % (`docs/performance.md`).
+/// the most rows in flight: on an H200 at 8192², 512 × 4 runs `jacobi5` at 95–100 % of the
+/// copy probe and the two unknowns of `gray_scott` at 82–86 %, where 128 × 16 ran them at
+/// 93–94 % and 60–73 % (`docs/performance.md`).
 pub(super) fn plain_block(dim: usize) -> [u32; 3] {
     match dim {
         1 => [256, 1, 1],
