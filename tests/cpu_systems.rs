@@ -235,29 +235,34 @@ fn two_and_three_unknowns_equal_the_reference_for_every_combination() {
 
 #[test]
 fn exact_hierarchical_cycles_of_a_system_equal_the_reference() {
-    let dirichlet = Boundaries::from(Boundary::Dirichlet);
+    // Every combination of conditions: working regions wrap past periodic edges and mirror
+    // Neumann ones, for every unknown.
     let (u0, v0) = (random::<f64, 2>([17, 23], 41), random::<f64, 2>([17, 23], 42));
     let params = gray_scott_params::<f64>();
-    let expected = reference::<GrayScott, f64, 2>(&[&u0, &v0], &[None, None], &params, &dirichlet, 7);
-    for (tile, halo, sub) in [(4, 3, 3), (5, 2, 2), (8, 4, 4), (3, 1, 1)] {
-        let schedule = Schedule::Hierarchical { tile, halo, sub };
-        let got = run(GrayScott, &[&u0, &v0], &[], params, dirichlet, schedule, 7).unwrap();
-        assert_eq!(got, expected, "{schedule}");
+    for b in boundary_combinations::<2>() {
+        let expected = reference::<GrayScott, f64, 2>(&[&u0, &v0], &[None, None], &params, &b, 7);
+        for (tile, halo, sub) in [(4, 3, 3), (5, 2, 2), (8, 4, 4), (3, 1, 1)] {
+            let schedule = Schedule::Hierarchical { tile, halo, sub };
+            let got = run(GrayScott, &[&u0, &v0], &[], params, b, schedule, 7).unwrap();
+            assert_eq!(got, expected, "{b} {schedule}");
+        }
     }
     let (p0, q0) = (random::<f32, 3>([9, 8, 10], 43), random::<f32, 3>([9, 8, 10], 44));
-    let expected =
-        reference::<Wave, f32, 3>(&[&p0, &q0], &[None, None], &WaveParams { c: 0.1 }, &Boundary::Dirichlet.into(), 5);
     let schedule = Schedule::Hierarchical { tile: 4, halo: 2, sub: 2 };
-    let got = run(Wave, &[&p0, &q0], &[], WaveParams { c: 0.1 }, Boundary::Dirichlet.into(), schedule, 5).unwrap();
-    assert_eq!(bits(&got[0]), bits(&expected[0]));
-    assert_eq!(bits(&got[1]), bits(&expected[1]));
+    for b in boundary_combinations::<3>() {
+        let expected = reference::<Wave, f32, 3>(&[&p0, &q0], &[None, None], &WaveParams { c: 0.1 }, &b, 5);
+        let got = run(Wave, &[&p0, &q0], &[], WaveParams { c: 0.1 }, b, schedule, 5).unwrap();
+        assert_eq!(bits(&got[0]), bits(&expected[0]), "{b}");
+        assert_eq!(bits(&got[1]), bits(&expected[1]), "{b}");
+    }
     let [a0, f, b0, c0] = [45, 46, 47, 48].map(|seed| random::<f64, 1>([40], seed));
     let fields = [None, Some(&f), None, None];
-    let dirichlet1 = Boundaries::from(Boundary::Dirichlet);
-    let expected = reference::<Three, f64, 1>(&[&a0, &b0, &c0], &fields, &ThreeParams { k: 0.3 }, &dirichlet1, 9);
     let schedule = Schedule::Hierarchical { tile: 6, halo: 8, sub: 4 };
-    let got = run(Three, &[&a0, &b0, &c0], &[("f", &f)], ThreeParams { k: 0.3 }, dirichlet1, schedule, 9).unwrap();
-    assert_eq!(got, expected);
+    for b in boundary_combinations::<1>() {
+        let expected = reference::<Three, f64, 1>(&[&a0, &b0, &c0], &fields, &ThreeParams { k: 0.3 }, &b, 9);
+        let got = run(Three, &[&a0, &b0, &c0], &[("f", &f)], ThreeParams { k: 0.3 }, b, schedule, 9).unwrap();
+        assert_eq!(got, expected, "{b}");
+    }
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! Periodic and Neumann boundaries on the GPU: the boundary fill kernel and the plain, tiled
-//! and wavefront runs equal the CPU twin bit for bit in exact mode, for every combination of
+//! Periodic and Neumann boundaries on the GPU: the boundary fill kernel and the plain, tiled,
+//! hierarchical (exact and inexact, working regions that wrap and mirror) and wavefront runs
+//! equal the CPU twin bit for bit in exact mode, for every combination of
 //! conditions, in 1-D to 3-D, f32 and f64. Needs a GPU: the tests are ignored unless asked
 //! for (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without
 //! one.
@@ -86,6 +87,23 @@ fn plain_and_tiled_runs_equal_the_cpu_twin_for_every_combination() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn hierarchical_cycles_equal_the_cpu_twin_for_every_combination() {
+    require_gpu();
+    let hier = |tile, halo, sub| Schedule::Hierarchical { tile, halo, sub };
+    let mut wrong = Vec::new();
+    // Exact (halo ≥ sub · radius; radius 2 on Skew2's axis 1) and inexact, with partial
+    // tiles at the edges and regions that wrap more than once around a narrow axis.
+    for schedule in [hier(8, 6, 3), hier(8, 2, 3), hier(40, 9, 4)] {
+        wrong.extend(compare::<Skew2, f64, 2>(Skew2, [37, 29], schedule, 7));
+        wrong.extend(compare::<Skew2, f32, 2>(Skew2, [8, 131], schedule, 6));
+        wrong.extend(compare::<Corner7, f32, 3>(Corner7, [11, 9, 35], schedule, 4));
+        wrong.extend(compare::<Line2, f64, 1>(Line2, [301], schedule, 9));
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn out_of_core_passes_equal_the_cpu_twin_when_axis_0_does_not_wrap() {
     require_gpu();
     let slabs = |slab, height, inner| Schedule::OutOfCore { slab: Some(slab), height, inner, device_memory: None };
@@ -134,6 +152,7 @@ fn observed_iterates_equal_the_cpu_twins() {
         (Schedule::Plain, periodic),
         (Schedule::Tiled, periodic),
         (Schedule::Hierarchical { tile: 8, halo: 6, sub: 3 }, Boundaries::default()),
+        (Schedule::Hierarchical { tile: 8, halo: 6, sub: 3 }, periodic.axis(0, Boundary::Neumann)),
         (Schedule::OutOfCore { slab: Some(5), height: 4, inner: Inner::Skewed, device_memory: None }, periodic),
     ];
     for (schedule, boundaries) in cases {

@@ -544,6 +544,9 @@ fn inexact_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Result<
         let name = format!("f64 radius 2 in 2-D inexact hierarchical to a relative tolerance depth {depth}");
         record(name, wide.check::<f64>(mpi, depth, backend));
     }
+    let channel = Case { boundaries: Boundaries::all(Boundary::Periodic).axis(0, Boundary::Neumann), ..wide };
+    let name = "f64 radius 2 in 2-D inexact hierarchical in a periodic channel depth 4";
+    record(name.into(), channel.check::<f64>(mpi, 4, backend));
     let line = Case {
         name: "line",
         stencil: Line,
@@ -788,11 +791,17 @@ fn main() {
                 ),
             ];
             let channel3 = Boundaries::all(Boundary::Periodic).axis(0, Boundary::Neumann);
-            let bounded3 = Case {
-                boundaries: channel3,
-                ..jacobi("jacobi7 in a periodic channel", 9, None, Some(4), Schedule::Plain)
-            };
-            for case in cases_3d.iter().chain([&bounded3]) {
+            let bounded3 = [
+                Case {
+                    boundaries: channel3,
+                    ..jacobi("jacobi7 in a periodic channel", 9, None, Some(4), Schedule::Plain)
+                },
+                Case {
+                    boundaries: channel3,
+                    ..jacobi("jacobi7 hierarchical in a periodic channel", 11, None, Some(20), hier(4, 3, 3))
+                },
+            ];
+            for case in cases_3d.iter().chain(&bounded3) {
                 results
                     .push((format!("{kind} f64 {} depth {depth}", case.name), case.check::<f64>(&mpi, depth, backend)));
                 results
@@ -841,6 +850,7 @@ fn main() {
                     boundaries: channel,
                     ..wide("radius 2 out of core in a periodic channel", slabs(4, 2, Inner::Plain))
                 },
+                Case { boundaries: channel, ..wide("radius 2 hierarchical in a periodic channel", hier(6, 4, 2)) },
                 Case {
                     boundaries: channel,
                     ..wide("radius 2 skewed slabs in a periodic channel", slabs(3, 3, Inner::Skewed))

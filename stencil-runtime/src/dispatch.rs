@@ -85,15 +85,17 @@ fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     let halos = halos::<S, T, P, N>(&place)?;
     let on = ran_on(place.peers, gpu.as_ref());
     let (inputs, params, schedule) = (job.inputs.clone(), job.params, job.schedule);
-    let fill = fill_of::<S, P, N>(job.boundaries, &place, u.shape()).whole();
+    let boundary = fill_of::<S, P, N>(job.boundaries, &place, u.shape());
+    let fill = boundary.whole();
     let more = std::mem::take(&mut job.more);
     match gpu {
         None => {
             // A sweep's residual is measured in a second buffer; a check without a tolerance
             // only looks for non-finite values in the grid.
             let second = !S::META.is_sweep() || job.stop.tolerance.is_some();
-            let engine =
-                CpuEngine::<S, T, N>::new(u, inputs, params, schedule, second)?.with_fill(fill).with_unknowns(more)?;
+            let engine = CpuEngine::<S, T, N>::new(u, inputs, params, schedule, second)?
+                .with_fill(boundary)
+                .with_unknowns(more)?;
             advance(job, engine, place, halos, Described { on, jit: None })
         }
         Some(gpu) => {
@@ -104,8 +106,11 @@ fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
                 alone: !place.planes.has_neighbour(),
                 halos: Some(&halos),
                 fill,
+                cycle_edges: boundary.cycle_edges(&(0..u.shape()[0])).flags(S::KERNELS.axes),
             };
-            let engine = GpuEngine::<S, T, N>::new(u, &inputs, &params, gpu, build).and_then(|e| e.with_unknowns(more));
+            let engine = GpuEngine::<S, T, N>::new(u, &inputs, &params, gpu, build)
+                .and_then(|e| e.with_unknowns(more))
+                .map(|e| e.with_edges(boundary));
             let engine = place.peers.all_ok(engine)?;
             let jit = Some((engine.jit.time, engine.jit.origin));
             advance(job, engine, place, halos, Described { on, jit })

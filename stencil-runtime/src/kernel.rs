@@ -88,6 +88,9 @@ pub enum ParamRole {
     CoresEnd,
     /// The hierarchical halo on the kernel's axis `k`.
     Halo(usize),
+    /// How the working regions meet the grid's edges on the kernel's axis `k`: 1 wraps (a
+    /// periodic axis), 2 mirrors the low side's outer layer, 4 the high side's (Neumann).
+    Edges(usize),
     /// Subiterations of the cycle.
     Subiterations,
     /// The measured subiteration plus one (0: none is measured).

@@ -234,6 +234,7 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
                     alone: !place.planes.has_neighbour(),
                     halos: Some(&halos),
                     fill: Vec::new(),
+                    cycle_edges: [0; 3],
                 };
                 let engine = GpuEngine::<A, T, N>::new(u, fields.first, &params_a, gpu, build)
                     .and_then(|engine| engine.with_sweeps::<B>(fields.second, &params_b, schedule, &options));

@@ -19,13 +19,60 @@ pub(super) fn hierarchical_staged(s: &Stencil) -> Vec<usize> {
 }
 
 /// Three nested loops, one thread per point, over the local box `[lo, hi)` of the working
-/// region; defines the local index `l` and the global index `g`.
+/// region; defines the local index `l` and the global index `g` of the grid point the region
+/// point stands for (wrapped on a periodic axis).
 pub(super) fn region_loops(w: &mut Writer, lo: [&str; 3], hi: [&str; 3]) {
     w.open(format!("for (int l0 = {} + threadIdx.z; l0 < {}; l0 += blockDim.z)", lo[0], hi[0]));
     w.open(format!("for (int l1 = {} + threadIdx.y; l1 < {}; l1 += blockDim.y)", lo[1], hi[1]));
     w.open(format!("for (int l2 = {} + threadIdx.x; l2 < {}; l2 += blockDim.x)", lo[2], hi[2]));
     w.line("const int l = (l0 * w1 + l1) * w2 + l2;");
-    w.line("const idx g = (o0 + l0) * s0 + (o1 + l1) * s1 + (o2 + l2);");
+    w.line("const idx g = stencil_wrap(o0 + l0, N0, R0, wrap0) * s0 + stencil_wrap(o1 + l1, N1, R1, wrap1) * s1");
+    w.line("    + stencil_wrap(o2 + l2, N2, R2, wrap2);");
+}
+
+/// The device function that wraps a coordinate of a periodic axis onto the interior.
+fn emit_wrap(w: &mut Writer) {
+    w.line("// A working region's coordinate x on an axis of n points and radius r: itself, or on a periodic");
+    w.line("// axis (wrap) the interior point it stands for, r + (x − r) mod (n − 2r).");
+    w.open("__device__ __forceinline__ idx stencil_wrap(const idx x, const idx n, const idx r, const bool wrap)");
+    w.line("if (!wrap) return x;");
+    w.line("const idx m = n - 2 * r;");
+    w.line("const idx y = (x - r) % m;");
+    w.line("return r + (y < 0 ? y + m : y);");
+    w.close("");
+}
+
+/// After a subiteration, the working region's points in a mirrored (Neumann) outer layer,
+/// and in no other outer layer, take their mirror points' new values.
+fn emit_mirror(w: &mut Writer, unknowns: &[String]) {
+    w.open("if (mirrors)");
+    region_loops(w, ["0", "0", "0"], ["w0", "w1", "w2"]);
+    w.line("int m[3] = {l0, l1, l2};");
+    w.line("bool mirrored = false, kept = false;");
+    w.line(
+        "const idx x[3] = {o0 + l0, o1 + l1, o2 + l2}, n[3] = {N0, N1, N2}, r[3] = {R0, R1, R2}, o[3] = {o0, o1, o2};",
+    );
+    w.line("const int edges[3] = {edges0, edges1, edges2};");
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < 3; ++k)");
+    w.line("if (edges[k] & 1) continue;");
+    w.open("if (x[k] < r[k])");
+    w.line("if (edges[k] & 2) { m[k] = (int)(2 * r[k] - 1 - x[k] - o[k]); mirrored = true; } else kept = true;");
+    w.reopen("else if (x[k] >= n[k] - r[k])");
+    w.line(
+        "if (edges[k] & 4) { m[k] = (int)(2 * (n[k] - r[k]) - 1 - x[k] - o[k]); mirrored = true; } else kept = true;",
+    );
+    w.close("");
+    w.close("");
+    w.open("if (mirrored && !kept)");
+    w.line("const int source = (m[0] * w1 + m[1]) * w2 + m[2];");
+    for n in unknowns {
+        w.line(format!("next_{n}[l] = next_{n}[source];"));
+    }
+    w.close("");
+    close_region_loops(w);
+    w.line("__syncthreads();");
+    w.close("");
 }
 
 pub(super) fn close_region_loops(w: &mut Writer) {
@@ -44,20 +91,33 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("// distance ≥ the radius from its edge; the outer ring keeps its loaded values. Then the core is");
     w.line("// written to the outputs. With `measure` > 0, subiteration `measure` − 1 measures S(u) − u on the core");
     w.line("// (per block and over every unknown, max |·| and Σ(·)² in double) and the written values are checked");
-    w.line("// for NaN or ±∞ (atomicMin). The cores of the grid's axis 0 tile [lo0, hi0): its interior in one");
+    w.line("// for NaN or ±∞ (atomicMin). `edges` per axis: 1, the axis is periodic and the region goes on past");
+    w.line("// the grid's edge, each point standing for the interior point it wraps to; 2 and 4, after each");
+    w.line("// subiteration the region's points in the low or high Neumann outer layer take their mirror points'");
+    w.line("// values. The cores of the grid's axis 0 tile [lo0, hi0): its interior in one");
     w.line("// process; a part of it, aligned to the whole grid's tiles, under an MPI rank. Launch with one block");
     w.line("// per tile: gridDim = (tiles on axis 2, axis 1, axis 0), any blockDim, and");
     w.line(format!("// dynamic shared memory of ({} + {}) · Π min(tile + 2h, n) elements.", 2 * k, staged.len()));
+    emit_wrap(w);
     signature(s, Kind::Hierarchical).open(w);
     w.line("extern __shared__ double stencil_shared[]; // double: aligned for either element type");
     index_prologue(w);
+    w.line("const bool wrap0 = edges0 & 1, wrap1 = edges1 & 1, wrap2 = edges2 & 1;");
+    w.line("const bool mirrors = ((edges0 | edges1 | edges2) & 6) != 0;");
+    w.line("// Staged read-only fields hold the values at the region's (wrapped) points, which a plain iteration");
+    w.line("// reads only away from a periodic edge: with one, they are read around the wrapped point instead.");
+    w.line("const bool staged_reads = !(wrap0 || wrap1 || wrap2);");
     w.line("// The core [c, e) and the working region [o, o + w) per axis; the cores of the grid's axis 0 tile");
     w.line("// [lo0, hi0).");
     let (axis_0, axis_2) = core_bounds(s);
     w.line(format!("const idx c0 = {}, c1 = R1 + (idx)blockIdx.y * tile, c2 = {};", axis_0[0], axis_2[0]));
     w.line(format!("const idx e0 = {}, e1 = min(c1 + (idx)tile, N1 - R1), e2 = {};", axis_0[1], axis_2[1]));
-    w.line("const idx o0 = max(c0 - (idx)h0, (idx)0), o1 = max(c1 - (idx)h1, (idx)0), o2 = max(c2 - (idx)h2, (idx)0);");
-    w.line("const int w0 = (int)(min(e0 + (idx)h0, N0) - o0), w1 = (int)(min(e1 + (idx)h1, N1) - o1), w2 = (int)(min(e2 + (idx)h2, N2) - o2);");
+    w.line("const idx o0 = wrap0 ? c0 - (idx)h0 : max(c0 - (idx)h0, (idx)0);");
+    w.line("const idx o1 = wrap1 ? c1 - (idx)h1 : max(c1 - (idx)h1, (idx)0);");
+    w.line("const idx o2 = wrap2 ? c2 - (idx)h2 : max(c2 - (idx)h2, (idx)0);");
+    w.line("const int w0 = (int)((wrap0 ? e0 + (idx)h0 : min(e0 + (idx)h0, N0)) - o0);");
+    w.line("const int w1 = (int)((wrap1 ? e1 + (idx)h1 : min(e1 + (idx)h1, N1)) - o1);");
+    w.line("const int w2 = (int)((wrap2 ? e2 + (idx)h2 : min(e2 + (idx)h2, N2)) - o2);");
     w.line("const int volume = w0 * w1 * w2;");
     // Unknown j's two buffers are regions 2j and 2j + 1; they swap after every subiteration.
     let unknowns: Vec<String> = s.unknowns.iter().map(|&f| c_name(&s.fields[f].name)).collect();
@@ -91,7 +151,9 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
         let access = if s.unknowns.contains(&f) {
             format!("current_{n}[l + (d0) * local_offset_0 + (d1) * w2 + (d2)]")
         } else if staged.contains(&f) {
-            format!("region_{n}[l + (d0) * local_offset_0 + (d1) * w2 + (d2)]")
+            format!(
+                "(staged_reads ? region_{n}[l + (d0) * local_offset_0 + (d1) * w2 + (d2)] : f_{n}[g + (d0) * s0 + (d1) * s1 + (d2)])"
+            )
         } else {
             format!("f_{n}[g + (d0) * s0 + (d1) * s1 + (d2)]")
         };
@@ -113,6 +175,7 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     }
     close_region_loops(w);
     w.line("__syncthreads();");
+    emit_mirror(w, &unknowns);
     for n in &unknowns {
         w.line(format!("real* const done_{n} = next_{n};"));
         w.line(format!("next_{n} = current_{n};"));

@@ -64,6 +64,7 @@ pub(super) enum Role {
     CoresStart,
     CoresEnd,
     Halo(usize),
+    Edges(usize),
     Subiterations,
     Measure,
     BlockMax,
@@ -97,6 +98,7 @@ impl Role {
             Role::CoresStart => unit("CoresStart"),
             Role::CoresEnd => unit("CoresEnd"),
             Role::Halo(k) => quote!(#p::ParamRole::Halo(#k)),
+            Role::Edges(k) => quote!(#p::ParamRole::Edges(#k)),
             Role::Subiterations => unit("Subiterations"),
             Role::Measure => unit("Measure"),
             Role::BlockMax => unit("BlockMax"),
@@ -293,6 +295,7 @@ fn cycle() -> Vec<Param> {
     params.extend((0..3).map(|k| Param::new(format!("h{k}"), Role::Halo(k), CType::Int)));
     params.push(Param::new("sub", Role::Subiterations, CType::Int));
     params.push(Param::new("measure", Role::Measure, CType::Int));
+    params.extend((0..3).map(|k| Param::new(format!("edges{k}"), Role::Edges(k), CType::Int)));
     params.extend(checks());
     params
 }

@@ -6,7 +6,7 @@ use std::ops::Range;
 use super::{hierarchical, plain, sweep};
 use crate::engine::{CycleCheck, Difference, Engine};
 use crate::plan::Layout;
-use crate::plan::fill::{FillCopy, fill};
+use crate::plan::fill::{Fill, FillCopy, fill};
 use crate::plan::planes::Halo;
 use crate::{Grid, Real, Result, Schedule, Stencil};
 
@@ -41,6 +41,8 @@ pub(crate) struct CpuEngine<'g, 'j, S: Stencil<N>, T: Real, const N: usize> {
     others: Vec<OtherSweep<'j, T, N>>,
     /// The boundary fill's copies.
     fill: Vec<FillCopy>,
+    /// The boundary conditions where the grid's edges are, for hierarchical cycles.
+    edges: Option<Fill<N>>,
 }
 
 impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> {
@@ -74,6 +76,7 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
             cycle_checked: false,
             others: Vec::new(),
             fill: Vec::new(),
+            edges: None,
         })
     }
 
@@ -87,10 +90,17 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
         Ok(self)
     }
 
-    /// This engine with its periodic and Neumann outer layers filled by `copies`.
-    pub fn with_fill(mut self, copies: Vec<FillCopy>) -> Self {
-        self.fill = copies;
+    /// This engine with its periodic and Neumann outer layers filled by `fill`'s copies, and
+    /// its hierarchical cycles' working regions meeting the grid's edges as `fill` says.
+    pub fn with_fill(mut self, fill: Fill<N>) -> Self {
+        self.fill = fill.whole();
+        self.edges = Some(fill);
         self
+    }
+
+    /// How a cycle over the planes `window` meets the grid's edges.
+    fn cycle_edges(&self, window: &Range<usize>) -> crate::plan::fill::CycleEdges<N> {
+        self.edges.map(|fill| fill.cycle_edges(window)).unwrap_or_default()
     }
 
     /// Adds sweep stencil `B` with its fields and parameters: `sweep(k, …)` sweeps with the
@@ -138,6 +148,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
         let mut shape = self.shape;
         shape[0] = window.len();
         let layout = Layout::new(S::META, shape)?;
+        let edges = self.cycle_edges(&window);
         let mut currents = vec![&self.u.as_slice()[elements.clone()]];
         let mut outs = vec![&mut self.next[elements.clone()]];
         for Unknown { grid, next } in &mut self.more {
@@ -147,7 +158,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
         let fields = fields_of(&self.inputs, &elements, &currents);
         let measured = match self.cycle {
             Some((tile, halo)) if steps > 1 => {
-                let cycle = hierarchical::Cycle::new(&layout, tile, halo, steps);
+                let cycle = hierarchical::Cycle { edges, ..hierarchical::Cycle::new(&layout, tile, halo, steps) };
                 let measure = measure.then_some(steps - 1);
                 hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, outs, &self.params, measure)?
             }
@@ -162,6 +173,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
         let layout = Layout::new(S::META, self.shape)?;
         let cycle = hierarchical::Cycle {
             cores0: (cores.start, cores.end),
+            edges: self.cycle_edges(&(0..self.shape[0])),
             ..hierarchical::Cycle::new(&layout, tile, halo, len)
         };
         let whole = 0..self.shape[0] * self.plane_len;

@@ -3,17 +3,20 @@
 //!
 //! The interior is cut into disjoint core tiles of `tile` points per axis (the last ones
 //! clipped). A tile's working region is its core plus `halo` points on every side of each
-//! axis the stencil reads along (clipped at the grid's edge). The region is loaded from the
-//! current iterate; each subiteration updates the points of the region at distance ≥ r (the
-//! stencil's radius on that axis) from the region's edge, and the outer ring keeps its loaded
-//! values; after the last subiteration the core is written to the next iterate. The GPU
-//! kernel (`<name>_hier`) has the same partition, the same points and the same operation
-//! order, so in exact mode both give the same bits.
+//! axis the stencil reads along (clipped at the grid's edge, except on a periodic axis, where
+//! it goes on past the edge: each point there stands for the interior point it wraps to). The
+//! region is loaded from the current iterate; each subiteration updates the points of the
+//! region at distance ≥ r (the stencil's radius on that axis) from the region's edge, then
+//! sets the region's points in a Neumann outer layer from their mirror points, and the outer
+//! ring keeps its loaded values; after the last subiteration the core is written to the next
+//! iterate. The GPU kernel (`<name>_hier`) has the same partition, the same points and the
+//! same operation order, so in exact mode both give the same bits.
 
 use rayon::prelude::*;
 
 use crate::engine::Difference;
 use crate::plan::Layout;
+use crate::plan::fill::CycleEdges;
 use crate::{Real, Result, Stencil};
 
 /// The shape of one cycle: tile edge, halo per axis, subiterations, and the planes of axis 0
@@ -26,6 +29,8 @@ pub(crate) struct Cycle<const N: usize> {
     /// `[lo, hi)` along axis 0: the interior in one process; under an MPI rank, the planes of
     /// the whole grid's tiles that it computes (starting at a tile's edge).
     pub cores0: (usize, usize),
+    /// How the working regions meet the grid's edges (periodic and Neumann sides).
+    pub edges: CycleEdges<N>,
 }
 
 impl<const N: usize> Cycle<N> {
@@ -40,7 +45,8 @@ impl<const N: usize> Cycle<N> {
         let largest = layout.shape.iter().copied().max().unwrap_or(1);
         let cores0 = (layout.radius[0], layout.shape[0] - layout.radius[0]);
         let halo = halo.min(largest);
-        Self { tile: tile.min(largest), halo: layout.radius.map(|r| if r == 0 { 0 } else { halo }), sub, cores0 }
+        let halo = layout.radius.map(|r| if r == 0 { 0 } else { halo });
+        Self { tile: tile.min(largest), halo, sub, cores0, edges: CycleEdges::default() }
     }
 
     /// Number of tiles per axis.
@@ -52,10 +58,11 @@ impl<const N: usize> Cycle<N> {
     }
 }
 
-/// The boxes of one tile, as `[lo, hi)` per axis in grid coordinates.
+/// The boxes of one tile, as `[lo, hi)` per axis in grid coordinates; a working region
+/// may reach past the grid's edge on a periodic axis.
 struct TileBoxes<const N: usize> {
     core: ([usize; N], [usize; N]),
-    region: ([usize; N], [usize; N]),
+    region: ([isize; N], [isize; N]),
 }
 
 fn tile_boxes<const N: usize>(layout: &Layout<N>, cycle: &Cycle<N>, tile: [usize; N]) -> TileBoxes<N> {
@@ -63,17 +70,56 @@ fn tile_boxes<const N: usize>(layout: &Layout<N>, cycle: &Cycle<N>, tile: [usize
     let cores = |a: usize| if a == 0 { cycle.cores0 } else { (r[a], n[a] - r[a]) };
     let core_lo: [usize; N] = std::array::from_fn(|a| cores(a).0 + tile[a] * cycle.tile);
     let core_hi: [usize; N] = std::array::from_fn(|a| (core_lo[a] + cycle.tile).min(cores(a).1));
+    // Grids and halos are far below isize::MAX (they are allocated).
+    let lo = |a: usize| core_lo[a] as isize - cycle.halo[a] as isize;
+    let hi = |a: usize| (core_hi[a] + cycle.halo[a]) as isize;
+    let wrap = cycle.edges.wrap;
     TileBoxes {
         core: (core_lo, core_hi),
         region: (
-            std::array::from_fn(|a| core_lo[a].saturating_sub(cycle.halo[a])),
-            std::array::from_fn(|a| (core_hi[a] + cycle.halo[a]).min(n[a])),
+            std::array::from_fn(|a| if wrap[a] { lo(a) } else { lo(a).max(0) }),
+            std::array::from_fn(|a| if wrap[a] { hi(a) } else { hi(a).min(n[a] as isize) }),
         ),
     }
 }
 
+/// The grid coordinate a working region's coordinate `x` on `axis` stands for: itself, or
+/// on a wrapping axis the interior point it wraps to.
+fn wrapped<const N: usize>(layout: &Layout<N>, edges: &CycleEdges<N>, axis: usize, x: isize) -> usize {
+    let (n, r) = (layout.shape[axis] as isize, layout.radius[axis] as isize);
+    if edges.wrap[axis] { (r + (x - r).rem_euclid(n - 2 * r)) as usize } else { x as usize }
+}
+
+/// The mirror point of a region point `at` that lies in a mirrored (Neumann) outer layer and
+/// in no other outer layer, or `None`.
+fn mirror_of<const N: usize>(layout: &Layout<N>, edges: &CycleEdges<N>, at: [isize; N]) -> Option<[isize; N]> {
+    let mut source = at;
+    let mut mirrored = false;
+    for a in (0..N).filter(|&a| !edges.wrap[a]) {
+        let (n, r, x) = (layout.shape[a] as isize, layout.radius[a] as isize, at[a]);
+        let (low, high) = edges.mirror[a];
+        if x < r {
+            if !low {
+                return None;
+            }
+            source[a] = 2 * r - 1 - x;
+            mirrored = true;
+        } else if x >= n - r {
+            if !high {
+                return None;
+            }
+            source[a] = 2 * (n - r) - 1 - x;
+            mirrored = true;
+        }
+    }
+    mirrored.then_some(source)
+}
+
 /// Calls `f` with every point of the box `[lo, hi)`, in memory order.
-fn for_each_in_box<const N: usize>(lo: [usize; N], hi: [usize; N], mut f: impl FnMut([usize; N])) {
+fn for_each_in_box<X, const N: usize>(lo: [X; N], hi: [X; N], mut f: impl FnMut([X; N]))
+where
+    X: Copy + PartialOrd + std::ops::AddAssign + From<u8>,
+{
     if (0..N).any(|a| lo[a] >= hi[a]) {
         return;
     }
@@ -86,7 +132,7 @@ fn for_each_in_box<const N: usize>(lo: [usize; N], hi: [usize; N], mut f: impl F
                 return;
             }
             axis -= 1;
-            at[axis] += 1;
+            at[axis] += X::from(1);
             if at[axis] < hi[axis] {
                 break;
             }
@@ -166,16 +212,20 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
     outs: &[DisjointWrites<T>],
 ) -> Result<Difference> {
     let meta = S::META;
+    let edges = &cycle.edges;
     let (lo, hi) = boxes.region;
-    let width: [usize; N] = std::array::from_fn(|a| hi[a] - lo[a]);
+    let width: [usize; N] = std::array::from_fn(|a| (hi[a] - lo[a]) as usize);
     let mut local_strides = [1usize; N];
     for a in (0..N.saturating_sub(1)).rev() {
         local_strides[a] = local_strides[a + 1] * width[a + 1];
     }
-    let global = |at: [usize; N]| (0..N).map(|a| at[a] * layout.strides[a]).sum::<usize>();
-    let local = |at: [usize; N]| (0..N).map(|a| (at[a] - lo[a]) * local_strides[a]).sum::<usize>();
+    // The grid point a region point stands for, and the region point's local index.
+    let global = |at: [isize; N]| (0..N).map(|a| wrapped(layout, edges, a, at[a]) * layout.strides[a]).sum::<usize>();
+    let local = |at: [isize; N]| (0..N).map(|a| (at[a] - lo[a]) as usize * local_strides[a]).sum::<usize>();
     // Per read slot: the unknown it reads (its place in declaration order) or `None` for a
     // read-only field, the field, and its flat offset in the grid and in the working region.
+    // A read-only field is read around the grid point the region point stands for, as one
+    // plain iteration reads it there.
     let slots: Vec<(Option<usize>, usize, isize, isize)> = meta
         .reads
         .iter()
@@ -186,7 +236,7 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
         })
         .collect();
 
-    // At most the grid's size: the region is clipped to it.
+    // At most the grid's size, or tile + 2 · halo per axis on a periodic one.
     let len: usize = width.iter().product();
     let what = || format!("a hierarchical tile's working region ({width:?} points)");
     let mut regions = Regions { current: Vec::new(), next: Vec::new() };
@@ -197,10 +247,20 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
         regions.next.push(crate::memory::copy_of(&current, what)?);
         regions.current.push(current);
     }
-    let updated: ([usize; N], [usize; N]) =
-        (std::array::from_fn(|a| lo[a] + layout.radius[a]), std::array::from_fn(|a| hi[a] - layout.radius[a]));
+    let r = |a: usize| layout.radius[a] as isize;
+    let updated: ([isize; N], [isize; N]) =
+        (std::array::from_fn(|a| lo[a] + r(a)), std::array::from_fn(|a| hi[a] - r(a)));
+    // The region's points in a Neumann outer layer, each with its mirror point.
+    let mut mirrored = Vec::new();
+    if edges.any() {
+        for_each_in_box(lo, hi, |at| {
+            if let Some(source) = mirror_of(layout, edges, at) {
+                mirrored.push((local(at), local(source)));
+            }
+        });
+    }
     let (core_lo, core_hi) = boxes.core;
-    let in_core = |at: [usize; N]| (0..N).all(|a| core_lo[a] <= at[a] && at[a] < core_hi[a]);
+    let in_core = |at: [isize; N]| (0..N).all(|a| core_lo[a] as isize <= at[a] && at[a] < core_hi[a] as isize);
 
     let mut difference = Difference::default();
     let mut values = vec![T::ZERO; meta.unknowns.len()];
@@ -225,8 +285,14 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
                 next[k][l] = v;
             }
         });
+        for next in next.iter_mut() {
+            for &(to, from) in &mirrored {
+                next[to] = next[from];
+            }
+        }
         std::mem::swap(&mut regions.current, &mut regions.next);
     }
+    let (core_lo, core_hi) = (core_lo.map(|x| x as isize), core_hi.map(|x| x as isize));
     for_each_in_box(core_lo, core_hi, |at| {
         let g = global(at);
         for (current, out) in regions.current.iter().zip(outs) {

@@ -9,7 +9,7 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaStream, CudaView, CudaViewMut
 use super::device::driver_error;
 use crate::kernel::{KernelKind, KernelManifest, KernelSpec, ParamRole, ParamType};
 use crate::plan::fill::{FillCopy, ShellMap};
-use crate::plan::launch::{Shape, fill_shape};
+use crate::plan::launch::{CYCLE_INTS, Shape, fill_shape};
 use crate::{Error, Real, Result, ScalarValue};
 
 /// A generated kernel, loaded, with its manifest entry.
@@ -86,7 +86,7 @@ pub(crate) struct Args<'a, T: Real> {
     pub extents: [i64; 3],
     pub scalars: &'a [ScalarValue<T>],
     /// A cycle's tile, cores' first and last plane, halos, subiterations and measure flag.
-    pub cycle: [i32; 8],
+    pub cycle: [i32; CYCLE_INTS],
     pub checks: Option<Checks<'a>>,
     pub pencils: Option<PencilArgs<'a>>,
     /// A boundary fill's maps per kernel axis (`ShellMap::values`).
@@ -103,7 +103,7 @@ impl<'a, T: Real> Args<'a, T> {
             in_place: None,
             extents,
             scalars,
-            cycle: [0; 8],
+            cycle: [0; CYCLE_INTS],
             checks: None,
             pencils: None,
             fill: [[0; 6]; 3],
@@ -216,6 +216,7 @@ pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'
             ParamRole::Halo(k) => builder.arg(&cycle[3 + k.min(2)]),
             ParamRole::Subiterations => builder.arg(&cycle[6]),
             ParamRole::Measure => builder.arg(&cycle[7]),
+            ParamRole::Edges(k) => builder.arg(&cycle[8 + k.min(2)]),
             ParamRole::BlockMax => builder.arg(block_max.take().ok_or_else(missing)?),
             ParamRole::BlockSum => builder.arg(block_sum.take().ok_or_else(missing)?),
             ParamRole::FirstBad => builder.arg(first_bad.take().ok_or_else(missing)?),

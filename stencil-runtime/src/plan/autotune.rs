@@ -46,25 +46,13 @@ pub(crate) fn short_run(max_iterations: usize) -> Choice {
     }
 }
 
-/// `Auto` for a grid whose periodic or Neumann outer layers are filled before every
-/// iteration: the schedules of one iteration at a time.
-pub(crate) fn with_filled_boundaries(meta: &StencilMeta) -> Choice {
-    if meta.is_sweep() {
-        return without_measuring(meta);
-    }
-    Choice {
-        schedule: Schedule::Plain,
-        reason: "plain: periodic or Neumann boundaries are filled before every iteration, which hierarchical \
-                 cycles cannot do inside their tiles"
-            .into(),
-    }
-}
-
 /// `Auto` for a system of several unknowns.
 pub(crate) fn for_system() -> Choice {
     Choice {
         schedule: Schedule::Plain,
-        reason: "plain: a system of several unknowns runs plain or tiled passes".into(),
+        reason: "plain: the candidates are not timed for a system of several unknowns (ask for `Tiled` or \
+                 `Hierarchical` to run them)"
+            .into(),
     }
 }
 
@@ -141,10 +129,19 @@ fn cache() -> &'static Mutex<HashMap<Key, Choice>> {
 }
 
 /// The cache key: the stencil (by its generated source, so two stencils of the same name
-/// differ), the grid's shape, the precision, the mode and the device.
-pub(crate) fn key(source: &str, shape: &[usize], precision: &'static str, mode: &'static str, device: usize) -> Key {
+/// differ) and the boundary conditions, hashed together, the grid's shape, the precision,
+/// the mode and the device.
+pub(crate) fn key(
+    source: &str,
+    boundaries: impl Hash,
+    shape: &[usize],
+    precision: &'static str,
+    mode: &'static str,
+    device: usize,
+) -> Key {
     let mut hasher = DefaultHasher::new();
     source.hash(&mut hasher);
+    boundaries.hash(&mut hasher);
     (hasher.finish(), shape.to_vec(), precision, mode, device)
 }
 

@@ -79,6 +79,64 @@ impl<const N: usize> Fill<N> {
     pub fn any(&self) -> bool {
         !self.boundaries.is_dirichlet()
     }
+
+    /// How a hierarchical cycle's working regions meet the edges of the planes `window` of
+    /// axis 0 (seen as a grid of their own): a periodic axis wraps where the window holds both
+    /// of its ends, and a Neumann side is mirrored where the window holds that outer layer.
+    pub fn cycle_edges(&self, window: &Range<usize>) -> CycleEdges<N> {
+        let b = &self.boundaries;
+        let whole = window.start == 0 && window.end == self.shape[0];
+        let holds = |axis: usize, low: bool| match axis {
+            0 if low => self.edges.low && window.start == 0,
+            0 => self.edges.high && window.end == self.shape[0],
+            _ => true,
+        };
+        CycleEdges {
+            wrap: std::array::from_fn(|a| {
+                self.radius[a] > 0 && b.is_periodic(a) && (a > 0 || (whole && self.edges.low && self.edges.high))
+            }),
+            mirror: std::array::from_fn(|a| {
+                let neumann =
+                    |side: Boundary, low: bool| self.radius[a] > 0 && side == Boundary::Neumann && holds(a, low);
+                (neumann(b.low[a], true), neumann(b.high[a], false))
+            }),
+        }
+    }
+}
+
+/// How a hierarchical cycle's working regions meet a grid's edges, per axis (all `false`
+/// for Dirichlet boundaries). A periodic axis has no edge: a region near one end goes on
+/// past it, each point standing for the interior point it wraps to (the grid's outer layer
+/// holds those values too). A Neumann side's outer layer in a region takes its mirror
+/// points' values after every subiteration, as the fill does before every iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CycleEdges<const N: usize> {
+    pub wrap: [bool; N],
+    /// (low side, high side).
+    pub mirror: [(bool, bool); N],
+}
+
+impl<const N: usize> Default for CycleEdges<N> {
+    fn default() -> Self {
+        Self { wrap: [false; N], mirror: [(false, false); N] }
+    }
+}
+
+impl<const N: usize> CycleEdges<N> {
+    /// Whether a cycle meets an edge other than a Dirichlet one.
+    pub fn any(&self) -> bool {
+        self.wrap.iter().any(|&w| w) || self.mirror.iter().any(|&(l, h)| l || h)
+    }
+
+    /// The kernels' flags per kernel axis (`axes`: the kernel axis of each grid axis):
+    /// 1 wraps, 2 mirrors the low side, 4 the high side.
+    pub fn flags(&self, axes: &[usize]) -> [i32; 3] {
+        let mut flags = [0; 3];
+        for (a, &k) in axes.iter().enumerate().take(N) {
+            flags[k] = i32::from(self.wrap[a]) | i32::from(self.mirror[a].0) << 1 | i32::from(self.mirror[a].1) << 2;
+        }
+        flags
+    }
 }
 
 /// The copies that fill the outer layers of a grid of `shape` (radius `radius` per axis)

@@ -57,6 +57,10 @@ pub(crate) fn plain(manifest: &KernelManifest, dims: [usize; 3], block: [u32; 3]
     Ok(Shape { grid: [x as u32, y as u32, z as u32], block: [bx as u32, by as u32, 1], shared: 0 })
 }
 
+/// The cycle kernels' int parameters: tile, the cores of axis 0, three halos, subiterations,
+/// the measure flag and three edge flags.
+pub(crate) const CYCLE_INTS: usize = 11;
+
 /// Registers per thread the register kernel may spend on its columns (32-bit words).
 const REGISTER_COLUMN_WORDS: usize = 128;
 
@@ -77,6 +81,9 @@ pub(crate) struct Cycle {
     /// The kernel's axis that is the grid's axis 0.
     pub axis0: usize,
     pub sub: usize,
+    /// How the working regions meet the grid's edges per kernel axis
+    /// ([`CycleEdges::flags`](crate::plan::fill::CycleEdges::flags)).
+    pub edges: [i32; 3],
     pub shape: Shape,
 }
 
@@ -94,12 +101,13 @@ pub(crate) fn fill_shape(manifest: &KernelManifest, points: usize) -> Result<Sha
 
 impl Cycle {
     /// The cycle kernel's ints for a cycle of `len` subiterations: tile, the cores of axis
-    /// 0, halos, subiterations and the measure flag (`measure − 1` is the measured
-    /// subiteration; 0: none).
-    pub fn ints(&self, len: usize, measure: usize) -> Result<[i32; 8]> {
+    /// 0, halos, subiterations, the measure flag (`measure − 1` is the measured
+    /// subiteration; 0: none) and the edges.
+    pub fn ints(&self, len: usize, measure: usize) -> Result<[i32; CYCLE_INTS]> {
         let [h0, h1, h2] = self.halo;
         let values = [self.tile, self.cores0.0, self.cores0.1, h0, h1, h2, len, measure];
-        let mut ints = [0i32; 8];
+        let mut ints = [0i32; CYCLE_INTS];
+        ints[8..].copy_from_slice(&self.edges);
         for (int, value) in ints.iter_mut().zip(values) {
             *int = i32::try_from(value).map_err(|_| Error::Launch {
                 kernel: "hierarchical".into(),
@@ -109,8 +117,10 @@ impl Cycle {
         Ok(ints)
     }
 
-    /// The cycle of `sizes` over a grid seen as `dims`, elements of `elem` bytes;
-    /// `registers`: whether the register kernel may run where it applies.
+    /// The cycle of `sizes` over a grid seen as `dims`, elements of `elem` bytes, whose
+    /// working regions meet the grid's edges as `edges` says (per kernel axis; a region goes
+    /// on past the edge of a wrapping axis); `registers`: whether the register kernel may run
+    /// where it applies (it meets only Dirichlet edges).
     pub fn new(
         manifest: &KernelManifest,
         dims: [usize; 3],
@@ -118,6 +128,7 @@ impl Cycle {
         elem: usize,
         registers: bool,
         limits: Limits,
+        edges: [i32; 3],
     ) -> Result<Self> {
         let CycleSizes { tile, halo, sub } = sizes;
         let fail = |reason| launch_error(manifest, KernelKind::Hierarchical, reason);
@@ -127,7 +138,11 @@ impl Cycle {
         // A tile or halo beyond the grid is clipped to it by the kernel anyway.
         let tile = tile.min(largest);
         let halo: [usize; 3] = std::array::from_fn(|a| if radius[a] == 0 { 0 } else { halo.min(largest) });
-        let extent: [usize; 3] = std::array::from_fn(|a| (tile.min(interior[a]) + 2 * halo[a]).min(dims[a]));
+        let wraps = |a: usize| edges[a] & 1 != 0;
+        let extent: [usize; 3] = std::array::from_fn(|a| match wraps(a) {
+            true => tile.min(interior[a]) + 2 * halo[a],
+            false => (tile.min(interior[a]) + 2 * halo[a]).min(dims[a]),
+        });
         let tiles: [usize; 3] = std::array::from_fn(|a| interior[a].div_ceil(tile));
         if tiles[2] > i32::MAX as usize || tiles[1] > 65535 || tiles[0] > 65535 {
             return Err(fail(format!("{}×{}×{} tiles exceed the device's grid limits", tiles[0], tiles[1], tiles[2])));
@@ -140,6 +155,7 @@ impl Cycle {
         let cores0 = (radius[axis0], dims[axis0] - radius[axis0]);
         let words = extent[0] * facts.registers.len() * elem.div_ceil(4);
         let fits_registers = manifest.kernel(KernelKind::HierarchicalRows).is_some()
+            && edges == [0; 3]
             && extent[2] <= facts.register_width
             && words <= REGISTER_COLUMN_WORDS;
         let base = Self {
@@ -151,6 +167,7 @@ impl Cycle {
             cores0,
             axis0,
             sub,
+            edges,
             shape: Shape { grid: [tiles[2] as u32, tiles[1] as u32, tiles[0] as u32], block: [1, 1, 1], shared: 0 },
         };
         if registers && fits_registers {
@@ -320,7 +337,7 @@ mod tests {
     fn cycles_clip_tiles_and_halos_to_the_grid_and_count_their_shared_memory() {
         let m = manifest([1, 0, 1], &[0, 2]);
         let sizes = CycleSizes { tile: usize::MAX, halo: usize::MAX, sub: 2 };
-        let c = Cycle::new(&m, [20, 1, 30], sizes, 8, true, LIMITS).unwrap();
+        let c = Cycle::new(&m, [20, 1, 30], sizes, 8, true, LIMITS, [0; 3]).unwrap();
         assert_eq!((c.tile, c.halo), (30, [30, 0, 30]));
         assert_eq!(c.kind, KernelKind::Hierarchical, "no register kernel in the manifest");
         assert_eq!(c.shape.shared as usize, 3 * 20 * 30 * 8, "the unknown twice and one staged field");

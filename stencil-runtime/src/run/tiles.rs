@@ -151,6 +151,8 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Tiles
         let margin = left.saturating_mul(reach);
         let target = own.start.saturating_sub(margin).max(r)..own.end.saturating_add(margin).min(self.planes.count - r);
         let measure = plan.measure_step.is_some();
+        // The outer layers of the iterate the cycle starts from (the ghost planes' too).
+        self.engine.fill()?;
         if measure {
             // ρ of the iterate this cycle starts from, over the own planes; the cycle then
             // writes over what this update wrote.
@@ -202,7 +204,14 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Tiles
     }
 
     fn host(&mut self) -> Result<&mut Grid<T, N>> {
+        // An observer sees the current iterate's outer layer.
+        self.engine.fill()?;
         self.engine.host()
+    }
+
+    fn hosts(&mut self) -> Result<Vec<&Grid<T, N>>> {
+        self.engine.fill()?;
+        self.engine.hosts()
     }
 
     fn wait(&mut self) -> Result<()> {
@@ -210,6 +219,8 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Tiles
     }
 
     fn finish(&mut self) -> Result<()> {
+        // The outer layer of the last iterate.
+        self.engine.fill()?;
         self.engine.finish()
     }
 }

@@ -120,17 +120,18 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// The grid's boundary conditions: Dirichlet on every side by default (the outer layer
     /// keeps the values it was given); a [`Boundary`](crate::Boundary) for every side, or
     /// [`Boundaries`] per axis and side. Periodic and Neumann layers are filled from the
-    /// interior before every iteration (and every sweep) and after the last, so they run
-    /// with the schedules that can fill them between any two iterations — `Plain`, `Tiled`,
-    /// `OutOfCore` with plain or skewed slabs (axis 0 not periodic), and the sweeps'
-    /// `Wavefront` (`Auto` then picks among them) — on every backend, and across ranks (a
+    /// interior before every iteration (and every sweep) and after the last, and every
+    /// schedule keeps them as one iteration at a time does — `Plain`, `Tiled`,
+    /// `Hierarchical` (whose working regions wrap past a periodic edge and mirror a Neumann
+    /// one after every subiteration), `OutOfCore` with plain or skewed slabs (axis 0 not
+    /// periodic), and the sweeps' `Wavefront` — on every backend, and across ranks (a
     /// periodic cut axis wraps from the last rank to the first: Jacobi iterations on a split
     /// of depth 1). See `docs/guide.md`, "Boundary conditions".
     ///
     /// **Errors** (from [`run`](Self::run)): [`Error::InvalidBoundary`] for a periodic axis
     /// periodic on one side only or an interior narrower than the radius it fills, and
-    /// [`Error::InvalidSchedule`] for a schedule that runs several iterations between two
-    /// fills.
+    /// [`Error::InvalidSchedule`] for out-of-core slabs with a periodic axis 0 or with
+    /// hierarchical cycles inside them.
     pub fn boundaries(mut self, boundaries: impl Into<Boundaries<N>>) -> Self {
         self.boundaries = boundaries.into();
         self
@@ -259,14 +260,15 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// is the grid of the `k`-th field marked `mut`, in declaration order, and every one is
     /// updated from the previous iterate of all of them. The residual is taken over all of
     /// them: L∞ the largest change, L2 over every point of every unknown. A system runs
-    /// `Plain` and `Tiled` passes (`Auto` picks `Plain`) in one process, on every backend
-    /// and with every boundary condition, each unknown's outer layers filled alike
-    /// (`docs/guide.md`, "Systems of unknowns", has a tested example).
+    /// `Plain`, `Tiled` and `Hierarchical` schedules (`Auto` picks `Plain`) on every backend
+    /// and with every boundary condition, each unknown's outer layers filled alike, in one
+    /// process or on MPI ranks (with [`distributed`](Self::distributed), `unknowns` being
+    /// this rank's parts). `docs/guide.md`, "Systems of unknowns", has a tested example.
     ///
     /// **Errors**: as [`run`](Self::run), and [`Error::WrongUnknowns`] when `unknowns` is not
     /// one grid per unknown, [`Error::ShapeMismatch`] when their shapes differ, and
-    /// [`Error::InvalidSchedule`] for a schedule, checkpoint or distributed run that a
-    /// system does not have.
+    /// [`Error::InvalidSchedule`] for out-of-core slabs and checkpoints, which hold one
+    /// unknown.
     pub fn run_system(&mut self, unknowns: &mut [&mut Grid<T, N>]) -> Result<Report> {
         let names = S::META.unknown_names();
         if unknowns.len() != names.len() {
@@ -306,8 +308,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         Error::WrongUnknowns { stencil: S::META.name, reason }
     }
 
-    /// What a system of several unknowns runs: `Plain` and `Tiled` passes, in one process,
-    /// without checkpoints.
+    /// What a system of several unknowns runs: every in-core schedule, without checkpoints.
     fn check_system(&self) -> Result<()> {
         let reason = match self.schedule {
             _ if self.checkpoint.is_some() => {
@@ -395,19 +396,15 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// schedule for a grid too large for the GPU that `Backend::Auto` chose; `None` when the
     /// schedule given runs as it is.
     fn choose(&self, u: &Grid<T, N>, device: Option<usize>) -> Result<Option<crate::plan::autotune::Choice>> {
-        use crate::plan::autotune::{short_run, with_filled_boundaries, without_measuring, worth_measuring};
-        let filled = !self.boundaries.is_dirichlet();
+        use crate::plan::autotune::{short_run, without_measuring, worth_measuring};
         // Out-of-core passes fill each slab's region, but cannot wrap the slab axis.
         let slabs_fit = !S::META.is_sweep() && !self.boundaries.is_periodic(0);
         if S::META.is_system() {
             return Ok((self.schedule == Schedule::Auto).then(crate::plan::autotune::for_system));
         }
+        let out_of_core = |device| if slabs_fit { self.out_of_core(u, device) } else { Ok(None) };
         Ok(match (self.schedule, device) {
-            (Schedule::Auto, Some(device)) if filled && slabs_fit => {
-                Some(self.out_of_core(u, device)?.unwrap_or_else(|| with_filled_boundaries(S::META)))
-            }
-            (Schedule::Auto, _) if filled => Some(with_filled_boundaries(S::META)),
-            (Schedule::Auto, Some(device)) if !S::META.is_sweep() => Some(match self.out_of_core(u, device)? {
+            (Schedule::Auto, Some(device)) if !S::META.is_sweep() => Some(match out_of_core(device)? {
                 Some(choice) => choice,
                 None if !worth_measuring(self.max_iterations) => short_run(self.max_iterations.unwrap_or_default()),
                 None => self.measure_auto(u, device)?,
@@ -423,17 +420,18 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     }
 
     /// The boundary conditions, checked against the grid of `shape` and `schedule`: periodic
-    /// and Neumann layers are filled before every iteration, which a hierarchical cycle
-    /// cannot do inside its tiles, nor an out-of-core slab for a periodic slab axis (its
-    /// first planes would read the grid's last at every iteration of a pass).
+    /// and Neumann layers are filled before every iteration, which a hierarchical cycle does
+    /// inside its tiles (its working regions wrap and mirror), but not an out-of-core slab's
+    /// cycles, nor an out-of-core slab for a periodic slab axis (its first planes would read
+    /// the grid's last at every iteration of a pass).
     fn boundaries_for(&self, schedule: Schedule, shape: [usize; N]) -> Result<Boundaries<N>> {
         let boundaries = self.boundaries;
         boundaries.check(S::META, shape)?;
         let reason = match schedule {
             _ if boundaries.is_dirichlet() => return Ok(boundaries),
-            Schedule::Hierarchical { .. } | Schedule::OutOfCore { inner: Inner::Hierarchical { .. }, .. } => {
-                "a hierarchical cycle runs its subiterations inside each tile, and the outer layers are filled \
-                 between iterations: use `Plain`, `Tiled` or `OutOfCore` with plain or skewed slabs"
+            Schedule::OutOfCore { inner: Inner::Hierarchical { .. }, .. } => {
+                "an out-of-core slab's hierarchical cycles do not fill its region's outer layers between their \
+                 subiterations: use plain or skewed slabs (`Inner::Plain`, `Inner::Skewed`), or `Hierarchical` in core"
             }
             Schedule::OutOfCore { .. } if boundaries.is_periodic(0) => {
                 "a periodic axis 0 wraps from the last slab to the first, which every iteration of a pass would \
@@ -498,7 +496,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     fn measure_auto(&self, u: &Grid<T, N>, device: usize) -> Result<crate::plan::autotune::Choice> {
         use crate::plan::autotune::{TRIAL_ITERATIONS, key, measured};
         let gpu_name = crate::cuda::Gpu::open(device)?.name.clone();
-        let key = key(S::CUDA_SOURCE, &u.shape(), T::NAME, self.cuda.mode.name(), device);
+        let key = key(S::CUDA_SOURCE, self.boundaries, &u.shape(), T::NAME, self.cuda.mode.name(), device);
         measured(S::META, key, &gpu_name, |schedule| {
             // What the run was given, timed on the device over a few iterations; the rest
             // (callbacks, checkpoints, observers) as a new solver has it.

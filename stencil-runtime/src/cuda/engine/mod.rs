@@ -19,8 +19,9 @@ use crate::cuda::options::{CudaOptions, HierarchicalKernel};
 use crate::cuda::sweeper::Sweeper;
 use crate::engine::{CycleCheck, Difference, Engine};
 use crate::kernel::KernelKind;
+use crate::plan::fill::Fill;
 use crate::plan::fill::FillCopy;
-use crate::plan::launch::{Cycle, Shape, plain};
+use crate::plan::launch::{CYCLE_INTS, Cycle, Shape, plain};
 use crate::plan::planes::{Exchange, Halo};
 use crate::schedule::CycleSizes;
 use crate::{Error, Grid, Real, Result, Schedule, Stencil};
@@ -54,6 +55,9 @@ pub(crate) struct Build<'a, T: Real> {
     pub halos: Option<&'a Exchange<T>>,
     /// The boundary fill's copies (none for Dirichlet boundaries).
     pub fill: Vec<FillCopy>,
+    /// How cycles over the whole grid meet its edges, per kernel axis
+    /// ([`CycleEdges::flags`](crate::plan::fill::CycleEdges::flags)).
+    pub cycle_edges: [i32; 3],
 }
 
 /// A system's further unknown: the user's grid and its two iterates on the device.
@@ -79,6 +83,8 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     sweepers: Vec<Sweeper<T>>,
     /// The boundary fill's kernel and copies, when there are copies.
     fill: Option<(Kernel, Vec<FillCopy>)>,
+    /// The boundary conditions where the grid's edges are, for hierarchical cycles.
+    edges: Option<Fill<N>>,
     inputs: Vec<Option<CudaSlice<T>>>,
     /// The read-only fields of the further sweep stencils (declaration order, `None` at the
     /// unknown): of sweeper 1, 2, ….
@@ -167,6 +173,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             cycle_checked: false,
             sweepers,
             fill,
+            edges: None,
             inputs: buffers.inputs,
             other_inputs: Vec::new(),
             current: buffers.current,
@@ -197,6 +204,18 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         }
         stream.synchronize().map_err(driver_error("waiting for the device"))?;
         Ok(self)
+    }
+
+    /// This engine with its hierarchical cycles' working regions meeting the grid's edges
+    /// as `fill` says.
+    pub fn with_edges(mut self, fill: Fill<N>) -> Self {
+        self.edges = Some(fill);
+        self
+    }
+
+    /// How a cycle over the planes `window` meets the grid's edges, per kernel axis.
+    fn cycle_edges(&self, window: &Range<usize>) -> [i32; 3] {
+        self.edges.map_or([0; 3], |fill| fill.cycle_edges(window).flags(S::KERNELS.axes))
     }
 
     /// Adds sweep stencil `B`, with its read-only fields (declaration order, `None` at the
@@ -233,7 +252,8 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             Schedule::Hierarchical { tile, halo, sub } => {
                 let registers = build.alone && build.options.hierarchical_kernel == HierarchicalKernel::Auto;
                 let sizes = CycleSizes { tile, halo, sub };
-                Some((Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, gpu.limits())?, sizes))
+                let edges = build.cycle_edges;
+                Some((Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, gpu.limits(), edges)?, sizes))
             }
             _ => None,
         };
@@ -292,7 +312,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         shape: Shape,
         window: Range<usize>,
         dims: [usize; 3],
-        cycle: [i32; 8],
+        cycle: [i32; CYCLE_INTS],
         measure: bool,
     ) -> Result<()> {
         let entries = if measure { Some(self.entries(shape.blocks())?) } else { None };
@@ -348,7 +368,8 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         let whole = planes.len() == self.shape[0];
         let registers = jacobi.registers && whole;
         let sizes = CycleSizes { sub: steps, ..sizes };
-        let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, self.gpu.limits())?;
+        let edges = self.cycle_edges(&planes);
+        let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, self.gpu.limits(), edges)?;
         let cycle = geometry.ints(steps, if measure { steps } else { 0 })?;
         self.launch_window(&kernel, geometry.shape, self.elements(&planes), dims, cycle, measure)
     }
@@ -382,7 +403,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
         let jacobi = self.jacobi()?;
         let kernel = if measure { jacobi.measure.clone() } else { jacobi.pass.clone() };
         let launch_shape = plain(S::KERNELS, dims, self.block, self.gpu.limits())?;
-        self.launch_window(&kernel, launch_shape, window, dims, [0; 8], measure)
+        self.launch_window(&kernel, launch_shape, window, dims, [0; CYCLE_INTS], measure)
     }
 
     fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: CycleCheck) -> Result<()> {
@@ -397,8 +418,9 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
         // only where the whole grid's are; its tiles along axis 0 are those of `cores`.
         let dims = S::KERNELS.view(&self.shape, 1);
         let sizes = CycleSizes { sub: len, ..sizes };
-        let geometry =
-            Cycle::new(S::KERNELS, dims, sizes, T::BYTES, jacobi.registers, self.gpu.limits())?.cores_of_axis_0(cores);
+        let edges = self.cycle_edges(&(0..self.shape[0]));
+        let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, jacobi.registers, self.gpu.limits(), edges)?
+            .cores_of_axis_0(cores);
         let whole = 0..self.shape[0] * self.plane_len;
         match check {
             CycleCheck::Residual => {

@@ -24,7 +24,7 @@ use crate::cuda::options::CudaOptions;
 use crate::engine::{Difference, Ghosts, PassPlan, Written};
 use crate::kernel::KernelKind;
 use crate::plan::fill::Fill;
-use crate::plan::launch::{Cycle, Shape, plain};
+use crate::plan::launch::{CYCLE_INTS, Cycle, Shape, plain};
 use crate::plan::slabs::Slabs;
 use crate::schedule::CycleSizes;
 use crate::{Error, Inner, Real, Result, ScalarValue, Stencil};
@@ -143,7 +143,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             Inner::Hierarchical { tile, halo, sub } => {
                 let cycle = module.kernel::<N>(KernelKind::Hierarchical)?;
                 let sizes = CycleSizes { tile, halo, sub };
-                let largest = Cycle::new(S::KERNELS, chunk_dims, sizes, T::BYTES, false, gpu.limits())?;
+                let largest = Cycle::new(S::KERNELS, chunk_dims, sizes, T::BYTES, false, gpu.limits(), [0; 3])?;
                 cycle.allow_shared(largest.shape.shared as usize)?;
                 Kernels::Hierarchical { cycle, measure, sizes }
             }
@@ -394,12 +394,12 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             let dims = view_dims::<S, N>(shape, view.len());
             let (kernel, launch_shape, cycle) = match &self.kernels {
                 Kernels::Plain { measure, .. } | Kernels::Hierarchical { measure, .. } if last_measured => {
-                    (measure, self.measure_shapes[s], [0; 8])
+                    (measure, self.measure_shapes[s], [0; CYCLE_INTS])
                 }
-                Kernels::Plain { pass, .. } => (pass, plain(S::KERNELS, dims, block, gpu.limits())?, [0; 8]),
+                Kernels::Plain { pass, .. } => (pass, plain(S::KERNELS, dims, block, gpu.limits())?, [0; CYCLE_INTS]),
                 Kernels::Hierarchical { cycle, sizes, .. } => {
                     let sizes = CycleSizes { sub: steps, ..*sizes };
-                    let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, false, gpu.limits())?;
+                    let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, false, gpu.limits(), [0; 3])?;
                     (cycle, geometry.shape, geometry.ints(steps, 0)?)
                 }
             };
