@@ -92,12 +92,16 @@ fn hierarchical_cycles_equal_the_cpu_twin_for_every_combination() {
     let hier = |tile, halo, sub| Schedule::Hierarchical { tile, halo, sub };
     let mut wrong = Vec::new();
     // Exact (halo ≥ sub · radius; radius 2 on Skew2's axis 1) and inexact, with partial
-    // tiles at the edges and regions that wrap more than once around a narrow axis.
+    // tiles at the edges, and in 2-D regions that wrap more than once around a narrow axis
+    // (on a periodic axis a region is not clipped at the grid: a 3-D one that large would
+    // not fit a block's shared memory).
     for schedule in [hier(8, 6, 3), hier(8, 2, 3), hier(40, 9, 4)] {
         wrong.extend(compare::<Skew2, f64, 2>(Skew2, [37, 29], schedule, 7));
         wrong.extend(compare::<Skew2, f32, 2>(Skew2, [8, 131], schedule, 6));
-        wrong.extend(compare::<Corner7, f32, 3>(Corner7, [11, 9, 35], schedule, 4));
         wrong.extend(compare::<Line2, f64, 1>(Line2, [301], schedule, 9));
+    }
+    for schedule in [hier(8, 6, 3), hier(8, 2, 3)] {
+        wrong.extend(compare::<Corner7, f32, 3>(Corner7, [11, 9, 35], schedule, 4));
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
