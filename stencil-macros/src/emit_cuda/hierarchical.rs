@@ -97,28 +97,16 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("// values. The cores of the grid's axis 0 tile [lo0, hi0): its interior in one");
     w.line("// process; a part of it, aligned to the whole grid's tiles, under an MPI rank. Launch with one block");
     w.line("// per tile: gridDim = (tiles on axis 2, axis 1, axis 0), any blockDim, and");
-    w.line(format!("// dynamic shared memory of ({} + {}) · Π min(tile + 2h, n) elements.", 2 * k, staged.len()));
+    w.line(format!(
+        "// dynamic shared memory of ({} + {}) · w0 · w1 · w2 elements (the working region's extents).",
+        2 * k,
+        staged.len()
+    ));
     emit_wrap(w);
     signature(s, Kind::Hierarchical).open(w);
     w.line("extern __shared__ double stencil_shared[]; // double: aligned for either element type");
     index_prologue(w);
-    w.line("const bool wrap0 = edges0 & 1, wrap1 = edges1 & 1, wrap2 = edges2 & 1;");
-    w.line("const bool mirrors = ((edges0 | edges1 | edges2) & 6) != 0;");
-    w.line("// Staged read-only fields hold the values at the region's (wrapped) points, which a plain iteration");
-    w.line("// reads only away from a periodic edge: with one, they are read around the wrapped point instead.");
-    w.line("const bool staged_reads = !(wrap0 || wrap1 || wrap2);");
-    w.line("// The core [c, e) and the working region [o, o + w) per axis; the cores of the grid's axis 0 tile");
-    w.line("// [lo0, hi0).");
-    let (axis_0, axis_2) = core_bounds(s);
-    w.line(format!("const idx c0 = {}, c1 = R1 + (idx)blockIdx.y * tile, c2 = {};", axis_0[0], axis_2[0]));
-    w.line(format!("const idx e0 = {}, e1 = min(c1 + (idx)tile, N1 - R1), e2 = {};", axis_0[1], axis_2[1]));
-    w.line("const idx o0 = wrap0 ? c0 - (idx)h0 : max(c0 - (idx)h0, (idx)0);");
-    w.line("const idx o1 = wrap1 ? c1 - (idx)h1 : max(c1 - (idx)h1, (idx)0);");
-    w.line("const idx o2 = wrap2 ? c2 - (idx)h2 : max(c2 - (idx)h2, (idx)0);");
-    w.line("const int w0 = (int)((wrap0 ? e0 + (idx)h0 : min(e0 + (idx)h0, N0)) - o0);");
-    w.line("const int w1 = (int)((wrap1 ? e1 + (idx)h1 : min(e1 + (idx)h1, N1)) - o1);");
-    w.line("const int w2 = (int)((wrap2 ? e2 + (idx)h2 : min(e2 + (idx)h2, N2)) - o2);");
-    w.line("const int volume = w0 * w1 * w2;");
+    emit_region_geometry(w, s);
     // Unknown j's two buffers are regions 2j and 2j + 1; they swap after every subiteration.
     let unknowns: Vec<String> = s.unknowns.iter().map(|&f| c_name(&s.fields[f].name)).collect();
     for (j, n) in unknowns.iter().enumerate() {
@@ -144,6 +132,46 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
     w.line("__syncthreads();");
     w.line("double my_max = 0.0, my_sum = 0.0;");
     w.open("for (int step = 0; step < sub; ++step)");
+    emit_update(w, s, &staged, &unknowns);
+    w.line("__syncthreads();");
+    emit_mirror(w, &unknowns);
+    for n in &unknowns {
+        w.line(format!("real* const done_{n} = next_{n};"));
+        w.line(format!("next_{n} = current_{n};"));
+        w.line(format!("current_{n} = done_{n};"));
+    }
+    w.close("");
+    write_back_core(w, s);
+    w.line("if (!measure) return;");
+    emit_block_reduction(w);
+    w.close("");
+    w.blank();
+}
+
+/// The edges' flags, the core `[c, e)` and the working region `[o, o + w)` per axis.
+fn emit_region_geometry(w: &mut Writer, s: &Stencil) {
+    w.line("const bool wrap0 = edges0 & 1, wrap1 = edges1 & 1, wrap2 = edges2 & 1;");
+    w.line("const bool mirrors = ((edges0 | edges1 | edges2) & 6) != 0;");
+    w.line("// Staged read-only fields hold the values at the region's (wrapped) points, which a plain iteration");
+    w.line("// reads only away from a periodic edge: with one, they are read around the wrapped point instead.");
+    w.line("const bool staged_reads = !(wrap0 || wrap1 || wrap2);");
+    w.line("// The core [c, e) and the working region [o, o + w) per axis; the cores of the grid's axis 0 tile");
+    w.line("// [lo0, hi0).");
+    let (axis_0, axis_2) = core_bounds(s);
+    w.line(format!("const idx c0 = {}, c1 = R1 + (idx)blockIdx.y * tile, c2 = {};", axis_0[0], axis_2[0]));
+    w.line(format!("const idx e0 = {}, e1 = min(c1 + (idx)tile, N1 - R1), e2 = {};", axis_0[1], axis_2[1]));
+    w.line("const idx o0 = wrap0 ? c0 - (idx)h0 : max(c0 - (idx)h0, (idx)0);");
+    w.line("const idx o1 = wrap1 ? c1 - (idx)h1 : max(c1 - (idx)h1, (idx)0);");
+    w.line("const idx o2 = wrap2 ? c2 - (idx)h2 : max(c2 - (idx)h2, (idx)0);");
+    w.line("const int w0 = (int)((wrap0 ? e0 + (idx)h0 : min(e0 + (idx)h0, N0)) - o0);");
+    w.line("const int w1 = (int)((wrap1 ? e1 + (idx)h1 : min(e1 + (idx)h1, N1)) - o1);");
+    w.line("const int w2 = (int)((wrap2 ? e2 + (idx)h2 : min(e2 + (idx)h2, N2)) - o2);");
+    w.line("const int volume = w0 * w1 * w2;");
+}
+
+/// One subiteration's update of the region's points at distance ≥ the radius from its edge,
+/// with the measurement of the measured one.
+fn emit_update(w: &mut Writer, s: &Stencil, staged: &[usize], unknowns: &[String]) {
     region_loops(w, ["R0", "R1", "R2"], ["w0 - R0", "w1 - R1", "w2 - R2"]);
     w.line("const int local_offset_0 = w1 * w2;");
     for (f, field) in s.fields.iter().enumerate() {
@@ -174,19 +202,6 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
         w.line(format!("next_{n}[l] = {};", value(s, j)));
     }
     close_region_loops(w);
-    w.line("__syncthreads();");
-    emit_mirror(w, &unknowns);
-    for n in &unknowns {
-        w.line(format!("real* const done_{n} = next_{n};"));
-        w.line(format!("next_{n} = current_{n};"));
-        w.line(format!("current_{n} = done_{n};"));
-    }
-    w.close("");
-    write_back_core(w, s);
-    w.line("if (!measure) return;");
-    emit_block_reduction(w);
-    w.close("");
-    w.blank();
 }
 
 /// The core of the working region written to the outputs, and checked for NaN or ±∞ when

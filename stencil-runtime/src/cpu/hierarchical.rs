@@ -202,6 +202,70 @@ struct Regions<T> {
     next: Vec<Vec<T>>,
 }
 
+/// A tile's working region `[lo, hi)` in the grid's coordinates (beyond the grid on a
+/// wrapping axis): the grid point each of its points stands for, and their local indices.
+struct Region<'l, const N: usize> {
+    layout: &'l Layout<N>,
+    edges: CycleEdges<N>,
+    lo: [isize; N],
+    hi: [isize; N],
+    strides: [usize; N],
+}
+
+impl<'l, const N: usize> Region<'l, N> {
+    fn new(layout: &'l Layout<N>, edges: CycleEdges<N>, (lo, hi): ([isize; N], [isize; N])) -> Self {
+        let mut strides = [1usize; N];
+        for a in (0..N.saturating_sub(1)).rev() {
+            strides[a] = strides[a + 1] * (hi[a + 1] - lo[a + 1]) as usize;
+        }
+        Self { layout, edges, lo, hi, strides }
+    }
+
+    fn width(&self) -> [usize; N] {
+        std::array::from_fn(|a| (self.hi[a] - self.lo[a]) as usize)
+    }
+
+    /// The flat index of the grid point the region's point `at` stands for.
+    fn global(&self, at: [isize; N]) -> usize {
+        (0..N).map(|a| wrapped(self.layout, &self.edges, a, at[a]) * self.layout.strides[a]).sum()
+    }
+
+    /// The local index of the region's point `at`.
+    fn local(&self, at: [isize; N]) -> usize {
+        (0..N).map(|a| (at[a] - self.lo[a]) as usize * self.strides[a]).sum()
+    }
+
+    /// Every unknown's values over the region, from the current iterates in `fields`, twice.
+    fn load<S: Stencil<N>, T: Real>(&self, fields: &[&[T]]) -> Result<Regions<T>> {
+        let width = self.width();
+        // At most the grid's size, or tile + 2 · halo per axis on a periodic one.
+        let len: usize = width.iter().product();
+        let what = || format!("a hierarchical tile's working region ({width:?} points)");
+        let mut regions = Regions { current: Vec::new(), next: Vec::new() };
+        for &field in S::META.unknowns {
+            let mut current = crate::memory::with_capacity(len, what)?;
+            for_each_in_box(self.lo, self.hi, |at| current.push(fields[field][self.global(at)]));
+            // Points that are never updated keep their loaded values in both buffers.
+            regions.next.push(crate::memory::copy_of(&current, what)?);
+            regions.current.push(current);
+        }
+        Ok(regions)
+    }
+
+    /// The region's points in a Neumann outer layer, each with its mirror point (local).
+    fn mirrored(&self) -> Vec<(usize, usize)> {
+        let mut mirrored = Vec::new();
+        if self.edges.any() {
+            for_each_in_box(self.lo, self.hi, |at| {
+                if let Some(source) = mirror_of(self.layout, &self.edges, at) {
+                    mirrored.push((self.local(at), self.local(source)));
+                }
+            });
+        }
+        mirrored
+    }
+}
+
 fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
     layout: &Layout<N>,
     cycle: &Cycle<N>,
@@ -212,16 +276,7 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
     outs: &[DisjointWrites<T>],
 ) -> Result<Difference> {
     let meta = S::META;
-    let edges = &cycle.edges;
-    let (lo, hi) = boxes.region;
-    let width: [usize; N] = std::array::from_fn(|a| (hi[a] - lo[a]) as usize);
-    let mut local_strides = [1usize; N];
-    for a in (0..N.saturating_sub(1)).rev() {
-        local_strides[a] = local_strides[a + 1] * width[a + 1];
-    }
-    // The grid point a region point stands for, and the region point's local index.
-    let global = |at: [isize; N]| (0..N).map(|a| wrapped(layout, edges, a, at[a]) * layout.strides[a]).sum::<usize>();
-    let local = |at: [isize; N]| (0..N).map(|a| (at[a] - lo[a]) as usize * local_strides[a]).sum::<usize>();
+    let region = Region::new(layout, cycle.edges, boxes.region);
     // Per read slot: the unknown it reads (its place in declaration order) or `None` for a
     // read-only field, the field, and its flat offset in the grid and in the working region.
     // A read-only field is read around the grid point the region point stands for, as one
@@ -231,43 +286,24 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
         .iter()
         .zip(&layout.reads)
         .map(|(read, &(field, flat))| {
-            let local_flat = (0..N).map(|a| read.offset[a] as isize * local_strides[a] as isize).sum();
+            let local_flat = (0..N).map(|a| read.offset[a] as isize * region.strides[a] as isize).sum();
             (meta.unknowns.iter().position(|&u| u == field), field, flat, local_flat)
         })
         .collect();
-
-    // At most the grid's size, or tile + 2 · halo per axis on a periodic one.
-    let len: usize = width.iter().product();
-    let what = || format!("a hierarchical tile's working region ({width:?} points)");
-    let mut regions = Regions { current: Vec::new(), next: Vec::new() };
-    for &field in meta.unknowns {
-        let mut current = crate::memory::with_capacity(len, what)?;
-        for_each_in_box(lo, hi, |at| current.push(fields[field][global(at)]));
-        // Points that are never updated keep their loaded values in both buffers.
-        regions.next.push(crate::memory::copy_of(&current, what)?);
-        regions.current.push(current);
-    }
+    let mut regions = region.load::<S, T>(fields)?;
+    let mirrored = region.mirrored();
     let r = |a: usize| layout.radius[a] as isize;
     let updated: ([isize; N], [isize; N]) =
-        (std::array::from_fn(|a| lo[a] + r(a)), std::array::from_fn(|a| hi[a] - r(a)));
-    // The region's points in a Neumann outer layer, each with its mirror point.
-    let mut mirrored = Vec::new();
-    if edges.any() {
-        for_each_in_box(lo, hi, |at| {
-            if let Some(source) = mirror_of(layout, edges, at) {
-                mirrored.push((local(at), local(source)));
-            }
-        });
-    }
-    let (core_lo, core_hi) = boxes.core;
-    let in_core = |at: [isize; N]| (0..N).all(|a| core_lo[a] as isize <= at[a] && at[a] < core_hi[a] as isize);
+        (std::array::from_fn(|a| region.lo[a] + r(a)), std::array::from_fn(|a| region.hi[a] - r(a)));
+    let (core_lo, core_hi) = (boxes.core.0.map(|x| x as isize), boxes.core.1.map(|x| x as isize));
+    let in_core = |at: [isize; N]| (0..N).all(|a| core_lo[a] <= at[a] && at[a] < core_hi[a]);
 
     let mut difference = Difference::default();
     let mut values = vec![T::ZERO; meta.unknowns.len()];
     for step in 0..cycle.sub {
         let Regions { current, next } = &mut regions;
         for_each_in_box(updated.0, updated.1, |at| {
-            let (g, l) = (global(at), local(at));
+            let (g, l) = (region.global(at), region.local(at));
             let load = |slot: usize| {
                 let (unknown, field, flat, local_flat) = slots[slot];
                 match unknown {
@@ -292,11 +328,10 @@ fn one_tile<S: Stencil<N>, T: Real, const N: usize>(
         }
         std::mem::swap(&mut regions.current, &mut regions.next);
     }
-    let (core_lo, core_hi) = (core_lo.map(|x| x as isize), core_hi.map(|x| x as isize));
     for_each_in_box(core_lo, core_hi, |at| {
-        let g = global(at);
+        let g = region.global(at);
         for (current, out) in regions.current.iter().zip(outs) {
-            let v = current[local(at)];
+            let v = current[region.local(at)];
             if measure.is_some() && !v.is_finite() && difference.first_non_finite.is_none_or(|first| g < first) {
                 difference.first_non_finite = Some(g);
             }
