@@ -99,6 +99,9 @@ fn the_heat_box_keeps_its_heat_between_insulated_walls() {
 #[test]
 fn gray_scott_writes_its_frames_and_last_step() {
     let dir = std::env::temp_dir().join(format!("gray_scott_{}", std::process::id()));
+    // The picture's folder must exist (the example checks it before running); the frames'
+    // folder is made by the example.
+    std::fs::create_dir_all(&dir).unwrap();
     let png = dir.join("last.png");
     let (frames, last) = (dir.join("frames"), png.to_str().unwrap());
     let args = ["--size", "48", "--steps", "300", "--every", "100", "--backend", "cpu", "--frames"];
