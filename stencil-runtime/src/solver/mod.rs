@@ -262,7 +262,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// them: L∞ the largest change, L2 over every point of every unknown. A system runs
     /// `Plain`, `Tiled` and `Hierarchical` schedules (`Auto` picks `Plain`) on every backend
     /// and with every boundary condition, each unknown's outer layers filled alike, in one
-    /// process or on MPI ranks (with [`distributed`](Self::distributed), `unknowns` being
+    /// process or on MPI ranks (with `distributed`, feature `mpi`, `unknowns` being
     /// this rank's parts). `docs/guide.md`, "Systems of unknowns", has a tested example.
     ///
     /// **Errors**: as [`run`](Self::run), and [`Error::WrongUnknowns`] when `unknowns` is not

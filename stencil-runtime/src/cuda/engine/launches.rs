@@ -1,0 +1,174 @@
+//! The CUDA engine's launches: the Jacobi kernels it gets, and a launch of them on a window
+//! of the buffers (a plain or tiled pass, or an exact hierarchical cycle, with the cycle's
+//! edges where the window meets the grid's).
+
+use std::ops::Range;
+
+use super::{Build, GpuEngine, Jacobi, MEASURED_LAUNCHES, Unknown};
+use crate::cuda::device::{Gpu, driver_error};
+use crate::cuda::launch::{Args, Kernel, launch};
+use crate::cuda::module::{JitTime, Module};
+use crate::cuda::options::HierarchicalKernel;
+use crate::kernel::KernelKind;
+use crate::plan::fill::FillCopy;
+use crate::plan::launch::{CYCLE_INTS, Cycle, Shape};
+use crate::schedule::CycleSizes;
+use crate::{Error, Real, Result, Schedule, Stencil};
+
+impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
+    /// How a cycle over the planes `window` meets the grid's edges, per kernel axis.
+    pub(super) fn cycle_edges(&self, window: &Range<usize>) -> [i32; 3] {
+        self.edges.map_or([0; 3], |fill| fill.cycle_edges(window).flags(S::KERNELS.axes))
+    }
+
+    /// The Jacobi kernels for a grid seen as `dims`, the block entries the whole grid's
+    /// cycles need, and the time taken to get them.
+    pub(super) fn jacobi_kernels(
+        gpu: &Gpu,
+        build: &Build<'_, T>,
+        dims: [usize; 3],
+    ) -> Result<(Jacobi, usize, JitTime)> {
+        // The whole local grid is the largest window: its geometry bounds every launch's
+        // shared memory (which depends on the tile and halo, not on the cycle's length).
+        let whole_cycle = match build.schedule {
+            Schedule::Hierarchical { tile, halo, sub } => {
+                let registers = build.alone && build.options.hierarchical_kernel == HierarchicalKernel::Auto;
+                let sizes = CycleSizes { tile, halo, sub };
+                let edges = build.cycle_edges;
+                Some((Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, gpu.limits(), edges)?, sizes))
+            }
+            _ => None,
+        };
+        let rows = whole_cycle.as_ref().filter(|(c, _)| c.kind == KernelKind::HierarchicalRows).map(|(c, _)| c.rows);
+        let defines: Vec<(&str, usize)> = rows.map(|rows| ("HIER_ROWS", rows)).into_iter().collect();
+        let (module, jit) = Module::<S>::load::<T, N>(gpu, &build.options, dims, &defines)?;
+        let pass = module.kernel::<N>(if build.schedule == Schedule::Tiled {
+            KernelKind::Tiled
+        } else {
+            KernelKind::Plain
+        })?;
+        let measure = module.kernel::<N>(KernelKind::PlainMeasure)?;
+        let cycle = match &whole_cycle {
+            Some((geometry, sizes)) => {
+                let kernel = module.kernel::<N>(geometry.kind)?;
+                if geometry.kind == KernelKind::Hierarchical {
+                    kernel.allow_shared(geometry.shape.shared as usize)?;
+                }
+                Some((kernel, *sizes))
+            }
+            None => None,
+        };
+        let blocks = whole_cycle.map_or(0, |(c, _)| c.shape.blocks());
+        Ok((Jacobi { pass, measure, cycle, registers: rows.is_some() }, blocks, jit))
+    }
+
+    pub(super) fn elements(&self, planes: &Range<usize>) -> Range<usize> {
+        planes.start * self.plane_len..planes.end * self.plane_len
+    }
+
+    pub(super) fn jacobi(&self) -> Result<&Jacobi> {
+        self.jacobi.as_ref().ok_or_else(|| Error::Launch {
+            kernel: S::META.name.into(),
+            reason: "this run has no Jacobi kernels".into(),
+        })
+    }
+
+    /// The block entries of a measured launch of `blocks` blocks (after this iteration's
+    /// others), resetting the flags at the first.
+    pub(super) fn entries(&mut self, blocks: usize) -> Result<Range<usize>> {
+        if self.measured.is_empty() {
+            self.compute
+                .memcpy_htod(&[u64::MAX; MEASURED_LAUNCHES], &mut self.first_bad)
+                .map_err(driver_error("resetting the check"))?;
+        }
+        let start = self.measured.last().map_or(0, |(_, e)| e.end);
+        Ok(start..start + blocks)
+    }
+
+    /// A Jacobi launch of `kernel` in `shape` writing `window`'s interior of the next
+    /// iterate, on a view of `dims`, with the cycle kernel's ints `cycle`; `measure`: where
+    /// its block entries go (the launch's flag is then the next of this iteration's).
+    pub(super) fn launch_window(
+        &mut self,
+        kernel: &Kernel,
+        shape: Shape,
+        window: Range<usize>,
+        dims: [usize; 3],
+        cycle: [i32; CYCLE_INTS],
+        measure: bool,
+    ) -> Result<()> {
+        let entries = if measure { Some(self.entries(shape.blocks())?) } else { None };
+        let slot = self.measured.len();
+        let mut currents = vec![&self.current];
+        let mut more_outputs = Vec::new();
+        for Unknown { current, next, .. } in &mut self.more {
+            currents.push(current);
+            more_outputs.push(next.slice_mut(window.clone()));
+        }
+        let mut unknowns = currents.into_iter();
+        let fields = self
+            .inputs
+            .iter()
+            .map(|f| f.as_ref().or_else(|| unknowns.next()).map(|f| f.slice(window.clone())))
+            .collect();
+        let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
+        args.output = Some(self.next.slice_mut(window.clone()));
+        args.more_outputs = more_outputs;
+        args.cycle = cycle;
+        args.checks = Some(match &entries {
+            Some(entries) => (
+                self.block_max.slice_mut(entries.clone()),
+                self.block_sum.slice_mut(entries.clone()),
+                self.first_bad.slice_mut(slot..slot + 1),
+            ),
+            // Not written by a launch that does not measure.
+            None => (self.block_max.as_view_mut(), self.block_sum.as_view_mut(), self.first_bad.as_view_mut()),
+        });
+        launch(&self.compute, kernel, args, shape)?;
+        if let Some(entries) = entries {
+            self.measured.push((window.start, entries));
+        }
+        Ok(())
+    }
+
+    /// An exact hierarchical cycle of `steps` iterations updating `planes`: the kernel runs
+    /// on the window of the planes `steps · r` around them (clipped to the local grid) and
+    /// writes the window's interior, of which only `planes` hold the next iterate.
+    pub(super) fn run_cycle(&mut self, planes: Range<usize>, steps: usize, measure: bool) -> Result<()> {
+        let jacobi = self.jacobi()?;
+        let Some((kernel, sizes)) = jacobi.cycle.clone() else {
+            return Err(Error::Launch {
+                kernel: S::META.name.into(),
+                reason: "a cycle of several iterations needs a hierarchical schedule".into(),
+            });
+        };
+        let reach = steps * S::META.radius[0];
+        let planes = planes.start.saturating_sub(reach)..(planes.end + reach).min(self.shape[0]);
+        let mut shape = self.shape;
+        shape[0] = planes.len();
+        let dims = S::KERNELS.view(&shape, 1);
+        let whole = planes.len() == self.shape[0];
+        let registers = jacobi.registers && whole;
+        let sizes = CycleSizes { sub: steps, ..sizes };
+        let edges = self.cycle_edges(&planes);
+        let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, self.gpu.limits(), edges)?;
+        let cycle = geometry.ints(steps, if measure { steps } else { 0 })?;
+        self.launch_window(&kernel, geometry.shape, self.elements(&planes), dims, cycle, measure)
+    }
+
+    /// The boundary fill's kernel and copies, when `build` has copies; the time taken to get
+    /// the kernel is added to `jit`.
+    pub(super) fn fill_kernel(
+        gpu: &Gpu,
+        build: &Build<'_, T>,
+        dims: [usize; 3],
+        jit: &mut Option<JitTime>,
+    ) -> Result<Option<(Kernel, Vec<FillCopy>)>> {
+        if build.fill.is_empty() {
+            return Ok(None);
+        }
+        let (module, fill_jit) = Module::<S>::load::<T, N>(gpu, &build.options, dims, &[])?;
+        *jit = Some(jit.map_or(fill_jit, |j| j.and(fill_jit)));
+        Ok(Some((module.kernel::<N>(KernelKind::Boundary)?, build.fill.clone())))
+    }
+}
