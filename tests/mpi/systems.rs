@@ -8,9 +8,10 @@ use stencil::builtin::GrayScott;
 use stencil::cuda::Mode;
 use stencil::distributed::Mpi;
 use stencil::prelude::*;
-use stencil::{Boundaries, Boundary, Report};
+use stencil::{Boundaries, Boundary};
 
 use super::common::{differing, random};
+use super::same_run;
 
 stencil! {
     /// Three unknowns in 1-D, radius 2 on the cut axis, around a read-only field.
@@ -110,21 +111,6 @@ impl<S: Stencil<N>, const N: usize> SystemCase<'_, S, N> {
         }
         if wrong.is_empty() { Ok(()) } else { Err(wrong.join("; ")) }
     }
-}
-
-/// The stopping iteration and reason, and the L∞ residual history, of both runs.
-fn same_run(report: &Report, expected: &Report) -> Result<(), String> {
-    if (report.iterations, report.stop) != (expected.iterations, expected.stop) {
-        return Err(format!(
-            "stopped after {} iterations ({:?}), one process after {} ({:?})",
-            report.iterations, report.stop, expected.iterations, expected.stop
-        ));
-    }
-    let history = |r: &Report| r.residuals.iter().map(|s| (s.iteration, s.max.to_bits())).collect::<Vec<_>>();
-    if history(report) != history(expected) {
-        return Err(format!("L∞ residual history {:?}, one process {:?}", report.residuals, expected.residuals));
-    }
-    Ok(())
 }
 
 /// Gray–Scott's bounded start: u near 1, v near 0.

@@ -125,6 +125,23 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
     }
 }
 
+/// Every unknown's current iterate (`u`'s, then `more`'s) over `elements` of the grid, and
+/// its next one (`next`, then `more`'s), in declaration order.
+fn iterates<'a, T: Real, const N: usize>(
+    u: &'a Grid<T, N>,
+    next: &'a mut [T],
+    more: &'a mut [Unknown<'_, T, N>],
+    elements: &Range<usize>,
+) -> (Vec<&'a [T]>, Vec<&'a mut [T]>) {
+    let mut currents = vec![&u.as_slice()[elements.clone()]];
+    let mut outs = vec![&mut next[elements.clone()]];
+    for Unknown { grid, next } in more {
+        currents.push(&grid.as_slice()[elements.clone()]);
+        outs.push(&mut next[elements.clone()]);
+    }
+    (currents, outs)
+}
+
 /// The fields over `elements` of the grid, in declaration order, with `currents` (the
 /// unknowns' iterates there, in declaration order) at the unknowns' places (`None` among
 /// `inputs`).
@@ -149,12 +166,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
         shape[0] = window.len();
         let layout = Layout::new(S::META, shape)?;
         let edges = self.cycle_edges(&window);
-        let mut currents = vec![&self.u.as_slice()[elements.clone()]];
-        let mut outs = vec![&mut self.next[elements.clone()]];
-        for Unknown { grid, next } in &mut self.more {
-            currents.push(&grid.as_slice()[elements.clone()]);
-            outs.push(&mut next[elements.clone()]);
-        }
+        let (currents, outs) = iterates(self.u, &mut self.next, &mut self.more, &elements);
         let fields = fields_of(&self.inputs, &elements, &currents);
         let measured = match self.cycle {
             Some((tile, halo)) if steps > 1 => {
@@ -177,12 +189,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
             ..hierarchical::Cycle::new(&layout, tile, halo, len)
         };
         let whole = 0..self.shape[0] * self.plane_len;
-        let mut currents = vec![self.u.as_slice()];
-        let mut outs = vec![&mut self.next[..]];
-        for Unknown { grid, next } in &mut self.more {
-            currents.push(grid.as_slice());
-            outs.push(&mut next[..]);
-        }
+        let (currents, outs) = iterates(self.u, &mut self.next, &mut self.more, &whole);
         let fields = fields_of(&self.inputs, &whole, &currents);
         let measure = (check != CycleCheck::None).then_some(0);
         let written = hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, outs, &self.params, measure)?;

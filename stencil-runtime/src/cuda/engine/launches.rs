@@ -4,6 +4,8 @@
 
 use std::ops::Range;
 
+use cudarc::driver::CudaSlice;
+
 use super::{Build, GpuEngine, Jacobi, MEASURED_LAUNCHES, Unknown};
 use crate::cuda::device::{Gpu, driver_error};
 use crate::cuda::launch::{Args, Kernel, launch};
@@ -13,7 +15,7 @@ use crate::kernel::KernelKind;
 use crate::plan::fill::FillCopy;
 use crate::plan::launch::{CYCLE_INTS, Cycle, Shape};
 use crate::schedule::CycleSizes;
-use crate::{Error, Real, Result, Schedule, Stencil};
+use crate::{Error, Real, Result, ScalarValue, Schedule, Stencil};
 
 impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
     /// How a cycle over the planes `window` meets the grid's edges, per kernel axis.
@@ -99,30 +101,17 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
     ) -> Result<()> {
         let entries = if measure { Some(self.entries(shape.blocks())?) } else { None };
         let slot = self.measured.len();
-        let mut currents = vec![&self.current];
-        let mut more_outputs = Vec::new();
-        for Unknown { current, next, .. } in &mut self.more {
-            currents.push(current);
-            more_outputs.push(next.slice_mut(window.clone()));
-        }
-        let mut unknowns = currents.into_iter();
-        let fields = self
-            .inputs
-            .iter()
-            .map(|f| f.as_ref().or_else(|| unknowns.next()).map(|f| f.slice(window.clone())))
-            .collect();
-        let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
-        args.output = Some(self.next.slice_mut(window.clone()));
-        args.more_outputs = more_outputs;
+        let Self { current, next, more, inputs, scalars, block_max, block_sum, first_bad, .. } = self;
+        let mut args = window_args(WindowBuffers { current, next, more, inputs, scalars }, window.clone(), dims);
         args.cycle = cycle;
         args.checks = Some(match &entries {
             Some(entries) => (
-                self.block_max.slice_mut(entries.clone()),
-                self.block_sum.slice_mut(entries.clone()),
-                self.first_bad.slice_mut(slot..slot + 1),
+                block_max.slice_mut(entries.clone()),
+                block_sum.slice_mut(entries.clone()),
+                first_bad.slice_mut(slot..slot + 1),
             ),
             // Not written by a launch that does not measure.
-            None => (self.block_max.as_view_mut(), self.block_sum.as_view_mut(), self.first_bad.as_view_mut()),
+            None => (block_max.as_view_mut(), block_sum.as_view_mut(), first_bad.as_view_mut()),
         });
         launch(&self.compute, kernel, args, shape)?;
         if let Some(entries) = entries {
@@ -171,4 +160,36 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
         *jit = Some(jit.map_or(fill_jit, |j| j.and(fill_jit)));
         Ok(Some((module.kernel::<N>(KernelKind::Boundary)?, build.fill.clone())))
     }
+}
+
+/// The buffers a Jacobi launch reads and writes.
+pub(super) struct WindowBuffers<'a, 'g, T: Real, const N: usize> {
+    pub current: &'a CudaSlice<T>,
+    pub next: &'a mut CudaSlice<T>,
+    pub more: &'a mut [Unknown<'g, T, N>],
+    pub inputs: &'a [Option<CudaSlice<T>>],
+    pub scalars: &'a [ScalarValue<T>],
+}
+
+/// The arguments of a Jacobi launch on `window` of the buffers, seen as a grid of `dims`: every
+/// field (each unknown's current iterate at its place) and every unknown's next iterate.
+pub(super) fn window_args<'a, T: Real, const N: usize>(
+    buffers: WindowBuffers<'a, '_, T, N>,
+    window: Range<usize>,
+    dims: [usize; 3],
+) -> Args<'a, T> {
+    let WindowBuffers { current, next, more, inputs, scalars } = buffers;
+    let mut currents = vec![current];
+    let mut more_outputs = Vec::new();
+    for Unknown { current, next, .. } in more {
+        currents.push(&*current);
+        more_outputs.push(next.slice_mut(window.clone()));
+    }
+    let mut unknowns = currents.into_iter();
+    let fields =
+        inputs.iter().map(|f| f.as_ref().or_else(|| unknowns.next()).map(|f| f.slice(window.clone()))).collect();
+    let mut args = Args::new(dims.map(|n| n as i64), fields, scalars);
+    args.output = Some(next.slice_mut(window));
+    args.more_outputs = more_outputs;
+    args
 }

@@ -11,10 +11,12 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 mod buffers;
 mod launches;
 
+use launches::WindowBuffers;
+
 use buffers::{BufferSizes, CycleChecks};
 
 use crate::cuda::device::{Gpu, Pinned, driver_error};
-use crate::cuda::launch::{Args, Kernel, fill, launch};
+use crate::cuda::launch::{Kernel, fill, launch};
 use crate::cuda::module::JitTime;
 use crate::cuda::options::CudaOptions;
 use crate::cuda::sweeper::Sweeper;
@@ -300,17 +302,9 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
                 .memcpy_htod(&[u64::MAX], &mut checks.first_bad)
                 .map_err(driver_error("resetting the check"))?;
         }
-        let mut currents = vec![&self.current];
-        let mut more_outputs = Vec::new();
-        for Unknown { current, next, .. } in &mut self.more {
-            currents.push(current);
-            more_outputs.push(next.as_view_mut());
-        }
-        let mut unknowns = currents.into_iter();
-        let fields = self.inputs.iter().map(|f| f.as_ref().or_else(|| unknowns.next()).map(|f| f.as_view())).collect();
-        let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
-        args.output = Some(self.next.as_view_mut());
-        args.more_outputs = more_outputs;
+        let Self { current, next, more, inputs, scalars, .. } = self;
+        let whole = 0..current.len();
+        let mut args = launches::window_args(WindowBuffers { current, next, more, inputs, scalars }, whole, dims);
         args.cycle = geometry.ints(len, 1)?;
         args.checks =
             Some((checks.block_max.as_view_mut(), checks.block_sum.as_view_mut(), checks.first_bad.as_view_mut()));
