@@ -3,7 +3,8 @@
 //! one instead of from the start.
 //!
 //! A checkpoint is a NumPy `.npz` archive (uncompressed) with these arrays: `u` (the whole
-//! grid, boundary included), `iteration` (one `u64`: the iterate `u` holds), `reference`
+//! grid, boundary included; for a system of several unknowns the first one's, and the
+//! others' in `u1`, `u2`, … in declaration order), `iteration` (one `u64`: the iterate `u` holds), `reference`
 //! (two `f64`: ρ(u⁰) in L∞ and L2, for a relative tolerance; NaN when not measured), `stencil`
 //! (the stencil's name as bytes), and the run's read-only inputs: `params` (the scalar
 //! parameters in declaration order, as `f64`) and `field_digests` (32 bytes per read-only
@@ -96,6 +97,17 @@ impl Checkpoint {
         let file = File::open(path).map_err(|e| fail(e.to_string()))?;
         let mut npz = NpzReader::new(BufReader::new(file)).map_err(|e| fail(e.to_string()))?;
         let u: ArrayD<T> = npz.by_name("u").map_err(|e| fail(format!("array `u`: {e}")))?;
+        let names = npz.names().map_err(|e| fail(e.to_string()))?;
+        let mut more = Vec::new();
+        while names.iter().any(|n| n.trim_end_matches(".npy") == format!("u{}", more.len() + 1)) {
+            let name = format!("u{}", more.len() + 1);
+            let grid: ArrayD<T> = npz.by_name(&name).map_err(|e| fail(format!("array `{name}`: {e}")))?;
+            let grid = Grid::from_array(grid.view()).map_err(|e| fail(format!("array `{name}`: {e}")))?;
+            if grid.shape()[..] != *u.shape() {
+                return Err(fail(format!("array `{name}` has shape {:?}, `u` {:?}", grid.shape(), u.shape())));
+            }
+            more.push(grid);
+        }
         let iteration: Array1<u64> = npz.by_name("iteration").map_err(|e| fail(format!("array `iteration`: {e}")))?;
         let reference: Array1<f64> = npz.by_name("reference").map_err(|e| fail(format!("array `reference`: {e}")))?;
         let stencil: Array1<u8> = npz.by_name("stencil").map_err(|e| fail(format!("array `stencil`: {e}")))?;
@@ -125,6 +137,7 @@ impl Checkpoint {
             reference: (!max.is_nan() && !l2.is_nan()).then_some([max, l2]),
             stencil: String::from_utf8_lossy(stencil.as_slice().unwrap_or(&[])).into_owned(),
             inputs,
+            more,
         })
     }
 
@@ -161,20 +174,20 @@ impl Checkpoint {
         reference: Option<[f64; 2]>,
         stencil: &str,
     ) -> Result<()> {
-        Self::write_with(path.as_ref(), grid, iteration, reference, stencil, None)
+        Self::write_with(path.as_ref(), &[grid], iteration, reference, stencil, None)
     }
 
-    /// [`write`](Self::write) with the run's inputs.
+    /// [`write`](Self::write) of every unknown's grid, with the run's inputs.
     fn write_with<T: Real, const N: usize>(
         path: &Path,
-        grid: &Grid<T, N>,
+        unknowns: &[&Grid<T, N>],
         iteration: usize,
         reference: Option<[f64; 2]>,
         stencil: &str,
         inputs: Option<&RunInputs>,
     ) -> Result<()> {
         let partial = partial_path(path);
-        let result = Self::write_partial(&partial, grid, iteration, reference, stencil, inputs).and_then(|()| {
+        let result = Self::write_partial(&partial, unknowns, iteration, reference, stencil, inputs).and_then(|()| {
             std::fs::rename(&partial, path).map_err(|source| Error::Io { path: path.to_owned(), source })
         });
         if result.is_err() {
@@ -195,7 +208,7 @@ impl Checkpoint {
     /// Writes the archive to `partial` and flushes it to the disk.
     fn write_partial<T: Real, const N: usize>(
         partial: &Path,
-        grid: &Grid<T, N>,
+        unknowns: &[&Grid<T, N>],
         iteration: usize,
         reference: Option<[f64; 2]>,
         stencil: &str,
@@ -205,7 +218,10 @@ impl Checkpoint {
         let fail = |source| Error::WriteCheckpoint { path: partial.to_owned(), source };
         let file = File::create(partial).map_err(io)?;
         let mut npz = NpzWriter::new(BufWriter::new(file));
-        npz.add_array("u", &grid.view()).map_err(fail)?;
+        for (k, grid) in unknowns.iter().enumerate() {
+            let name = if k == 0 { "u".to_owned() } else { format!("u{k}") };
+            npz.add_array(name, &grid.view()).map_err(fail)?;
+        }
         npz.add_array("iteration", &Array1::from_elem(1, iteration as u64)).map_err(fail)?;
         npz.add_array("reference", &Array1::from(reference.unwrap_or([f64::NAN; 2]).to_vec())).map_err(fail)?;
         npz.add_array("stencil", &Array1::from(stencil.as_bytes().to_vec())).map_err(fail)?;
@@ -222,8 +238,10 @@ impl Checkpoint {
 /// What a checkpoint file holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Saved<T: Real, const N: usize> {
-    /// The iterate, boundary included.
+    /// The iterate, boundary included (of the first unknown of a system).
     pub grid: Grid<T, N>,
+    /// A system's further unknowns' iterates, in declaration order (empty for one unknown).
+    pub more: Vec<Grid<T, N>>,
     /// The iteration after which it was written.
     pub iteration: usize,
     /// ρ(u⁰) of the run in L∞ and L2, for a relative tolerance.
@@ -297,11 +315,13 @@ fn partial_path(path: &Path) -> PathBuf {
 }
 
 /// The checkpoints of a run with `inputs` and the rule `stop` (which then also checks at
-/// every checkpoint), after proving the path writable; resuming from the file into `u` when
-/// asked to and it exists (see [`resume`]). Nothing is written to `u` on error.
+/// every checkpoint), after proving the path writable; resuming from the file into `u` and
+/// a system's further unknowns `more` when asked to and it exists (see [`resume`]). Nothing
+/// is written to them on error.
 pub(crate) fn begin<S: Stencil<N>, T: Real, const N: usize>(
     c: &Checkpoint,
     u: &mut Grid<T, N>,
+    more: &mut [&mut Grid<T, N>],
     stop: &mut crate::stop::StopRule,
     inputs: RunInputs,
 ) -> Result<(Start, Writer)> {
@@ -311,19 +331,20 @@ pub(crate) fn begin<S: Stencil<N>, T: Real, const N: usize>(
     c.prove_writable()?;
     stop.checkpoint_every = Some(c.interval());
     let start = match c.resumes() && c.path().exists() {
-        true => resume::<S, T, N>(c, u, stop.tolerance, stop.max_iterations, &inputs)?,
+        true => resume::<S, T, N>(c, u, more, stop.tolerance, stop.max_iterations, &inputs)?,
         false => Start::default(),
     };
     Ok((start, Writer::new(c, start.iteration, start.iteration > 0, inputs)))
 }
 
-/// Loads checkpoint `c` into `u` after checking that it is this run's: the same stencil,
-/// shape and precision, an iteration within `max_iterations`, ρ(u⁰) for a relative
+/// Loads checkpoint `c` into `u` and `more` after checking that it is this run's: the same
+/// stencil, number of unknowns, shape and precision, an iteration within `max_iterations`, ρ(u⁰) for a relative
 /// tolerance, and the same `inputs` unless the checkpoint allows changed ones. `u` is
 /// untouched on error.
 fn resume<S: Stencil<N>, T: Real, const N: usize>(
     c: &Checkpoint,
     u: &mut Grid<T, N>,
+    more: &mut [&mut Grid<T, N>],
     tolerance: Option<Tolerance>,
     max_iterations: Option<usize>,
     inputs: &RunInputs,
@@ -332,6 +353,15 @@ fn resume<S: Stencil<N>, T: Real, const N: usize>(
     let fail = |reason: String| Err(Error::ReadCheckpoint { path: c.path().to_owned(), reason });
     if saved.stencil != S::META.name {
         return fail(format!("it was written by stencil `{}`, not `{}`", saved.stencil, S::META.name));
+    }
+    if saved.more.len() != more.len() {
+        return fail(format!(
+            "it holds {} unknown{}, and `{}` updates {}",
+            saved.more.len() + 1,
+            if saved.more.is_empty() { "" } else { "s" },
+            S::META.name,
+            more.len() + 1
+        ));
     }
     if saved.grid.shape() != u.shape() {
         return fail(format!("its grid has shape {:?}, the run's {:?}", saved.grid.shape(), u.shape()));
@@ -358,6 +388,9 @@ fn resume<S: Stencil<N>, T: Real, const N: usize>(
         }
     }
     u.as_mut_slice().copy_from_slice(saved.grid.as_slice());
+    for (grid, saved) in more.iter_mut().zip(&saved.more) {
+        grid.as_mut_slice().copy_from_slice(saved.as_slice());
+    }
     Ok(Start { iteration: saved.iteration, reference: saved.reference })
 }
 
@@ -397,15 +430,15 @@ impl Writer {
         iteration >= self.next
     }
 
-    /// Writes `u` (iterate `iteration`) and schedules the next checkpoint.
+    /// Writes every unknown's grid (iterate `iteration`) and schedules the next checkpoint.
     pub fn save<T: Real, const N: usize>(
         &mut self,
-        u: &Grid<T, N>,
+        unknowns: &[&Grid<T, N>],
         iteration: usize,
         reference: Option<[f64; 2]>,
         stencil: &str,
     ) -> Result<()> {
-        Checkpoint::write_with(&self.path, u, iteration, reference, stencil, Some(&self.inputs))?;
+        Checkpoint::write_with(&self.path, unknowns, iteration, reference, stencil, Some(&self.inputs))?;
         self.next = next_multiple(iteration, self.every);
         self.last = Some(iteration);
         Ok(())
@@ -433,7 +466,7 @@ mod tests {
         let saved = Checkpoint::read::<f32, 3>(&path).unwrap();
         assert_eq!(
             saved,
-            Saved { grid: h, iteration: 14, reference: Some([0.5, 2.5]), stencil: "jacobi".into(), inputs: None }
+            Saved { grid: h, iteration: 14, reference: Some([0.5, 2.5]), stencil: "jacobi".into(), inputs: None, more: vec![] }
         );
         assert!(!dir.path().join("c.npz.partial").exists());
         assert!(matches!(Checkpoint::read::<f64, 3>(&path), Err(Error::ReadCheckpoint { .. })));

@@ -163,7 +163,12 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             let target = &mut work.next[range.clone()];
             let difference = match self.inner {
                 Inner::Hierarchical { tile, halo, .. } if !last_measured => {
-                    let cycle = hierarchical::Cycle::new(&layout, tile, halo, steps);
+                    // The view's ends along axis 0 hold the chunk's older planes (the pyramid
+                    // discards what they spoil), except at the grid's own outer layers.
+                    let cycle = hierarchical::Cycle {
+                        edges: self.fill.cycle_edges(&view),
+                        ..hierarchical::Cycle::new(&layout, tile, halo, steps)
+                    };
                     hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, vec![target], self.params, None)
                         .map_err(|e| (s, e))?
                 }

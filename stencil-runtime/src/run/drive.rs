@@ -86,7 +86,7 @@ pub(crate) fn drive<S: Stencil<N>, T: Real, const N: usize>(
             }
             Err(error) => return Err(error),
         };
-        let converged = monitor.check_and_save::<S, T, N>(record_at, measured, iteration, || advance.host())?;
+        let converged = monitor.check_and_save::<S, T, N>(record_at, measured, iteration, || advance.hosts())?;
         if converged {
             advance.settle()?;
         }

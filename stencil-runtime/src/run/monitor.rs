@@ -81,22 +81,22 @@ impl<'r, 'a> Monitor<'r, 'a> {
     }
 
     /// [`check`](Self::check) of the residual recorded at `recorded_at`, then the checkpoint
-    /// of iterate `iteration` if one is due, of the grid `host` gives (which brings that
-    /// iterate into the user's grid where it is elsewhere, on a device). Returns whether
+    /// of iterate `iteration` if one is due, of the grids of every unknown `host` gives (which
+    /// brings that iterate into the user's grids where it is elsewhere, on a device). Returns whether
     /// the tolerance is met.
     pub fn check_and_save<'g, S: Stencil<N>, T: Real, const N: usize>(
         &mut self,
         recorded_at: usize,
         measured: Option<(f64, f64)>,
         iteration: usize,
-        host: impl FnOnce() -> crate::Result<&'g mut crate::Grid<T, N>>,
+        host: impl FnOnce() -> crate::Result<Vec<&'g crate::Grid<T, N>>>,
     ) -> crate::Result<bool> {
         let converged = self.check(recorded_at, measured);
         let reference = self.reference;
         if self.checkpoint.as_ref().is_some_and(|w| w.due(iteration)) {
-            let u = self.copied_to_host(iteration, host)?;
+            let unknowns = self.copied_to_host(iteration, host)?;
             let Some(writer) = self.checkpoint.as_mut() else { unreachable!("a checkpoint is due") };
-            writer.save(u, iteration, reference, S::META.name)?;
+            writer.save(&unknowns, iteration, reference, S::META.name)?;
             if let Some(state) = self.held {
                 state.checkpoint.set(Some(iteration));
             }

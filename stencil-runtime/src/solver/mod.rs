@@ -15,7 +15,7 @@ use crate::run::job::{GridState, Held, Job, ObserveFn, Observer, ProgressFn, Sla
 use crate::run::peers::{Alone, Place};
 use crate::stop::StopRule;
 use crate::{
-    Backend, Boundaries, Error, Grid, Inner, Progress, Real, Report, Result, Schedule, SlabProgress, Stencil, Tolerance,
+    Backend, Boundaries, Error, Grid, Progress, Real, Report, Result, Schedule, SlabProgress, Stencil, Tolerance,
 };
 
 /// Runs a stencil on a grid until a stopping rule holds.
@@ -308,12 +308,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         Error::WrongUnknowns { stencil: S::META.name, reason }
     }
 
-    /// What a system of several unknowns runs: every in-core schedule, without checkpoints.
+    /// What a system of several unknowns runs: every in-core schedule.
     fn check_system(&self) -> Result<()> {
         let reason = match self.schedule {
-            _ if self.checkpoint.is_some() => {
-                "checkpoints hold one unknown: observe the run to save a system's iterates"
-            }
             Schedule::OutOfCore { .. } => {
                 "a system of several unknowns runs `Plain`, `Tiled` and `Hierarchical` schedules: out-of-core slabs \
                  stream one unknown"
@@ -329,7 +326,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
 
     /// [`run`](Self::run) in one process, recording in `state` what `u` holds; `more` are a
     /// system's further unknowns.
-    fn run_watched(&mut self, u: &mut Grid<T, N>, more: Vec<&mut Grid<T, N>>, state: &GridState) -> Result<Report> {
+    fn run_watched(&mut self, u: &mut Grid<T, N>, mut more: Vec<&mut Grid<T, N>>, state: &GridState) -> Result<Report> {
         // The device the run goes to, `None` for the CPU (with `Backend::Auto`'s notice).
         let device = match self.backend {
             Backend::Cpu => None,
@@ -360,7 +357,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             None => (Start::default(), None),
             Some(c) => {
                 let recorded = crate::RunInputs::of::<S, T, N>(&params, &inputs);
-                let (start, writer) = begin::<S, T, N>(c, u, &mut stop, recorded)?;
+                let (start, writer) = begin::<S, T, N>(c, u, &mut more, &mut stop, recorded)?;
                 if start.iteration > 0 {
                     state.held.set(Held::Iterate(start.iteration));
                     state.checkpoint.set(Some(start.iteration));
@@ -421,18 +418,14 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
 
     /// The boundary conditions, checked against the grid of `shape` and `schedule`: periodic
     /// and Neumann layers are filled before every iteration, which a hierarchical cycle does
-    /// inside its tiles (its working regions wrap and mirror), but not an out-of-core slab's
-    /// cycles, nor an out-of-core slab for a periodic slab axis (its first planes would read
-    /// the grid's last at every iteration of a pass).
+    /// inside its tiles (its working regions wrap and mirror), but not an out-of-core slab
+    /// for a periodic slab axis (its first planes would read the grid's last at every
+    /// iteration of a pass).
     fn boundaries_for(&self, schedule: Schedule, shape: [usize; N]) -> Result<Boundaries<N>> {
         let boundaries = self.boundaries;
         boundaries.check(S::META, shape)?;
         let reason = match schedule {
             _ if boundaries.is_dirichlet() => return Ok(boundaries),
-            Schedule::OutOfCore { inner: Inner::Hierarchical { .. }, .. } => {
-                "an out-of-core slab's hierarchical cycles do not fill its region's outer layers between their \
-                 subiterations: use plain or skewed slabs (`Inner::Plain`, `Inner::Skewed`), or `Hierarchical` in core"
-            }
             Schedule::OutOfCore { .. } if boundaries.is_periodic(0) => {
                 "a periodic axis 0 wraps from the last slab to the first, which every iteration of a pass would \
                  read: make another axis the periodic one, or use `Plain` or `Tiled`"

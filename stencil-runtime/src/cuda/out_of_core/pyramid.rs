@@ -399,7 +399,9 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 Kernels::Plain { pass, .. } => (pass, plain(S::KERNELS, dims, block, gpu.limits())?, [0; CYCLE_INTS]),
                 Kernels::Hierarchical { cycle, sizes, .. } => {
                     let sizes = CycleSizes { sub: steps, ..*sizes };
-                    let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, false, gpu.limits(), [0; 3])?;
+                    // As in the CPU twin: the view's own ends along axis 0 are no edges.
+                    let edges = self.fill.as_ref().map_or([0; 3], |(_, f)| f.cycle_edges(&view).flags(S::KERNELS.axes));
+                    let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, false, gpu.limits(), edges)?;
                     (cycle, geometry.shape, geometry.ints(steps, 0)?)
                 }
             };
