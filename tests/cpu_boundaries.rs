@@ -324,13 +324,9 @@ fn conditions_that_cannot_hold_are_errors_before_the_run() {
     assert!(matches!(e, Error::InvalidBoundary { axis: 1, .. }), "{e}");
     assert!(e.to_string().contains("both sides"), "{e}");
     let slabs = |inner| Schedule::OutOfCore { slab: Some(3), height: 2, inner, device_memory: None };
-    for (b, schedule, says) in
-        [(Boundaries::default().axis(0, Boundary::Periodic), slabs(Inner::Plain), "a periodic axis 0 wraps")]
-    {
-        let e = solve(b, schedule, &mut u).unwrap_err();
-        assert!(matches!(e, Error::InvalidSchedule { .. }), "{e}");
-        assert!(e.to_string().contains(says), "{e}");
-    }
+    let e = solve(Boundaries::default().axis(0, Boundary::Periodic), slabs(Inner::Plain), &mut u).unwrap_err();
+    assert!(matches!(e, Error::InvalidSchedule { .. }), "{e}");
+    assert!(e.to_string().contains("a periodic axis 0 wraps"), "{e}");
     assert_eq!(u, u0, "nothing ran");
     // Radius 2 along axis 1 fills 2 points a side from an interior of 1.
     let mut small = random::<f32, 2>([5, 5], 1);
