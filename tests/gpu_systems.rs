@@ -1,7 +1,7 @@
 //! Stencils of several unknowns on the GPU: the plain, tiled and hierarchical kernels write
 //! every unknown in one launch and equal the CPU twin bit for bit in exact mode, for two and
 //! three unknowns, 1-D to 3-D, f32 and f64, every combination of boundary conditions (for
-//! hierarchical cycles too, exact and inexact); the residual over all unknowns is the CPU's; an observer sees every unknown. Needs a GPU: the tests are ignored unless asked for
+//! hierarchical cycles too, exact and inexact); the residual over all unknowns is the CPU's; an observer sees every unknown, and a checkpoint holds and resumes every one. Needs a GPU: the tests are ignored unless asked for
 //! (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without one.
 
 use stencil::builtin::{GrayScott, GrayScottParams};
@@ -171,4 +171,41 @@ fn a_gpu_observer_sees_every_unknown_as_the_cpu_does() {
     assert_eq!(gpu.0.iter().map(|s| s.0).collect::<Vec<_>>(), [4, 8]);
     assert_eq!(cpu.0, gpu.0);
     assert_eq!(cpu.1, gpu.1);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_gpu_checkpoint_of_a_system_resumes_to_the_cpu_result() {
+    require_gpu();
+    let noise = random::<f64, 2>([30, 36], 22);
+    let u0 = Grid::from_fn([30, 36], |[i, j]| 1.0 - 0.25 * noise[[i, j]].abs()).unwrap();
+    let v0 = Grid::from_fn([30, 36], |[i, j]| 0.25 * noise[[29 - i, j]].abs()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gray-scott.npz");
+    for schedule in [Schedule::Plain, Schedule::Hierarchical { tile: 8, halo: 4, sub: 4 }] {
+        let solver = |backend, limit| {
+            Solver::new(GrayScott)
+                .params(gray_scott())
+                .boundaries(stencil::Boundary::Neumann)
+                .backend(backend)
+                .schedule(schedule)
+                .mode(Mode::Exact)
+                .max_iterations(limit)
+                .checkpoint(Checkpoint::every(4, &path).resume())
+        };
+        let _ = std::fs::remove_file(&path);
+        let gpu = Backend::Cuda { device: 0 };
+        let (mut u, mut v) = (u0.clone(), v0.clone());
+        // Stopped after 10 iterations, the GPU run has written iterate 8 of both unknowns.
+        solver(gpu, 10).run_system(&mut [&mut u, &mut v]).unwrap();
+        let saved = Checkpoint::read::<f64, 2>(&path).unwrap();
+        assert_eq!((saved.iteration, saved.more.len()), (8, 1), "{schedule}");
+        let (mut u, mut v) = (u0.clone(), v0.clone());
+        let report = solver(gpu, 16).run_system(&mut [&mut u, &mut v]).unwrap();
+        assert_eq!(report.resumed_at, Some(8), "{schedule}");
+        let _ = std::fs::remove_file(&path);
+        let (mut x, mut y) = (u0.clone(), v0.clone());
+        solver(Backend::Cpu, 16).run_system(&mut [&mut x, &mut y]).unwrap();
+        assert_eq!((differing(&u, &x), differing(&v, &y)), (0, 0), "{schedule}");
+    }
 }

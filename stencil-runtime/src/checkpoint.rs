@@ -466,7 +466,14 @@ mod tests {
         let saved = Checkpoint::read::<f32, 3>(&path).unwrap();
         assert_eq!(
             saved,
-            Saved { grid: h, iteration: 14, reference: Some([0.5, 2.5]), stencil: "jacobi".into(), inputs: None, more: vec![] }
+            Saved {
+                grid: h,
+                iteration: 14,
+                reference: Some([0.5, 2.5]),
+                stencil: "jacobi".into(),
+                inputs: None,
+                more: vec![]
+            }
         );
         assert!(!dir.path().join("c.npz.partial").exists());
         assert!(matches!(Checkpoint::read::<f64, 3>(&path), Err(Error::ReadCheckpoint { .. })));

@@ -20,6 +20,11 @@ pub(crate) struct Kernel {
 }
 
 impl Kernel {
+    /// What it computes.
+    pub fn kind(&self) -> KernelKind {
+        self.spec.kind
+    }
+
     /// The kernel of kind `kind` of `manifest`, from `module` (compiled from its stencil's
     /// translation unit).
     pub fn load(module: &Arc<CudaModule>, manifest: &'static KernelManifest, kind: KernelKind) -> Result<Self> {

@@ -21,8 +21,9 @@ use crate::cuda::module::JitTime;
 use crate::cuda::options::CudaOptions;
 use crate::cuda::sweeper::Sweeper;
 use crate::engine::{CycleCheck, Difference, Engine};
+use crate::kernel::KernelKind;
 use crate::plan::fill::{Fill, FillCopy};
-use crate::plan::launch::{CYCLE_INTS, Cycle, plain};
+use crate::plan::launch::{CYCLE_INTS, Cycle, plain, tiled};
 use crate::plan::planes::{Exchange, Halo};
 use crate::schedule::CycleSizes;
 use crate::{Error, Grid, Real, Result, Schedule, Stencil};
@@ -260,7 +261,8 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
         let dims = S::KERNELS.view(&shape, 1);
         let jacobi = self.jacobi()?;
         let kernel = if measure { jacobi.measure.clone() } else { jacobi.pass.clone() };
-        let launch_shape = plain(S::KERNELS, dims, self.block, self.gpu.limits())?;
+        let columns = if kernel.kind() == KernelKind::Tiled { tiled } else { plain };
+        let launch_shape = columns(S::KERNELS, dims, self.block, self.gpu.limits())?;
         self.launch_window(&kernel, launch_shape, window, dims, [0; CYCLE_INTS], measure)
     }
 
