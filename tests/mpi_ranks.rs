@@ -322,7 +322,8 @@ fn periodic_cut_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Re
         schedule,
         boundaries: Boundaries::all(Boundary::Periodic),
     };
-    for (name, schedule) in [("plain", Schedule::Plain), ("tiled", Schedule::Tiled)] {
+    let slabs = Schedule::OutOfCore { slab: Some(2), height: 3, inner: Inner::Plain, device_memory: None };
+    for (name, schedule) in [("plain", Schedule::Plain), ("tiled", Schedule::Tiled), ("out-of-core", slabs)] {
         let case = jacobi7(schedule);
         results.push((format!("{kind} f64 jacobi7 {name}, periodic"), case.check::<f64>(mpi, 1, backend)));
         results.push((format!("{kind} f32 jacobi7 {name}, periodic"), case.check::<f32>(mpi, 1, backend)));

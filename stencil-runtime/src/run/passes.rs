@@ -41,6 +41,10 @@ pub(crate) struct Slabbed<'p, 'g, 'c, P: Peers, X, T: Real, const N: usize> {
     /// The boundary fill of the whole grid: the passes fill each slab's views, and the grid's
     /// own outer layers are filled here, for a checkpoint, an observer and the end.
     fill: Vec<FillCopy>,
+    /// The periodic outer planes of axis 0 in one process, filled before every pass (of one
+    /// iteration): the first slab's ghost planes below are the last slab's, and the last
+    /// slab's above the first slab's.
+    wrap: Vec<FillCopy>,
 }
 
 impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g, 'c, P, X, T, N> {
@@ -55,7 +59,7 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
         stop: StopRule,
         on_slab: Option<&'c mut dyn FnMut(&SlabProgress)>,
     ) -> Result<Self> {
-        Ok(Self {
+        let mut slabbed = Self {
             passes,
             peers,
             planes,
@@ -70,13 +74,33 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
             measured: None,
             lens: Vec::new(),
             fill: Vec::new(),
-        })
+            wrap: Vec::new(),
+        };
+        // The first pass reads ghost planes exchanged like every other's: across a periodic
+        // cut the first rank's lower ones are the last rank's planes, not the outer layer the
+        // local grid holds.
+        if slabbed.planes.has_neighbour() {
+            slabbed.stage_sent();
+        }
+        Ok(slabbed)
+    }
+
+    /// Copies the own planes the neighbours read into the send buffers; the next pass
+    /// exchanges them.
+    fn stage_sent(&mut self) {
+        let (sent_lower, sent_upper) = self.planes.sent();
+        let u = self.u.as_slice();
+        self.halos.send.lower.copy_from_slice(&u[self.slabs.elements(&sent_lower)]);
+        self.halos.send.upper.copy_from_slice(&u[self.slabs.elements(&sent_upper)]);
+        self.unsent = true;
     }
 
     /// These passes with the whole grid's outer layers filled by `copies` where the run
-    /// leaves or shows the grid.
-    pub fn with_fill(mut self, copies: Vec<FillCopy>) -> Self {
+    /// leaves or shows the grid, and the periodic planes of axis 0 by `wrap` before every
+    /// pass.
+    pub fn with_fill(mut self, copies: Vec<FillCopy>, wrap: Vec<FillCopy>) -> Self {
         self.fill = copies;
+        self.wrap = wrap;
         self
     }
 
@@ -97,7 +121,13 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         let (start, end) = (iteration, iteration + plan.len);
         self.lens.push(plan.len);
         let measure = plan.measure_step.is_some();
-        let Self { passes, peers, planes, slabs, u, halos, on_slab, started, .. } = self;
+        let Self { passes, peers, planes, slabs, u, halos, on_slab, started, wrap, .. } = self;
+        if !wrap.is_empty() {
+            // The planes copied were written back by the last pass.
+            passes.synchronize()?;
+            let shape = u.shape();
+            fill(u.as_mut_slice(), shape, wrap);
+        }
         let exchanging = std::mem::take(&mut self.unsent);
         let mut ghosts = |u: &mut [T]| if exchanging { Self::receive(*peers, planes, slabs, u, halos) } else { Ok(()) };
         let count = slabs.own.len();
@@ -116,10 +146,7 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         if planes.has_neighbour() {
             // The planes sent are read from host memory as soon as the pass has ended.
             passes.synchronize().map_err(|error| slabs.interrupted(start..end, count, None, error))?;
-            let (sent_lower, sent_upper) = planes.sent();
-            halos.send.lower.copy_from_slice(&u.as_slice()[slabs.elements(&sent_lower)]);
-            halos.send.upper.copy_from_slice(&u.as_slice()[slabs.elements(&sent_upper)]);
-            self.unsent = true;
+            self.stage_sent();
         }
         self.measured = measured;
         Ok(Some(Unit { end, record_at: measure.then_some(plan.record_at), host_holds: true }))

@@ -348,7 +348,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         }
         let choice = self.choose(u, device)?;
         let schedule = choice.as_ref().map_or(self.schedule, |c| c.schedule).resolve(S::META)?;
-        let boundaries = self.boundaries_for(schedule, u.shape())?;
+        let boundaries = self.boundaries_for(u.shape())?;
         let mut stop = self.stop_rule(schedule, choice.is_some(), u.shape()[0])?;
         stop.observe_every = self.observe_period()?;
         let inputs = self.resolve_inputs(u.shape())?;
@@ -394,8 +394,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// schedule given runs as it is.
     fn choose(&self, u: &Grid<T, N>, device: Option<usize>) -> Result<Option<crate::plan::autotune::Choice>> {
         use crate::plan::autotune::{short_run, without_measuring, worth_measuring};
-        // Out-of-core passes fill each slab's region, but cannot wrap the slab axis.
-        let slabs_fit = !S::META.is_sweep() && !self.boundaries.is_periodic(0);
+        let slabs_fit = !S::META.is_sweep();
         if S::META.is_system() {
             return Ok((self.schedule == Schedule::Auto).then(crate::plan::autotune::for_system));
         }
@@ -416,27 +415,13 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         })
     }
 
-    /// The boundary conditions, checked against the grid of `shape` and `schedule`: periodic
-    /// and Neumann layers are filled before every iteration, which a hierarchical cycle does
-    /// inside its tiles (its working regions wrap and mirror), but not an out-of-core slab
-    /// for a periodic slab axis (its first planes would read the grid's last at every
-    /// iteration of a pass).
-    fn boundaries_for(&self, schedule: Schedule, shape: [usize; N]) -> Result<Boundaries<N>> {
-        let boundaries = self.boundaries;
-        boundaries.check(S::META, shape)?;
-        let reason = match schedule {
-            _ if boundaries.is_dirichlet() => return Ok(boundaries),
-            Schedule::OutOfCore { .. } if boundaries.is_periodic(0) => {
-                "a periodic axis 0 wraps from the last slab to the first, which every iteration of a pass would \
-                 read: make another axis the periodic one, or use `Plain` or `Tiled`"
-            }
-            _ => return Ok(boundaries),
-        };
-        Err(Error::InvalidSchedule {
-            schedule: schedule.to_string(),
-            stencil: S::META.name,
-            reason: format!("with {boundaries} boundaries {reason}"),
-        })
+    /// The boundary conditions, checked against the grid of `shape`: periodic and Neumann
+    /// layers are filled before every iteration on every schedule (a hierarchical cycle inside
+    /// its tiles, whose working regions wrap and mirror; out-of-core slabs in every view, and
+    /// with a periodic slab axis in passes of one iteration).
+    fn boundaries_for(&self, shape: [usize; N]) -> Result<Boundaries<N>> {
+        self.boundaries.check(S::META, shape)?;
+        Ok(self.boundaries)
     }
 
     /// The observer's period, checked.

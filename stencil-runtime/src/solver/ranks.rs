@@ -157,7 +157,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             check_part_of(name, grid, subdomain)?;
         }
         crate::plan::Layout::new(meta, subdomain.global_shape())?;
-        self.boundaries_for(schedule, subdomain.global_shape())?;
+        self.boundaries_for(subdomain.global_shape())?;
         check_cut_boundaries(&self.boundaries, meta, &subdomain.planes_for(&self.boundaries))?;
         // As in one process: a hierarchical schedule checks once per cycle by default.
         let check_every = match (self.check_every, schedule) {
