@@ -63,7 +63,9 @@ pub enum Schedule {
         /// Planes of the slowest axis that one slab updates; `None`: the most that fit
         /// `device_memory`.
         slab: Option<usize>,
-        /// Iterations per pass, the pyramid height n (≥ 1).
+        /// Iterations per pass, the pyramid height n (≥ 1). With a periodic axis 0 in one
+        /// process every pass is one iteration (the first slab reads the last slab's
+        /// planes at every iteration); the report shows the height run.
         height: usize,
         /// How a slab's iterations run on the device.
         inner: Inner,
