@@ -329,7 +329,6 @@ fn conditions_that_cannot_hold_are_errors_before_the_run() {
     let slabs = Schedule::OutOfCore { slab: Some(3), height: 2, inner: Inner::Plain, device_memory: None };
     let report = solve(Boundaries::default().axis(0, Boundary::Periodic), slabs, &mut u).unwrap();
     assert!(matches!(report.schedule, Schedule::OutOfCore { height: 1, slab: Some(3), .. }), "{}", report.schedule);
-    let mut u = u0.clone();
     // Radius 2 along axis 1 fills 2 points a side from an interior of 1.
     let mut small = random::<f32, 2>([5, 5], 1);
     let e = Solver::new(Upwind).param("c", 0.1).boundaries(Boundary::Periodic).max_iterations(1).run(&mut small);
