@@ -5,7 +5,9 @@
 //!
 //! Under an MPI rank the slabs cover the own planes, and each pass (of at most `depth`
 //! iterations) starts from the iterate its ghost planes hold. The ghost planes a pass writes
-//! are sent when it ends and received during the next pass: its slabs are rotated
+//! are sent when it ends and received during the next pass (the first pass receives those of
+//! the iterate the run starts from, so that across a periodic cut the first rank's come from
+//! the last rank, not from the grid's outer layer): its slabs are rotated
 //! (`Slabs::first`) so that it starts with those that read no ghost plane, and the exchange
 //! runs while a GPU computes them. After the last pass the ghost planes are brought up to
 //! date.
