@@ -345,8 +345,8 @@ fn conditions_that_cannot_hold_are_errors_before_the_run() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    /// Shapes, conditions and iteration counts drawn at random: the plain run equals the
-    /// hand-written loop.
+    /// Shapes, conditions, iteration counts and schedules drawn at random: every schedule
+    /// equals the hand-written loop.
     #[test]
     fn random_shapes_and_conditions_equal_the_hand_written_loop(
         n0 in 3usize..12,
@@ -355,6 +355,9 @@ proptest! {
         high in proptest::array::uniform2(0usize..3),
         iterations in 1usize..6,
         seed in 0u64..1000,
+        which in 0usize..6,
+        width in 1usize..5,
+        height in 1usize..4,
     ) {
         let mut b = Boundaries::<2>::default();
         for axis in 0..2 {
@@ -364,8 +367,19 @@ proptest! {
         }
         let u0 = random::<f64, 2>([n0, n1], seed);
         let expected = reference::<Upwind, f64, 2>(&u0, &[None], &UpwindParams { c: 0.2 }, &b, iterations);
-        let got = run(Upwind, &u0, &[], UpwindParams { c: 0.2 }, b, Schedule::Plain, iterations);
+        // Exact cycles: the halo covers `sub` iterations of radius 2 (axis 1).
+        let cycles = Inner::Hierarchical { tile: width + 1, halo: 2 * height, sub: height };
+        let slabs = |inner| Schedule::OutOfCore { slab: Some(width), height, inner, device_memory: None };
+        let schedule = match which {
+            0 => Schedule::Plain,
+            1 => Schedule::Tiled,
+            2 => Schedule::Hierarchical { tile: width + 1, halo: 2 * height, sub: height },
+            3 => slabs(Inner::Plain),
+            4 => slabs(Inner::Skewed),
+            _ => slabs(cycles),
+        };
+        let got = run(Upwind, &u0, &[], UpwindParams { c: 0.2 }, b, schedule, iterations);
         // Every interior is at least as wide as the radius: no combination is refused.
-        prop_assert_eq!(bits(&got.unwrap()), bits(&expected), "{}", b);
+        prop_assert_eq!(bits(&got.unwrap()), bits(&expected), "{} {}", b, schedule);
     }
 }
