@@ -4,13 +4,14 @@
 //!
 //! A checkpoint is a NumPy `.npz` archive (uncompressed) with these arrays: `u` (the whole
 //! grid, boundary included; for a system of several unknowns the first one's, and the
-//! others' in `u1`, `u2`, … in declaration order), `iteration` (one `u64`: the iterate `u` holds), `reference`
-//! (two `f64`: ρ(u⁰) in L∞ and L2, for a relative tolerance; NaN when not measured), `stencil`
-//! (the stencil's name as bytes), and the run's read-only inputs: `params` (the scalar
-//! parameters in declaration order, as `f64`) and `field_digests` (32 bytes per read-only
-//! field in declaration order, a SHA-256 digest of its values; see [`RunInputs`]). NumPy reads
-//! it with `numpy.load`. It is written to `<path>.partial`, flushed to the disk, then renamed
-//! over `<path>`: a reader sees the old checkpoint or the new one, never a torn file.
+//! others' in `u1`, `u2`, … in declaration order), `iteration` (one `u64`: the iterate `u`
+//! holds), `reference` (two `f64`: ρ(u⁰) in L∞ and L2, for a relative tolerance; NaN when
+//! not measured), `stencil` (the stencil's name as bytes), and the run's read-only inputs:
+//! `params` (the scalar parameters in declaration order, as `f64`) and `field_digests` (32
+//! bytes per read-only field in declaration order, a SHA-256 digest of its values; see
+//! [`RunInputs`]). NumPy reads it with `numpy.load`. It is written to `<path>.partial`,
+//! flushed to the disk, then renamed over `<path>`: a reader sees the old checkpoint or the
+//! new one, never a torn file.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
@@ -99,8 +100,10 @@ impl Checkpoint {
         let u: ArrayD<T> = npz.by_name("u").map_err(|e| fail(format!("array `u`: {e}")))?;
         let names = npz.names().map_err(|e| fail(e.to_string()))?;
         let mut more = Vec::new();
-        while names.iter().any(|n| n.trim_end_matches(".npy") == format!("u{}", more.len() + 1)) {
-            let name = format!("u{}", more.len() + 1);
+        for name in (1..).map(|k| format!("u{k}")) {
+            if !names.iter().any(|n| n.trim_end_matches(".npy") == name) {
+                break;
+            }
             let grid: ArrayD<T> = npz.by_name(&name).map_err(|e| fail(format!("array `{name}`: {e}")))?;
             let grid = Grid::from_array(grid.view()).map_err(|e| fail(format!("array `{name}`: {e}")))?;
             if grid.shape()[..] != *u.shape() {
@@ -338,9 +341,9 @@ pub(crate) fn begin<S: Stencil<N>, T: Real, const N: usize>(
 }
 
 /// Loads checkpoint `c` into `u` and `more` after checking that it is this run's: the same
-/// stencil, number of unknowns, shape and precision, an iteration within `max_iterations`, ρ(u⁰) for a relative
-/// tolerance, and the same `inputs` unless the checkpoint allows changed ones. `u` is
-/// untouched on error.
+/// stencil, number of unknowns, shape and precision, an iteration within `max_iterations`,
+/// ρ(u⁰) for a relative tolerance, and the same `inputs` unless the checkpoint allows
+/// changed ones. `u` and `more` are untouched on error.
 fn resume<S: Stencil<N>, T: Real, const N: usize>(
     c: &Checkpoint,
     u: &mut Grid<T, N>,

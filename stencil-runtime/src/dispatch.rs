@@ -11,7 +11,7 @@ use crate::cuda::engine::{Build, GpuEngine};
 use crate::cuda::out_of_core::{GpuPasses, Setup};
 use crate::engine::{Engine, Passes};
 use crate::plan::Layout;
-use crate::plan::fill::{Edges, Fill, fill_plan};
+use crate::plan::fill::{Edges, Fill};
 use crate::plan::planes::Exchange;
 use crate::plan::slabs::{Config, Slabs, slabs_for};
 use crate::report::{Device, Origin, RanOn};
@@ -24,7 +24,7 @@ use crate::run::peers::{Peers, Place};
 use crate::run::sweeps::Swept;
 use crate::run::tiles::Tiles;
 use crate::schedule::CycleSizes;
-use crate::{Boundaries, Boundary, Grid, Real, Report, Result, Schedule, SlabProgress, Stencil};
+use crate::{Boundaries, Grid, Real, Report, Result, Schedule, SlabProgress, Stencil};
 
 /// Runs `job` on `u` in `place`, on the CPU (`device` `None`) or on a GPU.
 pub(crate) fn run<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
@@ -167,9 +167,10 @@ fn out_of_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
         unreachable!("an out-of-core schedule")
     };
     let own = place.planes.own.clone();
+    let fill = fill_of::<S, P, N>(job.boundaries, &place, u.shape());
     // A periodic axis 0 in one process wraps from the last slab to the first: each pass then
     // runs one iteration, after the grid's own outer planes are filled on the host.
-    let wraps = job.boundaries.is_periodic(0) && !place.planes.has_neighbour();
+    let wraps = fill.wraps_axis0();
     if wraps && height > 1 {
         log::warn!(
             "`{}`: out-of-core passes of a periodic axis 0 run one iteration each (height 1, not {height}): the \
@@ -179,7 +180,6 @@ fn out_of_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     }
     let height = if wraps { 1 } else { height.min(place.planes.depth) };
     let config = Config { own, slab, height, inner, device_memory };
-    let fill = fill_of::<S, P, N>(job.boundaries, &place, u.shape());
     // The model chooses no height for them.
     job.model_chooses &= !wraps;
     let (inputs, params) = (job.inputs.clone(), job.params);
@@ -252,13 +252,8 @@ fn passes_of<S: Stencil<N>, T: Real, const N: usize, P: Peers, X: Passes<T>>(
     let told = on_slab.as_mut().map(|f| &mut **f as &mut dyn FnMut(&SlabProgress));
     let mut monitor = Monitor::for_job(&mut job, Layout::new(S::META, global)?.interior_points());
     let boundary = fill_of::<S, P, N>(job.boundaries, &place, u.shape());
-    let wrap = match boundary.edges.low && boundary.edges.high && job.boundaries.is_periodic(0) {
-        true => {
-            fill_plan(&Boundaries::default().axis(0, Boundary::Periodic), boundary.radius, u.shape(), boundary.edges)
-        }
-        false => Vec::new(),
-    };
-    let mut runner = Slabbed::new(passes, slabs, u, place, halos, stop, told)?.with_fill(boundary.whole(), wrap);
+    let (whole, wrap) = (boundary.whole(), boundary.axis0_wrap());
+    let mut runner = Slabbed::new(passes, slabs, u, place, halos, stop, told)?.with_fill(whole, wrap);
     let ran = drive::<S, T, N>(&mut monitor, &mut runner, observer)?;
     let report = monitor.into_report::<S, T, N>(described.on, schedule, global, ran, described.jit);
     Ok((report, PassesRun { passes: runner.passes, lens: runner.lens }))

@@ -80,6 +80,21 @@ impl<const N: usize> Fill<N> {
         !self.boundaries.is_dirichlet()
     }
 
+    /// Whether the grid holds both ends of a periodic axis 0 (one process), so that a
+    /// slab's planes there are the grid's other end.
+    pub fn wraps_axis0(&self) -> bool {
+        self.edges.low && self.edges.high && self.boundaries.is_periodic(0)
+    }
+
+    /// The copies that fill the periodic outer planes of axis 0 alone, when the grid holds
+    /// both ends ([`wraps_axis0`](Self::wraps_axis0)); none otherwise.
+    pub fn axis0_wrap(&self) -> Vec<FillCopy> {
+        match self.wraps_axis0() {
+            true => fill_plan(&Boundaries::default().axis(0, Boundary::Periodic), self.radius, self.shape, self.edges),
+            false => Vec::new(),
+        }
+    }
+
     /// How a hierarchical cycle's working regions meet the edges of the planes `window` of
     /// axis 0 (seen as a grid of their own): a periodic axis wraps where the window holds both
     /// of its ends, and a Neumann side is mirrored where the window holds that outer layer.

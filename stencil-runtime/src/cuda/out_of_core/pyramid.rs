@@ -143,7 +143,8 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             Inner::Hierarchical { tile, halo, sub } => {
                 let cycle = module.kernel::<N>(KernelKind::Hierarchical)?;
                 let sizes = CycleSizes { tile, halo, sub };
-                // A periodic axis (never axis 0 here) widens every view's working regions alike.
+                // A periodic axis widens the working regions (axis 0 only in a view of the whole
+                // grid, the largest chunk then).
                 let edges = fill.cycle_edges(&(0..slabs.max_chunk())).flags(S::KERNELS.axes);
                 let largest = Cycle::new(S::KERNELS, chunk_dims, sizes, T::BYTES, false, gpu.limits(), edges)?;
                 cycle.allow_shared(largest.shape.shared as usize)?;
