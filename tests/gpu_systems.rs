@@ -1,7 +1,9 @@
 //! Stencils of several unknowns on the GPU: the plain, tiled and hierarchical kernels write
 //! every unknown in one launch and equal the CPU twin bit for bit in exact mode, for two and
 //! three unknowns, 1-D to 3-D, f32 and f64, every combination of boundary conditions (for
-//! hierarchical cycles too, exact and inexact); the residual over all unknowns is the CPU's; an observer sees every unknown, and a checkpoint holds and resumes every one. Needs a GPU: the tests are ignored unless asked for
+//! hierarchical cycles too, exact and inexact, and out-of-core slabs); the residual over all
+//! unknowns is the CPU's; an observer sees every unknown, and a checkpoint holds and resumes
+//! every one. Needs a GPU: the tests are ignored unless asked for
 //! (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without one.
 
 use stencil::builtin::{GrayScott, GrayScottParams};
@@ -42,21 +44,31 @@ fn run<S: Stencil<N>, T: Real, const N: usize>(
     (grids, report)
 }
 
-/// The combinations of conditions (and schedules) under which the GPU's unknowns differ from
+/// The in-core schedules compared: plain, tiled, and hierarchical cycles, exact (halo ≥
+/// sub · radius, radius ≤ 2 here) and inexact; every unknown's working region twice fits a
+/// block's shared memory in 3-D and f64.
+fn in_core() -> Vec<Schedule> {
+    let hierarchical = [(6, 6, 3), (6, 2, 3)].map(|(tile, halo, sub)| Schedule::Hierarchical { tile, halo, sub });
+    [Schedule::Plain, Schedule::Tiled].into_iter().chain(hierarchical).collect()
+}
+
+/// Out-of-core slabs of every inner kind, several per grid: pyramids of plain iterations,
+/// skewed slabs, slabs of exact cycles.
+fn out_of_core() -> Vec<Schedule> {
+    let slabs = |inner| Schedule::OutOfCore { slab: Some(4), height: 3, inner, device_memory: None };
+    vec![slabs(Inner::Plain), slabs(Inner::Skewed), slabs(Inner::Hierarchical { tile: 6, halo: 6, sub: 3 })]
+}
+
+/// The combinations of conditions and `schedules` under which the GPU's unknowns differ from
 /// the CPU's; `solver` builds the run.
 fn compare<'s, S: Stencil<N>, T: Real, const N: usize>(
     solver: impl Fn() -> Solver<'s, S, T, N>,
     unknowns: &[Grid<T, N>],
     iterations: usize,
+    schedules: &[Schedule],
 ) -> Vec<String> {
     let mut wrong = Vec::new();
-    // Hierarchical cycles, exact (halo ≥ sub · radius, radius ≤ 2 here) and inexact; every
-    // unknown's working region twice fits a block's shared memory in 3-D and f64.
-    let hierarchical = [(6, 6, 3), (6, 2, 3)].map(|(tile, halo, sub)| Schedule::Hierarchical { tile, halo, sub });
-    let runs = [Schedule::Plain, Schedule::Tiled]
-        .into_iter()
-        .chain(hierarchical)
-        .flat_map(|s| boundary_combinations::<N>().into_iter().map(move |b| (s, b)));
+    let runs = schedules.iter().flat_map(|&s| boundary_combinations::<N>().into_iter().map(move |b| (s, b)));
     for (schedule, b) in runs {
         {
             let on = |backend| run(solver().schedule(schedule).boundaries(b), backend, unknowns, iterations);
@@ -98,21 +110,41 @@ fn systems_equal_the_cpu_twin_for_every_combination() {
     let mut wrong = Vec::new();
     let gs = |shape, seed| [random::<f32, 2>(shape, seed), random::<f32, 2>(shape, seed + 1)];
     let solver = || Solver::new(GrayScott).params(gray_scott::<f32>()).check_every(2);
-    wrong.extend(compare(solver, &gs([37, 131], 1), 5));
+    wrong.extend(compare(solver, &gs([37, 131], 1), 5, &in_core()));
     let solver = || Solver::new(GrayScott).params(gray_scott::<f64>()).check_every(3);
     let unknowns = [random::<f64, 2>([29, 70], 3), random::<f64, 2>([29, 70], 4)];
-    wrong.extend(compare(solver, &unknowns, 6));
+    wrong.extend(compare(solver, &unknowns, 6, &in_core()));
     let s = random::<f64, 3>([11, 9, 35], 5);
     let solver = || Solver::new(Wave).input("s", &s).params(WaveParams { c: 0.1 }).check_every(2);
     let unknowns = [random::<f64, 3>([11, 9, 35], 6), random::<f64, 3>([11, 9, 35], 7)];
-    wrong.extend(compare(solver, &unknowns, 4));
+    wrong.extend(compare(solver, &unknowns, 4, &in_core()));
     let s = random::<f32, 3>([7, 12, 40], 8);
     let solver = || Solver::new(Wave).input("s", &s).params(WaveParams { c: 0.1 });
     let unknowns = [random::<f32, 3>([7, 12, 40], 9), random::<f32, 3>([7, 12, 40], 10)];
-    wrong.extend(compare(solver, &unknowns, 3));
+    wrong.extend(compare(solver, &unknowns, 3, &in_core()));
     let solver = || Solver::new(Three).params(ThreeParams { k: 0.3 }).check_every(2);
     let unknowns = [11, 12, 13].map(|seed| random::<f64, 1>([300], seed));
-    wrong.extend(compare(solver, &unknowns, 7));
+    wrong.extend(compare(solver, &unknowns, 7, &in_core()));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Out-of-core slabs of systems: every unknown's chunks, carries and write-backs, with a
+/// read-only field between two unknowns (`wave`), for every combination of conditions.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn out_of_core_systems_equal_the_cpu_twin() {
+    require_gpu();
+    let mut wrong = Vec::new();
+    let solver = || Solver::new(GrayScott).params(gray_scott::<f32>()).check_every(2);
+    let unknowns = [random::<f32, 2>([37, 131], 41), random::<f32, 2>([37, 131], 42)];
+    wrong.extend(compare(solver, &unknowns, 7, &out_of_core()));
+    let s = random::<f64, 3>([17, 9, 35], 43);
+    let solver = || Solver::new(Wave).input("s", &s).params(WaveParams { c: 0.1 }).check_every(3);
+    let unknowns = [random::<f64, 3>([17, 9, 35], 44), random::<f64, 3>([17, 9, 35], 45)];
+    wrong.extend(compare(solver, &unknowns, 5, &out_of_core()));
+    let solver = || Solver::new(Three).params(ThreeParams { k: 0.3 }).check_every(2);
+    let unknowns = [46, 47, 48].map(|seed| random::<f64, 1>([300], seed));
+    wrong.extend(compare(solver, &unknowns, 7, &out_of_core()));
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
@@ -182,7 +214,8 @@ fn a_gpu_checkpoint_of_a_system_resumes_to_the_cpu_result() {
     let v0 = Grid::from_fn([30, 36], |[i, j]| 0.25 * noise[[29 - i, j]].abs()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gray-scott.npz");
-    for schedule in [Schedule::Plain, Schedule::Hierarchical { tile: 8, halo: 4, sub: 4 }] {
+    let slabs = Schedule::OutOfCore { slab: Some(5), height: 3, inner: Inner::Plain, device_memory: None };
+    for schedule in [Schedule::Plain, Schedule::Hierarchical { tile: 8, halo: 4, sub: 4 }, slabs] {
         let solver = |backend, limit| {
             Solver::new(GrayScott)
                 .params(gray_scott())

@@ -13,7 +13,7 @@ use crate::engine::{Engine, Passes};
 use crate::plan::Layout;
 use crate::plan::fill::{Edges, Fill};
 use crate::plan::planes::Exchange;
-use crate::plan::slabs::{Config, Slabs, slabs_for};
+use crate::plan::slabs::{Arrays, Config, Slabs, slabs_for};
 use crate::report::{Device, Origin, RanOn};
 use crate::run::drive::drive;
 use crate::run::jacobi::{Cycles, Jacobi};
@@ -184,30 +184,32 @@ fn out_of_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     job.model_chooses &= !wraps;
     let (inputs, params) = (job.inputs.clone(), job.params);
     let on = ran_on(place.peers, gpu.as_ref());
+    let shape = u.shape();
+    let mut grids: Vec<&mut Grid<T, N>> = std::iter::once(u).chain(std::mem::take(&mut job.more)).collect();
     match &gpu {
         None => {
-            let layout = Layout::new(S::META, u.shape())?;
-            let arrays = 2 + inputs.iter().flatten().count();
+            let layout = Layout::new(S::META, shape)?;
+            let arrays = Arrays::of::<S, N>(inputs.iter().flatten().count());
             let slabs = slabs_for(&layout, config.own.clone(), config.request(), arrays, T::BYTES);
             let slabs = place.peers.all_ok(slabs)?;
             let pass = out_of_core::Pass::<S, T, N> {
                 slabs: &slabs,
-                shape: u.shape(),
+                shape,
                 inputs: &inputs,
                 params: &params,
                 inner,
                 fill,
                 fail_after: job.fail_after_slabs,
             };
-            let passes = CpuPasses { pass, work: out_of_core::Workspace::new(&slabs)? };
+            let passes = CpuPasses { pass, work: out_of_core::Workspace::new(&slabs, arrays.unknowns)? };
             let streamed = Streamed { passes, slabs: slabs.clone() };
-            let (report, _) = passes_of(job, u, place, streamed, Described { on, jit: None })?;
+            let (report, _) = passes_of(job, grids, place, streamed, Described { on, jit: None })?;
             Ok(report)
         }
         Some(gpu) => {
             let alone = !place.planes.has_neighbour();
             let setup = Setup { alone, model_chooses: job.model_chooses, fail_after: job.fail_after_slabs, fill };
-            let passes = GpuPasses::<S, T, N>::new(gpu, &options, u, inputs, &params, config, setup);
+            let passes = GpuPasses::<S, T, N>::new(gpu, &options, &mut grids, inputs, &params, config, setup);
             let passes = place.peers.all_ok(passes)?;
             let slabs = passes.slabs().clone();
             if job.model_chooses && !job.check_every_given {
@@ -215,7 +217,7 @@ fn out_of_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
                 job.stop.check_every = slabs.height;
             }
             let described = Described { on, jit: Some((passes.jit.time, passes.jit.origin)) };
-            let (mut report, ran) = passes_of(job, u, place, Streamed { passes, slabs }, described)?;
+            let (mut report, ran) = passes_of(job, grids, place, Streamed { passes, slabs }, described)?;
             report.model = ran.passes.model_report(&ran.lens);
             Ok(report)
         }
@@ -234,11 +236,11 @@ struct PassesRun<X> {
     lens: Vec<usize>,
 }
 
-/// Drives `streamed`'s passes over its slabs of `u` and reports; gives the passes back with
-/// the length of every pass run.
+/// Drives `streamed`'s passes over its slabs of `grids` (every unknown's, declaration order)
+/// and reports; gives the passes back with the length of every pass run.
 fn passes_of<S: Stencil<N>, T: Real, const N: usize, P: Peers, X: Passes<T>>(
     mut job: Job<'_, '_, S, T, N>,
-    u: &mut Grid<T, N>,
+    grids: Vec<&mut Grid<T, N>>,
     place: Place<'_, P, N>,
     streamed: Streamed<X>,
     described: Described,
@@ -251,9 +253,9 @@ fn passes_of<S: Stencil<N>, T: Real, const N: usize, P: Peers, X: Passes<T>>(
     let observer = job.observer.take();
     let told = on_slab.as_mut().map(|f| &mut **f as &mut dyn FnMut(&SlabProgress));
     let mut monitor = Monitor::for_job(&mut job, Layout::new(S::META, global)?.interior_points());
-    let boundary = fill_of::<S, P, N>(job.boundaries, &place, u.shape());
+    let boundary = fill_of::<S, P, N>(job.boundaries, &place, grids[0].shape());
     let (whole, wrap) = (boundary.whole(), boundary.axis0_wrap());
-    let mut runner = Slabbed::new(passes, slabs, u, place, halos, stop, told)?.with_fill(whole, wrap);
+    let mut runner = Slabbed::new(passes, slabs, grids, place, halos, stop, told)?.with_fill(whole, wrap);
     let ran = drive::<S, T, N>(&mut monitor, &mut runner, observer)?;
     let report = monitor.into_report::<S, T, N>(described.on, schedule, global, ran, described.jit);
     Ok((report, PassesRun { passes: runner.passes, lens: runner.lens }))

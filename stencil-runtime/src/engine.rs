@@ -137,9 +137,9 @@ pub(crate) trait Engine<T: Real, const N: usize> {
 }
 
 /// Called once per out-of-core pass, before the first slab that reads planes beyond the
-/// own planes (or at the end when none does), with the grid: under a rank, where the ghost
-/// planes are brought up to date.
-pub(crate) type Ghosts<'c, T> = &'c mut dyn FnMut(&mut [T]) -> Result<(), Error>;
+/// own planes (or at the end when none does), with every unknown's grid: under a rank,
+/// where the ghost planes are brought up to date.
+pub(crate) type Ghosts<'c, T> = &'c mut dyn FnMut(&mut [&mut [T]]) -> Result<(), Error>;
 
 /// Told how many slabs of a pass are written back, as they are.
 pub(crate) type Written<'c> = &'c mut dyn FnMut(usize);
@@ -151,19 +151,19 @@ pub(crate) struct PassPlan {
     pub measure: bool,
 }
 
-/// A grid kept in host memory and streamed through a backend in slabs: the out-of-core
-/// schedule's passes (`plan::slabs`), in place on the grid.
+/// Grids kept in host memory and streamed through a backend in slabs: the out-of-core
+/// schedule's passes (`plan::slabs`), in place on the grids.
 pub(crate) trait Passes<T: Real> {
-    /// Runs `pass.len` iterations (at most the slabs' height) on `u` in place, and returns
-    /// when every own plane is written back. `ghosts` is called once with `u`, before the first
-    /// slab that reads a ghost plane, and must leave the ghost planes holding the iterate
-    /// the pass starts from; `written` is told the slabs written back as they are. With
-    /// `pass.measure`, the last iteration measures S(u) − u over the own planes (flat indices of
-    /// `u`). An error comes with the number of slabs written back
-    /// (`Slabs::interrupted`).
+    /// Runs `pass.len` iterations (at most the slabs' height) on `grids` (every unknown's, in
+    /// declaration order) in place, and returns when every own plane is written back.
+    /// `ghosts` is called once with `grids`, before the first slab that reads a ghost plane,
+    /// and must leave the ghost planes holding the iterate the pass starts from; `written` is
+    /// told the slabs written back as they are. With `pass.measure`, the last iteration
+    /// measures S(u) − u over the own planes of every unknown (flat indices of a grid). An
+    /// error comes with the number of slabs written back (`Slabs::interrupted`).
     fn pass(
         &mut self,
-        u: &mut [T],
+        grids: &mut [&mut [T]],
         pass: PassPlan,
         ghosts: Option<Ghosts<'_, T>>,
         written: Option<Written<'_>>,

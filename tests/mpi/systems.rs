@@ -2,7 +2,7 @@
 //! and each rank's parts of every unknown, the gathered grids, the stopping iteration and the
 //! L∞ residual history equal one process's run (`Plain`, or the same inexact hierarchical
 //! schedule), bit for bit, with Dirichlet, Neumann and periodic sides (a periodic cut axis
-//! at depth 1).
+//! at depth 1), in core and out of core.
 
 use stencil::builtin::GrayScott;
 use stencil::cuda::Mode;
@@ -182,6 +182,29 @@ pub fn system_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Resu
             record(format!("f64 wave {name} depth {depth}"), case.check::<f64>(mpi, depth, backend));
         }
     }
+    // Out of core: every unknown has its slabs, carries and ghost planes on each rank.
+    let slabs = |inner, height| Schedule::OutOfCore { slab: Some(3), height, inner, device_memory: None };
+    for depth in [1, 3] {
+        let inners = [
+            ("plain", Inner::Plain),
+            ("skewed", Inner::Skewed),
+            ("hierarchical", Inner::Hierarchical { tile: 4, halo: 6, sub: 3 }),
+        ];
+        for (name, inner) in inners {
+            let case = gray_scott(slabs(inner, 3), channel);
+            record(
+                format!("f64 gray-scott out of core, {name} slabs, depth {depth}"),
+                case.check::<f64>(mpi, depth, backend),
+            );
+            let case = triple(slabs(inner, 2), Boundaries::all(Boundary::Neumann));
+            record(
+                format!("f64 three unknowns out of core, {name} slabs, depth {depth}"),
+                case.check::<f64>(mpi, depth, backend),
+            );
+        }
+    }
+    let periodic = gray_scott(slabs(Inner::Plain, 1), Boundaries::all(Boundary::Periodic));
+    record("f32 gray-scott out of core, periodic cut".into(), periodic.check::<f32>(mpi, 1, backend));
     // A periodic cut axis: the last rank's planes of every unknown wrap to the first.
     let periodic = gray_scott(Schedule::Plain, Boundaries::all(Boundary::Periodic));
     record("f64 gray-scott periodic cut".into(), periodic.check::<f64>(mpi, 1, backend));

@@ -24,45 +24,69 @@ pub(crate) struct Pass<'p, S: Stencil<N>, T: Real, const N: usize> {
     pub fail_after: Option<usize>,
 }
 
-/// Buffers reused by every pass: the chunk twice (Jacobi ping-pong), the carry, and for
-/// rotated slabs the upper carry ([`Slabs::upper_carry`]).
+/// One unknown's buffers, reused by every pass: its chunk twice (Jacobi ping-pong), the
+/// carry, and for rotated slabs the upper carry ([`Slabs::upper_carry`]).
 #[derive(Default)]
-pub(crate) struct Workspace<T> {
+struct Buffers<T> {
     current: Vec<T>,
     next: Vec<T>,
     carry: Vec<T>,
     upper_carry: Vec<T>,
 }
 
+/// The buffers of every unknown, in declaration order.
+#[derive(Default)]
+pub(crate) struct Workspace<T> {
+    unknowns: Vec<Buffers<T>>,
+}
+
 impl<T: Real> Workspace<T> {
-    /// Allocated once, before the clock starts.
+    /// Allocated once, before the clock starts, for `unknowns` unknowns.
     ///
     /// **Errors**: [`Error::OutOfMemory`] when the host cannot hold the buffers.
-    pub fn new(slabs: &Slabs) -> Result<Self, Error> {
+    pub fn new(slabs: &Slabs, unknowns: usize) -> Result<Self, Error> {
         // No overflow: chunks and carries lie within the grid (`Slabs::over` clamps the height).
         let chunk = slabs.max_chunk() * slabs.plane_len;
         let carry = slabs.ghost(slabs.height) * slabs.plane_len;
         let buffer = |len: usize, what: &'static str| {
             crate::memory::filled(len, T::ZERO, move || format!("the out-of-core {what} ({len} elements)"))
         };
-        Ok(Self {
-            current: buffer(chunk, "chunk buffer")?,
-            next: buffer(chunk, "chunk buffer")?,
-            carry: buffer(carry, "carry")?,
-            upper_carry: buffer(if slabs.first == 0 { 0 } else { carry }, "upper carry")?,
-        })
+        let unknowns = (0..unknowns)
+            .map(|_| {
+                Ok(Buffers {
+                    current: buffer(chunk, "chunk buffer")?,
+                    next: buffer(chunk, "chunk buffer")?,
+                    carry: buffer(carry, "carry")?,
+                    upper_carry: buffer(if slabs.first == 0 { 0 } else { carry }, "upper carry")?,
+                })
+            })
+            .collect::<Result<_, Error>>()?;
+        Ok(Self { unknowns })
+    }
+
+    /// Every unknown's `range` of the current buffer (read) and of the next one (written).
+    fn views(&mut self, range: &std::ops::Range<usize>) -> (Vec<&[T]>, Vec<&mut [T]>) {
+        self.unknowns.iter_mut().map(|b| (&b.current[range.clone()], &mut b.next[range.clone()])).unzip()
+    }
+
+    /// Ends an iteration: every next buffer becomes the current one.
+    fn swap(&mut self) {
+        for b in &mut self.unknowns {
+            std::mem::swap(&mut b.current, &mut b.next);
+        }
     }
 }
 
 impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
-    /// Runs `pass.len` iterations on `u` in place, slab by slab. With `pass.measure`, the last
-    /// iteration measures S(u) − u over every slab's own planes, i.e. over the interior once;
-    /// the flat index of a non-finite value is the grid's. An error after some slabs were
-    /// written back comes with the number written ([`Slabs::interrupted`]). `written` is
-    /// called with the number of slabs written back after each.
+    /// Runs `pass.len` iterations on `grids` (every unknown's, in declaration order) in
+    /// place, slab by slab. With `pass.measure`, the last iteration measures S(u) − u over
+    /// every slab's own planes, i.e. over the interior once; the flat index of a non-finite
+    /// value is the grid's. An error after some slabs were written back comes with the number
+    /// written ([`Slabs::interrupted`]). `written` is called with the number of slabs written
+    /// back after each.
     pub fn run(
         &self,
-        u: &mut [T],
+        grids: &mut [&mut [T]],
         work: &mut Workspace<T>,
         pass: PassPlan,
         written: &mut dyn FnMut(usize),
@@ -70,13 +94,13 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
         let PassPlan { len, measure } = pass;
         let mut ghosts = ghosts;
-        let mut bring_ghosts = |u: &mut [T], done: usize| match ghosts.take() {
-            Some(ghosts) => ghosts(u).map_err(|error| (done, error)),
+        let mut bring_ghosts = |grids: &mut [&mut [T]], done: usize| match ghosts.take() {
+            Some(ghosts) => ghosts(grids).map_err(|error| (done, error)),
             None => Ok(()),
         };
         if self.inner == Inner::Skewed {
-            bring_ghosts(u, 0)?;
-            return self.run_skewed(u, work, len, measure, written);
+            bring_ghosts(grids, 0)?;
+            return self.run_skewed(grids, work, len, measure, written);
         }
         let slabs = self.slabs;
         let mut total = measure.then(Difference::default);
@@ -85,26 +109,31 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                 return Err((position, Error::injected()));
             }
             if slabs.reads_beyond_own(s, len) {
-                bring_ghosts(u, position)?;
+                bring_ghosts(grids, position)?;
             }
             let chunk = slabs.chunk(s, len);
             let own = slabs.own[s].clone();
-            self.load(s, chunk.clone(), len, u, work);
+            for (u, buffers) in grids.iter().zip(&mut work.unknowns) {
+                self.load(s, chunk.clone(), len, u, buffers);
+            }
             self.iterate(s, chunk.clone(), pass, work, &mut total)?;
             let local = slabs.elements(&(own.start - chunk.start..own.end - chunk.start));
-            u[slabs.elements(&own)].copy_from_slice(&work.current[local]);
+            for (u, buffers) in grids.iter_mut().zip(&work.unknowns) {
+                u[slabs.elements(&own)].copy_from_slice(&buffers.current[local.clone()]);
+            }
             written(position + 1);
         }
-        bring_ghosts(u, slabs.own.len())?;
+        bring_ghosts(grids, slabs.own.len())?;
         Ok(total)
     }
 
-    /// Loads slab `s`'s `chunk` for a pass of `len`: the lower ghost planes from the carry
-    /// (they are written back already) unless the slab is the first of the grid or of the
-    /// pass; the planes that rotated slabs wrote back before this one from the upper carry;
-    /// the rest from the grid. Keeps the carries for the slabs after it, and copies the
-    /// chunk into the second buffer (its boundary values).
-    fn load(&self, s: usize, chunk: std::ops::Range<usize>, len: usize, u: &[T], work: &mut Workspace<T>) {
+    /// Loads slab `s`'s `chunk` of one unknown's grid `u` into its buffers `work` for a pass
+    /// of `len`: the lower ghost planes from the carry (they are written back already) unless
+    /// the slab is the first of the grid or of the pass; the planes that rotated slabs wrote
+    /// back before this one from the upper carry; the rest from the grid. Keeps the carries
+    /// for the slabs after it, and copies the chunk into the second buffer (its boundary
+    /// values).
+    fn load(&self, s: usize, chunk: std::ops::Range<usize>, len: usize, u: &[T], work: &mut Buffers<T>) {
         let slabs = self.slabs;
         let own = slabs.own[s].clone();
         let upper_carry = slabs.upper_carry(len);
@@ -157,10 +186,12 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             let view = slabs.region(s, len, done);
             let layout = self.layout(view.len()).map_err(|e| (s, e))?;
             let range = slabs.elements(&(view.start - chunk.start..view.end - chunk.start));
-            fill(&mut work.current[range.clone()], layout.shape, &self.fill.view(&view));
+            for buffers in &mut work.unknowns {
+                fill(&mut buffers.current[range.clone()], layout.shape, &self.fill.view(&view));
+            }
             let global = slabs.elements(&view);
-            let fields = self.fields(&global, &work.current[range.clone()]);
-            let target = &mut work.next[range.clone()];
+            let (currents, targets) = work.views(&range);
+            let fields = self.fields(&global, &currents);
             let difference = match self.inner {
                 Inner::Hierarchical { tile, halo, .. } if !last_measured => {
                     // The view's ends along axis 0 hold the chunk's older planes (the pyramid
@@ -169,13 +200,13 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                         edges: self.fill.cycle_edges(&view),
                         ..hierarchical::Cycle::new(&layout, tile, halo, steps)
                     };
-                    hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, vec![target], self.params, None)
+                    hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, targets, self.params, None)
                         .map_err(|e| (s, e))?
                 }
-                _ => plain::apply::<S, T, N>(&layout, &fields, target, self.params, last_measured),
+                _ => plain::apply_all::<S, T, N>(&layout, &fields, targets, self.params, last_measured),
             };
             add(total, difference, global.start);
-            std::mem::swap(&mut work.current, &mut work.next);
+            work.swap();
             done += steps;
         }
         Ok(())
@@ -188,10 +219,12 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
         Layout::new(S::META, shape)
     }
 
-    /// The fields over the grid's `elements`, in parameter order, with `unknown` (the view's
-    /// current iterate) at the unknown's place.
-    fn fields<'f>(&'f self, elements: &std::ops::Range<usize>, unknown: &'f [T]) -> Vec<&'f [T]> {
-        self.inputs.iter().map(|f| f.map_or(unknown, |grid| &grid[elements.clone()])).collect()
+    /// The fields over the grid's `elements`, in parameter order, with `unknowns` (the
+    /// view's current iterate of every unknown, declaration order) at the unknowns' places.
+    fn fields<'f>(&'f self, elements: &std::ops::Range<usize>, unknowns: &[&'f [T]]) -> Vec<&'f [T]> {
+        let at = |field: usize| S::META.unknowns.iter().position(|&u| u == field).expect("an unknown");
+        let fields = self.inputs.iter().enumerate();
+        fields.map(|(field, f)| f.map_or_else(|| unknowns[at(field)], |grid| &grid[elements.clone()])).collect()
     }
 
     /// [`run`](Self::run) over skewed slabs: each slab's window holds the planes its
@@ -200,7 +233,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
     /// updates [`Slabs::level`]; the slab's last level is written back.
     fn run_skewed(
         &self,
-        u: &mut [T],
+        grids: &mut [&mut [T]],
         work: &mut Workspace<T>,
         len: usize,
         measure: bool,
@@ -219,15 +252,17 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                 slabs.elements(&(planes.start - window.start..planes.end - window.start))
             };
             let fresh = slabs.fresh(s, len);
-            if let Some(before) = &previous {
-                // The planes below the fresh ones, at every iterate, from the previous window.
-                let kept = slabs.elements(&(window.start - before.start..fresh.start - before.start));
-                work.current.copy_within(kept.clone(), 0);
-                work.next.copy_within(kept, 0);
+            for (u, work) in grids.iter().zip(&mut work.unknowns) {
+                if let Some(before) = &previous {
+                    // The planes below the fresh ones, at every iterate, from the previous window.
+                    let kept = slabs.elements(&(window.start - before.start..fresh.start - before.start));
+                    work.current.copy_within(kept.clone(), 0);
+                    work.next.copy_within(kept, 0);
+                }
+                // Both buffers, so that the boundary values are in the odd iterates too.
+                work.current[local(&fresh)].copy_from_slice(&u[slabs.elements(&fresh)]);
+                work.next[local(&fresh)].copy_from_slice(&u[slabs.elements(&fresh)]);
             }
-            // Both buffers, so that the boundary values are in the odd iterates too.
-            work.current[local(&fresh)].copy_from_slice(&u[slabs.elements(&fresh)]);
-            work.next[local(&fresh)].copy_from_slice(&u[slabs.elements(&fresh)]);
             for t in 1..=len {
                 let level = slabs.level(s, len, t);
                 if level.is_empty() {
@@ -238,19 +273,29 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                 let range = local(&view);
                 let global = slabs.elements(&view);
                 // The view of iterate t − 1, its outer layers filled.
-                let read = if t % 2 == 1 { &mut work.current } else { &mut work.next };
-                fill(&mut read[range.clone()], layout.shape, &self.fill.view(&view));
-                let (even, odd) = (&mut work.current, &mut work.next);
-                let (source, target) = if t % 2 == 1 { (&*even, odd) } else { (&*odd, even) };
-                let fields = self.fields(&global, &source[range.clone()]);
+                for work in &mut work.unknowns {
+                    let read = if t % 2 == 1 { &mut work.current } else { &mut work.next };
+                    fill(&mut read[range.clone()], layout.shape, &self.fill.view(&view));
+                }
+                let (sources, targets): (Vec<&[T]>, Vec<&mut [T]>) = work
+                    .unknowns
+                    .iter_mut()
+                    .map(|b| {
+                        let (even, odd) = (&mut b.current, &mut b.next);
+                        let (source, target) = if t % 2 == 1 { (&*even, odd) } else { (&*odd, even) };
+                        (&source[range.clone()], &mut target[range.clone()])
+                    })
+                    .unzip();
+                let fields = self.fields(&global, &sources);
                 let measured = measure && t == len;
-                let difference =
-                    plain::apply::<S, T, N>(&layout, &fields, &mut target[range.clone()], self.params, measured);
+                let difference = plain::apply_all::<S, T, N>(&layout, &fields, targets, self.params, measured);
                 add(&mut total, difference, global.start);
             }
             let last = slabs.level(s, len, len);
-            let done = if len.is_multiple_of(2) { &work.current } else { &work.next };
-            u[slabs.elements(&last)].copy_from_slice(&done[local(&last)]);
+            for (u, work) in grids.iter_mut().zip(&work.unknowns) {
+                let done = if len.is_multiple_of(2) { &work.current } else { &work.next };
+                u[slabs.elements(&last)].copy_from_slice(&done[local(&last)]);
+            }
             previous = Some(window);
             written(s + 1);
         }
@@ -275,13 +320,13 @@ pub(crate) struct CpuPasses<'p, S: Stencil<N>, T: Real, const N: usize> {
 impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for CpuPasses<'_, S, T, N> {
     fn pass(
         &mut self,
-        u: &mut [T],
+        grids: &mut [&mut [T]],
         pass: PassPlan,
         ghosts: Option<Ghosts<'_, T>>,
         written: Option<Written<'_>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
         let mut nobody = |_| {};
-        self.pass.run(u, &mut self.work, pass, written.unwrap_or(&mut nobody), ghosts)
+        self.pass.run(grids, &mut self.work, pass, written.unwrap_or(&mut nobody), ghosts)
     }
 
     fn synchronize(&mut self) -> Result<(), Error> {

@@ -37,19 +37,6 @@ fn of_span<T: Real>(new: &[T], old: &[T], base: usize) -> Difference {
 /// Number of points a 1-D pass hands to one rayon task.
 const CHUNK_1D: usize = 1 << 14;
 
-/// Writes S(fields) into the interior of `out`; `fields` are in parameter order with the
-/// unknown's current iterate at its place. With `measure`, also returns the difference
-/// between `out` and the unknown's iterate.
-pub(crate) fn apply<S: Stencil<N>, T: Real, const N: usize>(
-    layout: &Layout<N>,
-    fields: &[&[T]],
-    out: &mut [T],
-    params: &S::Params<T>,
-    measure: bool,
-) -> Option<Difference> {
-    apply_all::<S, T, N>(layout, fields, vec![out], params, measure)
-}
-
 /// Lists of equal length, each split in the same number of parts, regrouped by part: the
 /// `i`-th list of the result holds the `i`-th part of every list.
 fn by_part<X>(lists: Vec<Vec<X>>) -> Vec<Vec<X>> {

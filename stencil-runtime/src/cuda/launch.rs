@@ -114,6 +114,13 @@ impl<'a, T: Real> Args<'a, T> {
             fill: [[0; 6]; 3],
         }
     }
+
+    /// Sets the next iterates of every unknown, in declaration order.
+    pub fn set_outputs(&mut self, outputs: Vec<CudaViewMut<'a, T>>) {
+        let mut outputs = outputs.into_iter();
+        self.output = outputs.next();
+        self.more_outputs = outputs.collect();
+    }
 }
 
 /// The C type a role's value has on the Rust side, for the manifest's to be checked against.

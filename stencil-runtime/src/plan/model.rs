@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use crate::plan::slabs::{Cut, Slabs};
+use crate::plan::slabs::{Arrays, Cut, Slabs};
 
 /// The constants the model needs, measured on the device by short probes at start-up.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -64,8 +64,8 @@ pub(crate) struct Shape {
     pub plane_len: usize,
     /// Interior points of one plane (those a kernel updates).
     pub plane_interior: usize,
-    /// Read-only fields copied with every chunk.
-    pub fields: usize,
+    /// The unknowns, and the read-only fields copied with every chunk.
+    pub arrays: Arrays,
     /// Bytes per element.
     pub elem: usize,
 }
@@ -90,24 +90,26 @@ pub(crate) fn pass(shape: &Shape, slabs: &Slabs, len: usize, costs: &Costs) -> (
             // window (every array) and the fresh planes' second copy on the device; the last
             // level down.
             let (fresh, window) = (slabs.fresh(s, len), slabs.window(s, len));
-            let up = bytes((1 + shape.fields) * fresh.len()) * costs.up;
+            let Arrays { unknowns, fields } = shape.arrays;
+            let up = bytes((unknowns + fields) * fresh.len()) * costs.up;
             let updated: usize = (1..=len).map(|t| slabs.level(s, len, t).len() * shape.plane_interior).sum();
             let kept = if s == 0 { 0 } else { fresh.start - window.start };
-            let copied = bytes((2 + shape.fields) * kept + fresh.len()) * costs.device_copy;
-            let down = bytes(slabs.level(s, len, len).len()) * costs.down;
+            let copied = bytes(shape.arrays.per_slot() * kept + unknowns * fresh.len()) * costs.device_copy;
+            let down = bytes(unknowns * slabs.level(s, len, len).len()) * costs.down;
             (up, updated as f64 * costs.update + copied, down)
         } else {
             let chunk = slabs.chunk(s, len);
             let own = &slabs.own[s];
             let uploaded = if s == 0 { chunk.len() } else { chunk.end - own.start };
-            let up = bytes(uploaded + shape.fields * chunk.len()) * costs.up;
+            let Arrays { unknowns, fields } = shape.arrays;
+            let up = bytes(unknowns * uploaded + fields * chunk.len()) * costs.up;
             // Each iteration updates the interior of its region's view.
             let updated: usize = (0..len)
                 .map(|done| slabs.region(s, len, done).len().saturating_sub(2 * slabs.radius) * shape.plane_interior)
                 .sum();
             // The carry in and out, and the second buffer's copy of the chunk.
-            let copied = bytes(chunk.len() + 2 * slabs.ghost(len)) * costs.device_copy;
-            (up, updated as f64 * costs.update + copied, bytes(own.len()) * costs.down)
+            let copied = bytes(unknowns * (chunk.len() + 2 * slabs.ghost(len))) * costs.device_copy;
+            (up, updated as f64 * costs.update + copied, bytes(unknowns * own.len()) * costs.down)
         };
         sequential += up + compute + down;
 
@@ -156,17 +158,11 @@ pub(crate) const MAX_HEIGHT: usize = 128;
 /// over every height up to [`MAX_HEIGHT`] and, for each, slab widths from the widest that
 /// fits `limit` bytes down to an eighth of it; with its seconds per iteration. `None` when
 /// not even one plane fits.
-pub(crate) fn best(
-    shape: &Shape,
-    limit: usize,
-    arrays: usize,
-    costs: &Costs,
-    skewed: bool,
-) -> Option<(usize, usize, f64)> {
+pub(crate) fn best(shape: &Shape, limit: usize, costs: &Costs, skewed: bool) -> Option<(usize, usize, f64)> {
     let mut best: Option<(usize, usize, f64)> = None;
     for height in 1..=MAX_HEIGHT {
         let cut = Cut::interior(shape.planes, shape.radius, shape.plane_len);
-        let Some(widest) = Slabs::widest(limit, &cut, height, arrays, shape.elem, skewed) else { break };
+        let Some(widest) = Slabs::widest(limit, &cut, height, shape.arrays, shape.elem, skewed) else { break };
         for eighths in (1..=8).rev() {
             let width = (widest * eighths / 8).max(1);
             let slabs = Slabs::new(shape.planes, shape.radius, shape.plane_len, height, width).skew(skewed);
@@ -183,8 +179,14 @@ pub(crate) fn best(
 mod tests {
     use super::*;
 
-    const SHAPE: Shape =
-        Shape { planes: 202, radius: 1, plane_len: 100 * 100, plane_interior: 98 * 98, fields: 1, elem: 4 };
+    const SHAPE: Shape = Shape {
+        planes: 202,
+        radius: 1,
+        plane_len: 100 * 100,
+        plane_interior: 98 * 98,
+        arrays: Arrays { unknowns: 1, fields: 1 },
+        elem: 4,
+    };
 
     fn costs(up: f64, update: f64) -> Costs {
         Costs { up, down: up, update, device_copy: 0.0 }
@@ -208,12 +210,12 @@ mod tests {
     #[test]
     fn slow_copies_favour_tall_pyramids_and_slow_kernels_short_ones() {
         let limit = 40 * SHAPE.plane_len * 4 * 6;
-        let (tall, ..) = best(&SHAPE, limit, 3, &costs(1e-8, 1e-11), false).unwrap();
-        let (short, ..) = best(&SHAPE, limit, 3, &costs(1e-12, 1e-8), false).unwrap();
+        let (tall, ..) = best(&SHAPE, limit, &costs(1e-8, 1e-11), false).unwrap();
+        let (short, ..) = best(&SHAPE, limit, &costs(1e-12, 1e-8), false).unwrap();
         assert!(tall > short, "{tall} vs {short}");
         assert_eq!(short, 1);
-        assert_eq!(best(&SHAPE, 10, 3, &costs(1.0, 1.0), false), None);
-        assert_eq!(best(&SHAPE, 10, 3, &costs(1.0, 1.0), true), None);
+        assert_eq!(best(&SHAPE, 10, &costs(1.0, 1.0), false), None);
+        assert_eq!(best(&SHAPE, 10, &costs(1.0, 1.0), true), None);
     }
 
     #[test]
@@ -226,8 +228,8 @@ mod tests {
         assert!(pass(&SHAPE, &pyramid, 8, &costs(0.0, 1e-9)).0 > 1.2 * useful);
         // With copies as dear as compute, skewed slabs still win under the same memory.
         let limit = 60 * SHAPE.plane_len * 4 * 6;
-        let (.., skewed) = best(&SHAPE, limit, 3, &costs(2e-10, 1e-9), true).unwrap();
-        let (.., pyramid) = best(&SHAPE, limit, 3, &costs(2e-10, 1e-9), false).unwrap();
+        let (.., skewed) = best(&SHAPE, limit, &costs(2e-10, 1e-9), true).unwrap();
+        let (.., pyramid) = best(&SHAPE, limit, &costs(2e-10, 1e-9), false).unwrap();
         assert!(skewed < pyramid, "{skewed} vs {pyramid}");
     }
 

@@ -255,9 +255,9 @@ impl Slabs {
 
     /// The widest slab over `cut` whose buffers fit `limit` bytes
     /// ([`buffer_bytes`](Self::buffer_bytes)): per slot (two, so that copies and kernels
-    /// overlap) `arrays` chunk buffers of `elem` bytes per element, plus the carries. `None`
-    /// when not even one plane fits.
-    pub fn widest(limit: usize, cut: &Cut, height: usize, arrays: usize, elem: usize, skewed: bool) -> Option<usize> {
+    /// overlap) the chunk buffers of `arrays`, of `elem` bytes per element, plus the
+    /// carries. `None` when not even one plane fits.
+    pub fn widest(limit: usize, cut: &Cut, height: usize, arrays: Arrays, elem: usize, skewed: bool) -> Option<usize> {
         let own = &cut.own;
         let plane_bytes = cut.plane_len.checked_mul(elem)?.max(1);
         let fits = |width| Self::over(cut, height, width).skew(skewed).buffer_bytes(arrays, elem) <= limit;
@@ -265,7 +265,7 @@ impl Slabs {
         // smaller than `2 · arrays · (w + ghosts)`, so search every width up to what the own
         // planes alone would allow.
         let mut fitting = 0;
-        let mut above = (limit / plane_bytes / (2 * arrays).max(1)).min(own.len().max(1)) + 1;
+        let mut above = (limit / plane_bytes / (2 * arrays.per_slot()).max(1)).min(own.len().max(1)) + 1;
         while above - fitting > 1 {
             let middle = fitting + (above - fitting) / 2;
             if fits(middle) { fitting = middle } else { above = middle }
@@ -315,14 +315,15 @@ impl Slabs {
     }
 
     /// Bytes of the buffers of [`widest`](Self::widest) for these slabs (skewed: two slots of
-    /// `arrays` windows, no separate carry; rotated: two carries).
-    pub fn buffer_bytes(&self, arrays: usize, elem: usize) -> usize {
-        let planes = (2 * arrays * self.max_chunk()).saturating_add(self.carries() * self.ghost(self.height));
+    /// windows, no separate carry; rotated: two carries per unknown).
+    pub fn buffer_bytes(&self, arrays: Arrays, elem: usize) -> usize {
+        let carries = arrays.unknowns * self.carries() * self.ghost(self.height);
+        let planes = (2 * arrays.per_slot() * self.max_chunk()).saturating_add(carries);
         planes.saturating_mul(self.plane_len).saturating_mul(elem)
     }
 
-    /// Carry buffers of `ghost(height)` planes: none for skewed slabs (a window's lower
-    /// planes come from the previous window), one for pyramids, two when rotated.
+    /// Carry buffers of `ghost(height)` planes per unknown: none for skewed slabs (a window's
+    /// lower planes come from the previous window), one for pyramids, two when rotated.
     fn carries(&self) -> usize {
         match (self.skewed, self.first) {
             (true, _) => 0,
@@ -332,7 +333,7 @@ impl Slabs {
     }
 
     /// What [`buffer_bytes`](Self::buffer_bytes) counts, in words, for errors.
-    pub fn describe_buffers(&self, arrays: usize) -> String {
+    pub fn describe_buffers(&self, arrays: Arrays) -> String {
         let width = self.own.first().map_or(0, |r| r.len());
         let r = self.radius;
         let shape = if self.skewed {
@@ -348,24 +349,44 @@ impl Slabs {
                 self.height
             )
         };
-        let carries = match self.carries() {
+        let carries = match arrays.unknowns * self.carries() {
             0 => String::new(),
             n => format!(", and {n} carr{} of {} planes", if n == 1 { "y" } else { "ies" }, self.ghost(self.height)),
         };
-        format!("{shape}, in two slots of {arrays} buffers{carries}")
+        format!("{shape}, in two slots of {} buffers{carries}", arrays.per_slot())
+    }
+}
+
+/// What a slot of out-of-core buffers holds: every unknown's chunk twice (Jacobi
+/// ping-pong) and every read-only field's once; each unknown also has its own carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Arrays {
+    pub unknowns: usize,
+    pub fields: usize,
+}
+
+impl Arrays {
+    /// The arrays of stencil `S`'s run with `fields` read-only fields given.
+    pub fn of<S: crate::Stencil<N>, const N: usize>(fields: usize) -> Self {
+        Self { unknowns: S::META.unknowns.len(), fields }
+    }
+
+    /// Chunk buffers per slot.
+    pub fn per_slot(self) -> usize {
+        2 * self.unknowns + self.fields
     }
 }
 
 /// The slabs of an out-of-core run over the planes `own` (the interior, or a rank's own
 /// planes): `request.slab` planes, or the widest that fits `request.device_memory` (with
-/// `arrays` chunk buffers of `elem` bytes per element per slot), or all of `own`. The limit
-/// bounds the slab buffers (two slots of `arrays` chunks, and the carry); an explicit
+/// the chunk buffers of `arrays`, of `elem` bytes per element, per slot), or all of `own`.
+/// The limit bounds the slab buffers (two slots of chunks, and the carries); an explicit
 /// `slab` whose buffers exceed it is an error too, on every backend.
 pub(crate) fn slabs_for<const N: usize>(
     layout: &Layout<N>,
     own: Range<usize>,
     request: SlabRequest,
-    arrays: usize,
+    arrays: Arrays,
     elem: usize,
 ) -> Result<Slabs> {
     let SlabRequest { slab, height, device_memory, skewed } = request;
@@ -449,7 +470,8 @@ mod tests {
 
     #[test]
     fn the_widest_slab_fits_its_limit() {
-        let (planes, radius, plane_len, height, arrays, elem) = (1000, 1, 100, 4, 3, 4);
+        let (planes, radius, plane_len, height, elem) = (1000, 1, 100, 4, 4);
+        let arrays = Arrays { unknowns: 1, fields: 1 };
         for limit in [10_000, 50_000, 123_456, 10_000_000] {
             let Some(width) =
                 Slabs::widest(limit, &Cut::interior(planes, radius, plane_len), height, arrays, elem, false)

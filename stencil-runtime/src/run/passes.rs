@@ -23,7 +23,7 @@ use crate::plan::slabs::Slabs;
 use crate::stop::StopRule;
 use crate::{Grid, Real, Result, SlabProgress};
 
-/// Out-of-core passes of a backend over the user's grid.
+/// Out-of-core passes of a backend over the user's grids.
 pub(crate) struct Slabbed<'p, 'g, 'c, P: Peers, X, T: Real, const N: usize> {
     pub passes: X,
     peers: &'p P,
@@ -31,7 +31,9 @@ pub(crate) struct Slabbed<'p, 'g, 'c, P: Peers, X, T: Real, const N: usize> {
     stop: StopRule,
     global: [usize; N],
     slabs: Slabs,
-    u: &'g mut Grid<T, N>,
+    /// Every unknown's grid, in declaration order.
+    grids: Vec<&'g mut Grid<T, N>>,
+    /// The exchange's buffers: every unknown's planes, one after the other.
     halos: Exchange<T>,
     /// `send` holds planes of the last pass that the neighbours have not received.
     unsent: bool,
@@ -50,12 +52,13 @@ pub(crate) struct Slabbed<'p, 'g, 'c, P: Peers, X, T: Real, const N: usize> {
 }
 
 impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g, 'c, P, X, T, N> {
-    /// Passes of `passes` over `slabs` of `u` (`planes` of a grid whose whole shape is
-    /// `global`) under `stop`; `on_slab` told of every slab written back.
+    /// Passes of `passes` over `slabs` of `grids` (every unknown's, declaration order;
+    /// `planes` of a grid whose whole shape is `global`) under `stop`; `on_slab` told of
+    /// every slab written back.
     pub fn new(
         passes: X,
         slabs: Slabs,
-        u: &'g mut Grid<T, N>,
+        grids: Vec<&'g mut Grid<T, N>>,
         Place { peers, planes, global }: Place<'p, P, N>,
         halos: Exchange<T>,
         stop: StopRule,
@@ -68,7 +71,7 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
             stop,
             global,
             slabs,
-            u,
+            grids,
             halos,
             unsent: false,
             on_slab,
@@ -91,10 +94,21 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
     /// exchanges them.
     fn stage_sent(&mut self) {
         let (sent_lower, sent_upper) = self.planes.sent();
-        let u = self.u.as_slice();
-        self.halos.send.lower.copy_from_slice(&u[self.slabs.elements(&sent_lower)]);
-        self.halos.send.upper.copy_from_slice(&u[self.slabs.elements(&sent_upper)]);
+        let (lower, upper) = (self.slabs.elements(&sent_lower), self.slabs.elements(&sent_upper));
+        let send = &mut self.halos.send;
+        for (k, u) in self.grids.iter().enumerate() {
+            send.lower[part(k, &lower)].copy_from_slice(&u.as_slice()[lower.clone()]);
+            send.upper[part(k, &upper)].copy_from_slice(&u.as_slice()[upper.clone()]);
+        }
         self.unsent = true;
+    }
+
+    /// Fills every grid's outer layers by `copies`.
+    fn fill_all(grids: &mut [&mut Grid<T, N>], copies: &[FillCopy]) {
+        for u in grids {
+            let shape = u.shape();
+            fill(u.as_mut_slice(), shape, copies);
+        }
     }
 
     /// These passes with the whole grid's outer layers filled by `copies` where the run
@@ -106,15 +120,30 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
         self
     }
 
-    /// Receives the ghost planes into `u` (what the neighbours sent after the last pass).
-    fn receive(peers: &P, planes: &Planes, slabs: &Slabs, u: &mut [T], halos: &mut Exchange<T>) -> Result<()> {
+    /// Receives the ghost planes into `grids` (what the neighbours sent after the last pass).
+    fn receive(
+        peers: &P,
+        planes: &Planes,
+        slabs: &Slabs,
+        grids: &mut [&mut [T]],
+        halos: &mut Exchange<T>,
+    ) -> Result<()> {
         let (ghost_lower, ghost_upper) = planes.received();
+        let (lower, upper) = (slabs.elements(&ghost_lower), slabs.elements(&ghost_upper));
         let Exchange { send, recv } = halos;
         peers.exchange(planes.neighbours(), send, recv, || Ok(()))?;
-        u[slabs.elements(&ghost_lower)].copy_from_slice(&recv.lower);
-        u[slabs.elements(&ghost_upper)].copy_from_slice(&recv.upper);
+        for (k, u) in grids.iter_mut().enumerate() {
+            u[lower.clone()].copy_from_slice(&recv.lower[part(k, &lower)]);
+            u[upper.clone()].copy_from_slice(&recv.upper[part(k, &upper)]);
+        }
         Ok(())
     }
+}
+
+/// Where unknown `k`'s copy of the grid's `elements` lies in an exchange buffer that holds
+/// every unknown's, one after the other.
+fn part(k: usize, elements: &std::ops::Range<usize>) -> std::ops::Range<usize> {
+    k * elements.len()..(k + 1) * elements.len()
 }
 
 impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<'_, '_, '_, P, X, T, N> {
@@ -123,15 +152,17 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         let (start, end) = (iteration, iteration + plan.len);
         self.lens.push(plan.len);
         let measure = plan.measure_step.is_some();
-        let Self { passes, peers, planes, slabs, u, halos, on_slab, started, wrap, .. } = self;
+        let Self { passes, peers, planes, slabs, grids, halos, on_slab, started, wrap, .. } = self;
         if !wrap.is_empty() {
             // The planes copied were written back by the last pass.
             passes.synchronize()?;
-            let shape = u.shape();
-            fill(u.as_mut_slice(), shape, wrap);
+            Self::fill_all(grids, wrap);
         }
         let exchanging = std::mem::take(&mut self.unsent);
-        let mut ghosts = |u: &mut [T]| if exchanging { Self::receive(*peers, planes, slabs, u, halos) } else { Ok(()) };
+        let mut ghosts = |grids: &mut [&mut [T]]| match exchanging {
+            true => Self::receive(*peers, planes, slabs, grids, halos),
+            false => Ok(()),
+        };
         let count = slabs.own.len();
         let tell = on_slab.is_some();
         let mut told = |slab| {
@@ -141,9 +172,10 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
             }
         };
         let written = tell.then_some(&mut told as &mut dyn FnMut(usize));
-        let ghosts = planes.has_neighbour().then_some(&mut ghosts as &mut dyn FnMut(&mut [T]) -> Result<()>);
+        let ghosts = planes.has_neighbour().then_some(&mut ghosts as &mut dyn FnMut(&mut [&mut [T]]) -> Result<()>);
+        let mut slices: Vec<&mut [T]> = grids.iter_mut().map(|g| g.as_mut_slice()).collect();
         let measured = passes
-            .pass(u.as_mut_slice(), PassPlan { len: plan.len, measure }, ghosts, written)
+            .pass(&mut slices, PassPlan { len: plan.len, measure }, ghosts, written)
             .map_err(|(written, error)| slabs.interrupted(start..end, written, None, error))?;
         if planes.has_neighbour() {
             // The planes sent are read from host memory as soon as the pass has ended.
@@ -156,17 +188,13 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
 
     fn measured(&mut self, unit: &Unit) -> Result<Option<(f64, f64)>> {
         let d = self.measured.take().unwrap_or_default();
-        let u = &*self.u;
-        reduce_check(
-            self.peers,
-            &self.planes,
-            self.global,
-            d,
-            |at| Ok(u.as_slice()[at].to_f64()),
-            unit.end,
-            self.stop.check_every,
-        )
-        .map(Some)
+        let grids = &self.grids;
+        // Of a system, the first unknown whose value there is not finite.
+        let value_at = |at: usize| {
+            let values = grids.iter().map(|g| g.as_slice()[at].to_f64());
+            Ok(values.clone().find(|v| !v.is_finite()).unwrap_or_else(|| values.clone().next().unwrap_or(0.0)))
+        };
+        reduce_check(self.peers, &self.planes, self.global, d, value_at, unit.end, self.stop.check_every).map(Some)
     }
 
     fn settle(&mut self) -> Result<()> {
@@ -176,23 +204,27 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
 
     fn host(&mut self) -> Result<&mut Grid<T, N>> {
         // A checkpoint needs nothing copied: the write-backs of a checked pass are done.
-        let shape = self.u.shape();
-        fill(self.u.as_mut_slice(), shape, &self.fill);
-        Ok(self.u)
+        Self::fill_all(&mut self.grids, &self.fill);
+        Ok(&mut *self.grids[0])
+    }
+
+    fn hosts(&mut self) -> Result<Vec<&Grid<T, N>>> {
+        Self::fill_all(&mut self.grids, &self.fill);
+        Ok(self.grids.iter().map(|g| &**g).collect())
     }
 
     fn wait(&mut self) -> Result<()> {
         if std::mem::take(&mut self.unsent) {
-            let Self { peers, planes, slabs, u, halos, .. } = self;
-            Self::receive(*peers, planes, slabs, u.as_mut_slice(), halos)?;
+            let Self { peers, planes, slabs, grids, halos, .. } = self;
+            let mut slices: Vec<&mut [T]> = grids.iter_mut().map(|g| g.as_mut_slice()).collect();
+            Self::receive(*peers, planes, slabs, &mut slices, halos)?;
         }
         self.passes.synchronize()
     }
 
     fn finish(&mut self) -> Result<()> {
         // The outer layer of the last iterate.
-        let shape = self.u.shape();
-        fill(self.u.as_mut_slice(), shape, &self.fill);
+        Self::fill_all(&mut self.grids, &self.fill);
         Ok(())
     }
 }

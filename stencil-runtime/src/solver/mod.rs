@@ -282,7 +282,6 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         if let Some((name, grid)) = names[1..].iter().zip(more.iter()).find(|(_, g)| g.shape()[..] != expected[..]) {
             return Err(Error::ShapeMismatch { field: (*name).to_owned(), expected, found: grid.shape().to_vec() });
         }
-        self.check_system()?;
         let more: Vec<&mut Grid<T, N>> = more.iter_mut().map(|g| &mut **g).collect();
         #[cfg(feature = "mpi")]
         if let Some(subdomain) = self.distributed {
@@ -306,22 +305,6 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             ),
         };
         Error::WrongUnknowns { stencil: S::META.name, reason }
-    }
-
-    /// What a system of several unknowns runs: every in-core schedule.
-    fn check_system(&self) -> Result<()> {
-        let reason = match self.schedule {
-            Schedule::OutOfCore { .. } => {
-                "a system of several unknowns runs `Plain`, `Tiled` and `Hierarchical` schedules: out-of-core slabs \
-                 stream one unknown"
-            }
-            _ => return Ok(()),
-        };
-        Err(self.system_schedule(reason))
-    }
-
-    fn system_schedule(&self, reason: &str) -> Error {
-        Error::InvalidSchedule { schedule: self.schedule.to_string(), stencil: S::META.name, reason: reason.into() }
     }
 
     /// [`run`](Self::run) in one process, recording in `state` what `u` holds; `more` are a
@@ -393,12 +376,17 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// schedule for a grid too large for the GPU that `Backend::Auto` chose; `None` when the
     /// schedule given runs as it is.
     fn choose(&self, u: &Grid<T, N>, device: Option<usize>) -> Result<Option<crate::plan::autotune::Choice>> {
-        use crate::plan::autotune::{short_run, without_measuring, worth_measuring};
+        use crate::plan::autotune::{for_system, short_run, without_measuring, worth_measuring};
         let slabs_fit = !S::META.is_sweep();
-        if S::META.is_system() {
-            return Ok((self.schedule == Schedule::Auto).then(crate::plan::autotune::for_system));
-        }
         let out_of_core = |device| if slabs_fit { self.out_of_core(u, device) } else { Ok(None) };
+        if S::META.is_system() {
+            return Ok(match (self.schedule, device) {
+                (Schedule::Auto, Some(device)) => Some(out_of_core(device)?.unwrap_or_else(for_system)),
+                (Schedule::Auto, None) => Some(for_system()),
+                (Schedule::Plain, Some(device)) if self.backend == Backend::Auto => out_of_core(device)?,
+                _ => None,
+            });
+        }
         Ok(match (self.schedule, device) {
             (Schedule::Auto, Some(device)) if !S::META.is_sweep() => Some(match out_of_core(device)? {
                 Some(choice) => choice,
@@ -457,14 +445,15 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         Ok(stop)
     }
 
-    /// `Some` out-of-core choice when an in-core run of `u` (the unknown twice and every
+    /// `Some` out-of-core choice when an in-core run of `u` (every unknown twice and every
     /// read-only field) does not fit 90 % of GPU `device`'s free memory.
     fn out_of_core(&self, u: &Grid<T, N>, device: usize) -> Result<Option<crate::plan::autotune::Choice>> {
         let gpu = crate::cuda::Gpu::open(device)?;
         let (free, _) = gpu
             .free_memory()
             .map_err(|message| Error::Cuda { what: "reading the free device memory".into(), message })?;
-        let needed = (2 + self.inputs.len()) * u.as_slice().len() * T::BYTES;
+        // Every unknown twice, every read-only field once.
+        let needed = (2 * S::META.unknowns.len() + self.inputs.len()) * u.as_slice().len() * T::BYTES;
         let usable = free / 10 * 9;
         Ok((needed > usable).then(|| crate::plan::autotune::out_of_core(needed, usable)))
     }

@@ -19,7 +19,7 @@ use crate::engine::{Difference, Ghosts, PassPlan, Passes, Written};
 use crate::plan::Layout;
 use crate::plan::fill::Fill;
 use crate::plan::model::{self, ModelReport};
-use crate::plan::slabs::{Config, SlabRequest, Slabs, slabs_for};
+use crate::plan::slabs::{Arrays, Config, SlabRequest, Slabs, slabs_for};
 use crate::{Error, Grid, Inner, Real, Result, Stencil};
 
 /// What the model knows of a run: the grid's shape, the measured constants and the limit.
@@ -27,7 +27,6 @@ struct Model {
     shape: model::Shape,
     costs: model::Costs,
     limit: usize,
-    arrays: usize,
     skewed: bool,
 }
 
@@ -55,22 +54,22 @@ pub(crate) struct GpuPasses<'g, 'i, S: Stencil<N>, T: Real, const N: usize> {
 }
 
 impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> {
-    /// Sets up the passes over slabs of the own planes `config.own` of `u` (page-locked for
-    /// the run): of `config.slab` planes, or the widest whose buffers fit
-    /// `config.device_memory` (`None`: 90 % of what `gpu` has free), with `config.height`
-    /// iterations at most, `config.inner` ones in each slab.
+    /// Sets up the passes over slabs of the own planes `config.own` of `grids` (every
+    /// unknown's, declaration order; page-locked for the run): of `config.slab` planes, or
+    /// the widest whose buffers fit `config.device_memory` (`None`: 90 % of what `gpu` has
+    /// free), with `config.height` iterations at most, `config.inner` ones in each slab.
     pub fn new(
         gpu: &'g Gpu,
         options: &CudaOptions,
-        u: &mut Grid<T, N>,
+        grids: &mut [&mut Grid<T, N>],
         inputs: Vec<Option<&'i [T]>>,
         params: &S::Params<T>,
         config: Config,
         setup: Setup<N>,
     ) -> Result<Self> {
         let meta = S::META;
-        let layout = Layout::new(meta, u.shape())?;
-        let arrays = 2 + inputs.iter().flatten().count();
+        let layout = Layout::new(meta, grids[0].shape())?;
+        let arrays = Arrays::of::<S, N>(inputs.iter().flatten().count());
         let limit = match config.device_memory {
             Some(limit) => limit,
             None => gpu.ctx.mem_get_info().map_err(driver_error("reading the free device memory"))?.0 / 10 * 9,
@@ -83,7 +82,7 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
         // A configuration given in full is checked before anything runs.
         let given = if setup.model_chooses { None } else { Some(slabs_of(config.height, config.slab, skewed)?) };
         let mut host: Vec<&[T]> = inputs.iter().flatten().copied().collect();
-        host.push(u.as_slice());
+        host.extend(grids.iter().map(|g| g.as_slice()));
         let (pinned, refused) = Pinned::register(gpu, &host)?;
         if let Some(reason) = refused {
             log::warn!("the grid could not be page-locked ({reason}); copies will be slower");
@@ -93,17 +92,18 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
             radius: meta.radius[0],
             plane_len: layout.shape[1..].iter().product(),
             plane_interior: (1..N).map(|a| layout.shape[a] - 2 * meta.radius[a]).product(),
-            fields: arrays - 2,
+            arrays,
             elem: T::BYTES,
         };
         let mut probe_jit = None;
         let mut model = None;
         if setup.alone {
-            let grid = u.shape();
-            let (costs, jit) =
-                probe::probe::<S, T, N>(gpu, options, u.as_mut_slice(), &shape, grid, limit / arrays, params)?;
+            let grid = grids[0].shape();
+            let per_buffer = limit / arrays.per_slot();
+            let host = grids[0].as_mut_slice();
+            let (costs, jit) = probe::probe::<S, T, N>(gpu, options, host, &shape, grid, per_buffer, params)?;
             probe_jit = Some(jit);
-            model = Some(Model { shape, costs, limit, arrays, skewed });
+            model = Some(Model { shape, costs, limit, skewed });
         }
         let slabs = match (given, &mut model) {
             (Some(slabs), _) => slabs,
@@ -133,7 +133,7 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
         let model = self.model.as_ref()?;
         let predicted = model::predict(&model.shape, self.slabs(), lens, &model.costs);
         let done: usize = lens.iter().sum();
-        let best = model::best(&model.shape, model.limit, model.arrays, &model.costs, self.slabs().skewed)?;
+        let best = model::best(&model.shape, model.limit, &model.costs, self.slabs().skewed)?;
         let (height, width, per_iteration) = best;
         let time = Duration::try_from_secs_f64(per_iteration * done as f64).unwrap_or(Duration::MAX);
         Some(ModelReport { costs: model.costs, predicted, best: (height, width, time) })
@@ -144,7 +144,7 @@ impl Model {
     /// `Auto`: the height and slab width of the better of the pyramid and the skewed slabs,
     /// by the model (which of the two it is, in `skewed`).
     fn choose<T: Real>(&mut self) -> Result<(usize, usize)> {
-        let best = |skewed| model::best(&self.shape, self.limit, self.arrays, &self.costs, skewed);
+        let best = |skewed| model::best(&self.shape, self.limit, &self.costs, skewed);
         self.skewed = match (best(false), best(true)) {
             (Some((.., p)), Some((.., k))) => k <= p,
             (None, Some(_)) => true,
@@ -153,9 +153,9 @@ impl Model {
         let (height, width, _) = best(self.skewed).ok_or_else(|| {
             let smallest = Slabs::new(self.shape.planes, self.shape.radius, self.shape.plane_len, 1, 1);
             Error::DeviceMemory {
-                needed: smallest.buffer_bytes(self.arrays, T::BYTES),
+                needed: smallest.buffer_bytes(self.shape.arrays, T::BYTES),
                 limit: self.limit,
-                reason: smallest.describe_buffers(self.arrays),
+                reason: smallest.describe_buffers(self.shape.arrays),
             }
         })?;
         Ok((height, width))
@@ -165,12 +165,12 @@ impl Model {
 impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for GpuPasses<'_, '_, S, T, N> {
     fn pass(
         &mut self,
-        u: &mut [T],
+        grids: &mut [&mut [T]],
         pass: PassPlan,
         ghosts: Option<Ghosts<'_, T>>,
         written: Option<Written<'_>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
-        self.pyramid.pass(u, &self.inputs, pass, written, ghosts)
+        self.pyramid.pass(grids, &self.inputs, pass, written, ghosts)
     }
 
     fn synchronize(&mut self) -> Result<()> {

@@ -12,9 +12,10 @@ use crate::{Real, Result, Stencil};
 
 /// The model's constants, measured (not timed with the run): the best of a few copies of up
 /// to 64 planes of `host` (page-locked) to the device and back (the same values, so `host`
-/// is unchanged), of a device-to-device copy, and of plain-kernel launches over them. The
-/// probe's buffers (three of the same planes) fit `per_buffer` bytes each, and are freed
-/// before the run allocates its own.
+/// is unchanged), of a device-to-device copy, and of plain-kernel launches over them (of a
+/// system, updating every unknown). The probe's buffers (three of the same planes, and one
+/// more per further unknown) fit `per_buffer` bytes each, and are freed before the run
+/// allocates its own.
 pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
     gpu: &Gpu,
     options: &CudaOptions,
@@ -34,6 +35,7 @@ pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
     let stream = &gpu.stream;
     let alloc = || gpu.alloc_zeros::<T>(stream, len, "a probe buffer");
     let (mut a, mut b, field) = (alloc()?, alloc()?, alloc()?);
+    let mut more_outputs = (1..S::META.unknowns.len()).map(|_| alloc()).collect::<Result<Vec<_>>>()?;
     let best_of = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
         let mut best = f64::INFINITY;
         for _ in 0..REPEATS {
@@ -57,10 +59,11 @@ pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
     let kernel_time = best_of(&mut || {
         for _ in 0..LAUNCHES {
             let fields = (0..meta.fields.len())
-                .map(|i| Some(if i == meta.unknown { a.as_view() } else { field.as_view() }))
+                .map(|i| Some(if meta.unknowns.contains(&i) { a.as_view() } else { field.as_view() }))
                 .collect();
             let mut args = Args::new(dims.map(|n| n as i64), fields, &scalars);
             args.output = Some(b.as_view_mut());
+            args.more_outputs = more_outputs.iter_mut().map(|o| o.as_view_mut()).collect();
             launch(stream, &kernel, args, launch_shape)?;
         }
         Ok(())

@@ -3,8 +3,8 @@
 //! the slabs in order, each loaded, iterated and written back in place, as a pyramid
 //! (this file) or as a skewed slab (`skewed.rs`).
 //!
-//! Three streams overlap the work: `up` copies a slab's chunk (the unknown's planes from its
-//! own first plane on, and every read-only field) into one of two device slots, `compute`
+//! Three streams overlap the work: `up` copies a slab's chunk (every unknown's planes from
+//! its own first plane on, and every read-only field) into one of two device slots, `compute`
 //! fills the chunk's lower ghost planes from the carry, keeps the old planes the next slab
 //! needs, and runs the slab's iterations over the shrinking regions, and `down` writes the
 //! slab's own planes back into the grid in place. While one slot computes, the other is
@@ -29,25 +29,38 @@ use crate::plan::slabs::Slabs;
 use crate::schedule::CycleSizes;
 use crate::{Error, Inner, Real, Result, ScalarValue, Stencil};
 
-/// One device slot: the chunk of the unknown twice (Jacobi ping-pong) and of every
-/// read-only field once (`None` at the unknown's place).
+/// One device slot: the chunk of every unknown twice (Jacobi ping-pong, declaration order)
+/// and of every read-only field once (`None` at the unknowns' places).
 pub(super) struct Slot<T> {
-    pub u: [CudaSlice<T>; 2],
+    pub u: Vec<[CudaSlice<T>; 2]>,
     pub fields: Vec<Option<CudaSlice<T>>>,
 }
 
 impl<T: DeviceRepr> Slot<T> {
-    /// Views of the elements `range` for a launch that reads buffer `from` of the unknown and
-    /// writes the other one: (source, target, every field with the source at the unknown's).
-    pub(super) fn views(
+    /// Views of the elements `range` for a launch that reads buffer `from` of every unknown
+    /// and writes the other one: (every field with the unknowns' sources at their places,
+    /// every unknown's target).
+    pub(super) fn views<const N: usize, S: Stencil<N>>(
         &mut self,
         range: Range<usize>,
         from: usize,
-    ) -> (Vec<Option<CudaView<'_, T>>>, CudaViewMut<'_, T>) {
-        let [a, b] = &mut self.u;
-        let (source, target) = if from == 0 { (&*a, b) } else { (&*b, a) };
-        let fields = self.fields.iter().map(|f| Some(f.as_ref().unwrap_or(source).slice(range.clone()))).collect();
-        (fields, target.slice_mut(range))
+    ) -> (Vec<Option<CudaView<'_, T>>>, Vec<CudaViewMut<'_, T>>) {
+        let (sources, targets): (Vec<&CudaSlice<T>>, Vec<CudaViewMut<'_, T>>) = self
+            .u
+            .iter_mut()
+            .map(|[a, b]| {
+                let (source, target) = if from == 0 { (&*a, b) } else { (&*b, a) };
+                (source, target.slice_mut(range.clone()))
+            })
+            .unzip();
+        let unknown = |field: usize| S::META.unknowns.iter().position(|&u| u == field).map(|k| sources[k]);
+        let fields = self
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| Some(f.as_ref().or_else(|| unknown(i)).expect("a field or an unknown").slice(range.clone())))
+            .collect();
+        (fields, targets)
     }
 }
 
@@ -69,9 +82,10 @@ pub(crate) struct Pyramid<'g, S: Stencil<N>, T: Real, const N: usize> {
     pub(super) compute: Arc<CudaStream>,
     pub(super) down: Arc<CudaStream>,
     pub(super) slots: Vec<Slot<T>>,
-    pub(super) carry: CudaSlice<T>,
-    /// For rotated slabs (under an MPI rank): [`Slabs::upper_carry`].
-    pub(super) upper_carry: CudaSlice<T>,
+    /// Every unknown's carry.
+    pub(super) carry: Vec<CudaSlice<T>>,
+    /// For rotated slabs (under an MPI rank), every unknown's [`Slabs::upper_carry`].
+    pub(super) upper_carry: Vec<CudaSlice<T>>,
     /// Every slab's measuring launch, and its entries in the block arrays.
     pub(super) measure_shapes: Vec<Shape>,
     pub(super) block_offsets: Vec<usize>,
@@ -158,14 +172,17 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         let (up, compute, down) = (stream()?, stream()?, stream()?);
         let alloc = |n: usize| gpu.alloc_zeros::<T>(&compute, n.max(1), "a slab buffer");
         let chunk_len = slabs.max_chunk() * slabs.plane_len;
+        let unknowns = 0..S::META.unknowns.len();
         let mut slots = Vec::with_capacity(2);
         for _ in 0..2 {
             let fields = inputs.iter().map(|f| f.map(|_| alloc(chunk_len)).transpose()).collect::<Result<_>>()?;
-            slots.push(Slot { u: [alloc(chunk_len)?, alloc(chunk_len)?], fields });
+            let u = unknowns.clone().map(|_| Ok([alloc(chunk_len)?, alloc(chunk_len)?])).collect::<Result<_>>()?;
+            slots.push(Slot { u, fields });
         }
         let carry_len = slabs.ghost(slabs.height) * slabs.plane_len;
-        let carry = alloc(carry_len)?;
-        let upper_carry = alloc(if slabs.first == 0 { 0 } else { carry_len })?;
+        let carry = unknowns.clone().map(|_| alloc(carry_len)).collect::<Result<_>>()?;
+        let upper_len = if slabs.first == 0 { 0 } else { carry_len };
+        let upper_carry = unknowns.map(|_| alloc(upper_len)).collect::<Result<_>>()?;
         let allocate = |n: usize| gpu.alloc_zeros::<f64>(&compute, n.max(1), "the residual's per-block results");
         let (block_max, block_sum) = (allocate(total_blocks)?, allocate(total_blocks)?);
         let first_bad = gpu.alloc_zeros::<u64>(&compute, slabs.own.len(), "the non-finite flags")?;
@@ -202,11 +219,11 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         &self.slabs
     }
 
-    /// Runs `pass.len` iterations (at most the slabs' height) on `host` in place, slab by
-    /// slab; `inputs` are the read-only fields over the same grid (parameter order, `None`
-    /// for the unknown). With `pass.measure`, the last iteration measures S(u) − u over every slab's own
-    /// planes, and the pass waits for the device and returns the measurement (the flat index
-    /// of a non-finite value is `host`'s). `written`, if any, is told how many slabs are
+    /// Runs `pass.len` iterations (at most the slabs' height) on `host` (every unknown's
+    /// grid, declaration order) in place, slab by slab; `inputs` are the read-only fields over
+    /// the same grid (parameter order, `None` for the unknowns). With `pass.measure`, the last
+    /// iteration measures S(u) − u over every slab's own planes, and the pass waits for the
+    /// device and returns the measurement (the flat index of a non-finite value is a grid's). `written`, if any, is told how many slabs are
     /// written back as their copies finish (one slab behind the work enqueued). `ghosts`, if
     /// any, is called on the host once, before the first slab that reads beyond the own
     /// planes is enqueued (the slabs before it run meanwhile), or after the last. An error
@@ -214,7 +231,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
     /// ([`Slabs::interrupted`]).
     pub(crate) fn pass(
         &mut self,
-        host: &mut [T],
+        host: &mut [&mut [T]],
         inputs: &[Option<&[T]>],
         pass: PassPlan,
         written: Option<Written<'_>>,
@@ -246,7 +263,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
     /// Enqueues a pass (see [`pass`](Self::pass)), counting the write-backs in `enqueued`.
     fn enqueue(
         &mut self,
-        host: &mut [T],
+        host: &mut [&mut [T]],
         inputs: &[Option<&[T]>],
         pass: PassPlan,
         enqueued: &mut usize,
@@ -315,7 +332,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         &mut self,
         s: usize,
         position: usize,
-        host: &mut [T],
+        host: &mut [&mut [T]],
         inputs: &[Option<&[T]>],
         pass: PassPlan,
     ) -> Result<()> {
@@ -334,12 +351,14 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         let lower = chunk.start..own.start;
         let upper = own.start..if s < slabs.first { chunk.end.min(kept_above.start) } else { chunk.end };
         let up = &self.up;
-        if s == 0 || s == slabs.first {
-            up.memcpy_htod(&host[slabs.elements(&lower)], &mut slot.u[0].slice_mut(local(&lower)))
+        for (host, [first, _]) in host.iter().zip(&mut slot.u) {
+            if s == 0 || s == slabs.first {
+                up.memcpy_htod(&host[slabs.elements(&lower)], &mut first.slice_mut(local(&lower)))
+                    .map_err(driver_error("copying a slab to the device"))?;
+            }
+            up.memcpy_htod(&host[slabs.elements(&upper)], &mut first.slice_mut(local(&upper)))
                 .map_err(driver_error("copying a slab to the device"))?;
         }
-        up.memcpy_htod(&host[slabs.elements(&upper)], &mut slot.u[0].slice_mut(local(&upper)))
-            .map_err(driver_error("copying a slab to the device"))?;
         for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
             if let (Some(data), Some(buffer)) = (field, buffer) {
                 up.memcpy_htod(&data[slabs.elements(&chunk)], &mut buffer.slice_mut(local(&chunk)))
@@ -352,29 +371,34 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         let dtod = |from: &CudaView<'_, T>, to: &mut CudaViewMut<'_, T>| {
             compute.memcpy_dtod(from, to).map_err(driver_error("copying the carry"))
         };
-        let [first, second] = &mut slot.u;
-        if s != 0 && s != slabs.first {
-            dtod(&self.carry.slice(0..lower.len() * slabs.plane_len), &mut first.slice_mut(local(&lower)))?;
+        let carries = self.carry.iter_mut().zip(&mut self.upper_carry);
+        for ([first, second], (carry, upper_carry)) in slot.u.iter_mut().zip(carries) {
+            if s != 0 && s != slabs.first {
+                dtod(&carry.slice(0..lower.len() * slabs.plane_len), &mut first.slice_mut(local(&lower)))?;
+            }
+            if upper.end < chunk.end {
+                let carried = upper.end..chunk.end;
+                let from = slabs.elements(&(carried.start - kept_above.start..carried.end - kept_above.start));
+                dtod(&upper_carry.slice(from), &mut first.slice_mut(local(&carried)))?;
+            }
+            if s == slabs.first && s > 0 {
+                let into = 0..kept_above.len() * slabs.plane_len;
+                dtod(&first.slice(local(&kept_above)), &mut upper_carry.slice_mut(into))?;
+            }
+            let kept = slabs.carry(s, len);
+            dtod(&first.slice(local(&kept)), &mut carry.slice_mut(0..kept.len() * slabs.plane_len))?;
+            dtod(&first.slice(local(&chunk)), &mut second.slice_mut(local(&chunk)))?;
         }
-        if upper.end < chunk.end {
-            let carried = upper.end..chunk.end;
-            let from = slabs.elements(&(carried.start - kept_above.start..carried.end - kept_above.start));
-            dtod(&self.upper_carry.slice(from), &mut first.slice_mut(local(&carried)))?;
-        }
-        if s == slabs.first && s > 0 {
-            let into = 0..kept_above.len() * slabs.plane_len;
-            dtod(&first.slice(local(&kept_above)), &mut self.upper_carry.slice_mut(into))?;
-        }
-        let kept = slabs.carry(s, len);
-        dtod(&first.slice(local(&kept)), &mut self.carry.slice_mut(0..kept.len() * slabs.plane_len))?;
-        dtod(&first.slice(local(&chunk)), &mut second.slice_mut(local(&chunk)))?;
         let current = self.iterate_chunk(s, position, chunk.clone(), pass)?;
         // Down: the slab's own planes, in place.
         let slab_local = self.slabs.elements(&(own.start - chunk.start..own.end - chunk.start));
         let slot = &self.slots[position % 2];
-        self.down
-            .memcpy_dtoh(&slot.u[current].slice(slab_local), &mut host[self.slabs.elements(&own)])
-            .map_err(driver_error("copying a slab to the host"))
+        for (host, buffers) in host.iter_mut().zip(&slot.u) {
+            self.down
+                .memcpy_dtoh(&buffers[current].slice(slab_local.clone()), &mut host[self.slabs.elements(&own)])
+                .map_err(driver_error("copying a slab to the host"))?;
+        }
+        Ok(())
     }
 
     /// The iterations of `pass` on pyramid slab `s` (the `position`-th of the pass) over the
@@ -410,13 +434,14 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             };
             let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);
             if let Some((boundary, views)) = &self.fill {
-                let slot = &mut self.slots[position % 2];
-                let grid = slot.u[current].slice_mut(range.clone());
-                fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
+                for buffers in &mut self.slots[position % 2].u {
+                    let grid = buffers[current].slice_mut(range.clone());
+                    fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
+                }
             }
-            let (fields, target) = self.slots[position % 2].views(range, current);
+            let (fields, targets) = self.slots[position % 2].views::<N, S>(range, current);
             let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
-            args.output = Some(target);
+            args.set_outputs(targets);
             args.cycle = cycle;
             args.checks = Some((
                 self.block_max.slice_mut(entries.clone()),

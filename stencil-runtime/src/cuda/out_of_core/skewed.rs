@@ -19,7 +19,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
         &mut self,
         s: usize,
         position: usize,
-        host: &mut [T],
+        host: &mut [&mut [T]],
         inputs: &[Option<&[T]>],
         pass: PassPlan,
     ) -> Result<()> {
@@ -31,10 +31,12 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
         let (even, odd) = self.slots.split_at_mut(1);
         let (slot, previous) = if s.is_multiple_of(2) { (&mut even[0], &odd[0]) } else { (&mut odd[0], &even[0]) };
         debug_assert_eq!(position % 2, s % 2, "skewed slabs are not rotated");
-        // Up: the fresh planes of the unknown and of every field.
+        // Up: the fresh planes of every unknown and of every field.
         let up = &self.up;
-        up.memcpy_htod(&host[slabs.elements(&fresh)], &mut slot.u[0].slice_mut(local(&fresh)))
-            .map_err(driver_error("copying a slab to the device"))?;
+        for (host, [first, _]) in host.iter().zip(&mut slot.u) {
+            up.memcpy_htod(&host[slabs.elements(&fresh)], &mut first.slice_mut(local(&fresh)))
+                .map_err(driver_error("copying a slab to the device"))?;
+        }
         for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
             if let (Some(data), Some(buffer)) = (field, buffer) {
                 up.memcpy_htod(&data[slabs.elements(&fresh)], &mut buffer.slice_mut(local(&fresh)))
@@ -48,7 +50,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
             let before = slabs.window(s - 1, len);
             let kept = slabs.elements(&(window.start - before.start..fresh.start - before.start));
             let into = 0..kept.len();
-            let buffers = previous.u.iter().zip(slot.u.iter_mut());
+            let buffers = previous.u.iter().flatten().zip(slot.u.iter_mut().flatten());
             let fields =
                 previous.fields.iter().zip(slot.fields.iter_mut()).filter_map(|(a, b)| a.as_ref().zip(b.as_mut()));
             for (from, to) in buffers.chain(fields) {
@@ -57,18 +59,22 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
                     .map_err(driver_error("copying the carry"))?;
             }
         }
-        let [first, second] = &mut slot.u;
-        compute
-            .memcpy_dtod(&first.slice(local(&fresh)), &mut second.slice_mut(local(&fresh)))
-            .map_err(driver_error("copying a slab"))?;
+        for [first, second] in &mut slot.u {
+            compute
+                .memcpy_dtod(&first.slice(local(&fresh)), &mut second.slice_mut(local(&fresh)))
+                .map_err(driver_error("copying a slab"))?;
+        }
         self.levels(s, position, window.clone(), pass)?;
         // Down: the last level, in place.
         let slabs = &self.slabs;
         let last = slabs.level(s, len, len);
         let from = slabs.elements(&(last.start - window.start..last.end - window.start));
-        self.down
-            .memcpy_dtoh(&self.slots[position % 2].u[len % 2].slice(from), &mut host[slabs.elements(&last)])
-            .map_err(driver_error("copying a slab to the host"))
+        for (host, buffers) in host.iter_mut().zip(&self.slots[position % 2].u) {
+            self.down
+                .memcpy_dtoh(&buffers[len % 2].slice(from.clone()), &mut host[slabs.elements(&last)])
+                .map_err(driver_error("copying a slab to the host"))?;
+        }
+        Ok(())
     }
 
     /// The iterations of `pass` on skewed slab `s` (the `position`-th of the pass): level t
@@ -89,12 +95,14 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
             let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);
             if let Some((boundary, views)) = &self.fill {
                 // The view of iterate t − 1, its outer layers filled.
-                let grid = self.slots[position % 2].u[(t - 1) % 2].slice_mut(range.clone());
-                fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
+                for buffers in &mut self.slots[position % 2].u {
+                    let grid = buffers[(t - 1) % 2].slice_mut(range.clone());
+                    fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
+                }
             }
-            let (fields, target) = self.slots[position % 2].views(range, (t - 1) % 2);
+            let (fields, targets) = self.slots[position % 2].views::<N, S>(range, (t - 1) % 2);
             let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
-            args.output = Some(target);
+            args.set_outputs(targets);
             args.checks = Some((
                 self.block_max.slice_mut(entries.clone()),
                 self.block_sum.slice_mut(entries),
