@@ -256,16 +256,7 @@ fn disagreements(mpi: &Mpi) -> Vec<(String, Result<(), String>)> {
     }
 
     // A periodic cut axis wraps through an outer layer of one radius: refused on every rank
-    // for a deeper split, and for sweeps, when there are several ranks.
-    let mut u = sub.local_grid(|_| 0.0f64).unwrap();
-    let outcome = solver(1.0).boundaries(Boundary::Periodic).run(&mut u);
-    results.push((
-        "a periodic cut axis split with depth 2".into(),
-        match ranks {
-            1 => outcome.map(|_| ()).map_err(|e| e.to_string()),
-            _ => expect_error(outcome, "split with depth 1 (this split has depth 2)"),
-        },
-    ));
+    // for sweeps, when there are several ranks.
     let swept = mpi.split(&Gs9, [24, 7], 1).unwrap();
     let (g, mut u) = (swept.local_grid(|_| 1.0f64).unwrap(), swept.local_grid(|_| 0.0f64).unwrap());
     let outcome = Solver::new(Gs9)
@@ -305,9 +296,9 @@ fn disagreements(mpi: &Mpi) -> Vec<(String, Result<(), String>)> {
     results
 }
 
-/// Axis 0 periodic across the cut (depth 1): the last rank's planes are the first rank's
-/// ghost planes below and the first rank's the last rank's above, in 1-D to 3-D, with the
-/// other axes periodic or Neumann and corners read.
+/// Axis 0 periodic across the cut: the last rank's planes are the first rank's ghost planes
+/// below and the first rank's the last rank's above, in 1-D to 3-D, with the other axes
+/// periodic or Neumann and corners read; a deeper split exchanges at every iteration.
 fn periodic_cut_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Result<(), String>)>) {
     let kind = if backend == Backend::Cpu { "cpu" } else { "cuda" };
     let jacobi7 = |schedule| Case {
@@ -323,10 +314,17 @@ fn periodic_cut_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Re
         boundaries: Boundaries::all(Boundary::Periodic),
     };
     let slabs = Schedule::OutOfCore { slab: Some(2), height: 3, inner: Inner::Plain, device_memory: None };
+    let exact = Schedule::Hierarchical { tile: 4, halo: 3, sub: 3 };
     for (name, schedule) in [("plain", Schedule::Plain), ("tiled", Schedule::Tiled), ("out-of-core", slabs)] {
         let case = jacobi7(schedule);
         results.push((format!("{kind} f64 jacobi7 {name}, periodic"), case.check::<f64>(mpi, 1, backend)));
         results.push((format!("{kind} f32 jacobi7 {name}, periodic"), case.check::<f32>(mpi, 1, backend)));
+    }
+    // Deeper splits: the other cuts carry all their ghost planes, and every local plane
+    // holds the last iterate.
+    for (name, schedule) in [("plain", Schedule::Plain), ("out-of-core", slabs), ("hierarchical", exact)] {
+        let case = jacobi7(schedule);
+        results.push((format!("{kind} f64 jacobi7 {name}, periodic, depth 3"), case.check::<f64>(mpi, 3, backend)));
     }
     let corner = |boundaries, schedule| Case {
         name: "",
@@ -363,6 +361,7 @@ fn periodic_cut_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Re
         boundaries: Boundaries::all(Boundary::Periodic).axis(1, Boundary::Neumann),
     };
     results.push((format!("{kind} f64 radius 2, periodic cut axis"), wide.check::<f64>(mpi, 1, backend)));
+    results.push((format!("{kind} f64 radius 2, periodic cut axis, depth 2"), wide.check::<f64>(mpi, 2, backend)));
     let line = Case {
         name: "",
         stencil: Line,

@@ -318,6 +318,7 @@ impl<'m, const N: usize> Subdomain<'m, N> {
             count: self.local().len(),
             radius: self.radius(),
             ghost: self.ghost(),
+            wraps: (false, false),
             depth: self.depth(),
             own: self.own_local(),
             below: self.below(),
@@ -328,18 +329,23 @@ impl<'m, const N: usize> Subdomain<'m, N> {
 
     /// This rank's planes for a run with `boundaries`: with a periodic axis 0 on several
     /// ranks, the first rank's neighbour below is the last one and the last rank's neighbour
-    /// above the first, so that the exchange fills the outer layers of axis 0 (a cut of depth
-    /// 1: those layers are one radius wide).
+    /// above the first, so that the exchange fills the outer layers of axis 0. Those layers
+    /// are one radius wide, so that every rank then exchanges at every iteration (depth 1),
+    /// whatever the split's depth; the other cuts still carry all their ghost planes, so that
+    /// every local plane holds the iterate.
     pub(crate) fn planes_for(&self, boundaries: &crate::Boundaries<N>) -> Planes {
         let mut planes = self.planes();
         let last = self.ranks() - 1;
         if boundaries.is_periodic(0) && last > 0 {
             if self.rank() == 0 {
                 planes.below = Some(last);
+                planes.wraps.0 = true;
             }
             if self.rank() == last {
                 planes.above = Some(0);
+                planes.wraps.1 = true;
             }
+            planes.depth = 1;
         }
         planes
     }

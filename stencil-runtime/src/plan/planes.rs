@@ -15,6 +15,10 @@ pub(crate) struct Planes {
     pub radius: usize,
     /// Ghost planes per side (`depth · radius`; 0 in one process).
     pub ghost: usize,
+    /// Whether the rank below and the rank above are across a periodic cut (the last rank
+    /// below the first): those ghost planes are the grid's outer layer, one radius wide,
+    /// and they are exchanged at every iteration.
+    pub wraps: (bool, bool),
     /// Iterations between two exchanges (`usize::MAX` in one process: there are none).
     pub depth: usize,
     /// The planes this process owns: the interior in one process.
@@ -33,6 +37,7 @@ impl Planes {
             count,
             radius,
             ghost: 0,
+            wraps: (false, false),
             depth: usize::MAX,
             own: radius..count - radius,
             below: None,
@@ -58,20 +63,27 @@ impl Planes {
         self.own.start.saturating_sub(margin).max(r)..self.own.end.saturating_add(margin).min(self.count - r)
     }
 
+    /// The ghost planes exchanged with the rank below and with the rank above: none without
+    /// one, one radius across a periodic cut, else `ghost`.
+    fn widths(&self) -> (usize, usize) {
+        let width = |neighbour: Option<usize>, wraps: bool| match (neighbour, wraps) {
+            (None, _) => 0,
+            (Some(_), true) => self.radius,
+            (Some(_), false) => self.ghost,
+        };
+        (width(self.below, self.wraps.0), width(self.above, self.wraps.1))
+    }
+
     /// The own planes sent to the rank below and to the rank above (empty without one).
     pub fn sent(&self) -> (Range<usize>, Range<usize>) {
-        let own = &self.own;
-        let lower = if self.below.is_some() { own.start..own.start + self.ghost } else { own.start..own.start };
-        let upper = if self.above.is_some() { own.end - self.ghost..own.end } else { own.end..own.end };
-        (lower, upper)
+        let (own, (below, above)) = (&self.own, self.widths());
+        (own.start..own.start + below, own.end - above..own.end)
     }
 
     /// The ghost planes received from below and from above (empty without a neighbour).
     pub fn received(&self) -> (Range<usize>, Range<usize>) {
-        let own = &self.own;
-        let lower = if self.below.is_some() { own.start - self.ghost..own.start } else { own.start..own.start };
-        let upper = if self.above.is_some() { own.end..own.end + self.ghost } else { own.end..own.end };
-        (lower, upper)
+        let (own, (below, above)) = (&self.own, self.widths());
+        (own.start - below..own.start, own.end..own.end + above)
     }
 
     /// The own planes in three parts: those sent below, the middle, those sent above (the
@@ -142,8 +154,17 @@ mod tests {
 
     #[test]
     fn a_rank_sends_its_ghost_width_of_own_planes() {
-        let planes =
-            Planes { count: 16, radius: 1, ghost: 3, depth: 3, own: 3..13, below: Some(0), above: Some(2), origin: 5 };
+        let planes = Planes {
+            count: 16,
+            radius: 1,
+            ghost: 3,
+            wraps: (false, false),
+            depth: 3,
+            own: 3..13,
+            below: Some(0),
+            above: Some(2),
+            origin: 5,
+        };
         assert_eq!(planes.sent(), (3..6, 10..13));
         assert_eq!(planes.received(), (0..3, 13..16));
         assert_eq!(planes.split(), [3..6, 6..10, 10..13]);

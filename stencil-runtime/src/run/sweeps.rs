@@ -460,7 +460,7 @@ mod tests {
     use super::*;
 
     fn planes(own: Range<usize>, count: usize, below: Option<usize>, above: Option<usize>) -> Planes {
-        Planes { count, radius: 2, ghost: 4, depth: 2, own, below, above, origin: 0 }
+        Planes { count, radius: 2, ghost: 4, wraps: (false, false), depth: 2, own, below, above, origin: 0 }
     }
 
     #[test]

@@ -123,15 +123,15 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// interior before every iteration (and every sweep) and after the last, and every
     /// schedule keeps them as one iteration at a time does — `Plain`, `Tiled`,
     /// `Hierarchical` (whose working regions wrap past a periodic edge and mirror a Neumann
-    /// one after every subiteration), `OutOfCore` with plain or skewed slabs (axis 0 not
-    /// periodic), and the sweeps' `Wavefront` — on every backend, and across ranks (a
-    /// periodic cut axis wraps from the last rank to the first: Jacobi iterations on a split
-    /// of depth 1). See `docs/guide.md`, "Boundary conditions".
+    /// one after every subiteration), `OutOfCore` with plain, skewed or hierarchical slabs
+    /// (with a periodic axis 0, passes of one iteration), and the sweeps' `Wavefront` — on
+    /// every backend, and across ranks (a periodic cut axis wraps from the last rank to the
+    /// first: Jacobi iterations, exchanged at every iteration). See `docs/guide.md`,
+    /// "Boundary conditions".
     ///
     /// **Errors** (from [`run`](Self::run)): [`Error::InvalidBoundary`] for a periodic axis
-    /// periodic on one side only or an interior narrower than the radius it fills, and
-    /// [`Error::InvalidSchedule`] for out-of-core slabs with a periodic axis 0 or with
-    /// hierarchical cycles inside them.
+    /// periodic on one side only, an interior narrower than the radius it fills, or sweeps
+    /// across a periodic cut.
     pub fn boundaries(mut self, boundaries: impl Into<Boundaries<N>>) -> Self {
         self.boundaries = boundaries.into();
         self

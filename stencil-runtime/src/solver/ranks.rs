@@ -114,6 +114,18 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         };
         // `Auto` runs `Plain` (the deep halos are the pyramid between ranks), or for a sweep
         // stencil a wavefront with the default tile on each rank.
+        // Across a periodic cut of axis 0 every rank exchanges at every iteration.
+        let planes = subdomain.planes_for(&self.boundaries);
+        let wraps = planes.wraps.0 || planes.wraps.1;
+        if self.boundaries.is_periodic(0) && subdomain.ranks() > 1 && subdomain.depth() > 1 && subdomain.rank() == 0 {
+            log::warn!(
+                "`{}`: axis 0 is periodic and cut among the ranks, so the ranks exchange planes at every iteration \
+                 (as at depth 1, not {}): the last rank's planes reach the first through the outer layer, one \
+                 radius wide",
+                meta.name,
+                subdomain.depth()
+            );
+        }
         let schedule = match self.schedule.resolve(meta)? {
             schedule @ (Schedule::Plain | Schedule::Tiled | Schedule::Wavefront { .. }) => schedule,
             given @ Schedule::Hierarchical { tile, halo, sub } => {
@@ -126,8 +138,16 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 // An inexact cycle's tiles across a cut are computed by both ranks, which read
                 // a tile less one and a halo beyond the planes they update.
                 let reach = crate::run::tiles::reach(meta.radius[0], tile, halo);
+                let radius = meta.radius[0];
+                if !schedule.is_exact_blocking(meta) && wraps && radius < reach {
+                    return Err(invalid(&format!(
+                        "an inexact hierarchical cycle computes the whole grid's tiles that meet a rank's planes, \
+                         which reads tile − 1 + halo = {reach} planes beyond them, and across the periodic cut of \
+                         axis 0 the first rank has the outer layer of {radius} planes below it: make another axis \
+                         the periodic one, or use an exact schedule (halo ≥ sub · radius)"
+                    )));
+                }
                 if !schedule.is_exact_blocking(meta) && subdomain.ghost() < reach {
-                    let radius = meta.radius[0];
                     return Err(invalid(&format!(
                         "an inexact hierarchical cycle computes the whole grid's tiles that meet a rank's planes, \
                          which reads tile − 1 + halo = {reach} planes beyond them; the split has {} ghost planes \
@@ -158,12 +178,12 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         }
         crate::plan::Layout::new(meta, subdomain.global_shape())?;
         self.boundaries_for(subdomain.global_shape())?;
-        check_cut_boundaries(&self.boundaries, meta, &subdomain.planes_for(&self.boundaries))?;
+        check_cut_boundaries(&self.boundaries, meta, &planes)?;
         // As in one process: a hierarchical schedule checks once per cycle by default.
         let check_every = match (self.check_every, schedule) {
             (None, Schedule::Hierarchical { sub, .. }) => Some(sub),
             // Once per pass, and a pass ends at every exchange.
-            (None, Schedule::OutOfCore { height, .. }) => Some(height.min(subdomain.depth())),
+            (None, Schedule::OutOfCore { height, .. }) => Some(height.min(planes.depth)),
             (m, _) => m,
         };
         let mut stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
@@ -197,30 +217,21 @@ pub(crate) fn rank_device<const N: usize>(
 
 /// That boundary conditions hold across ranks cut along axis 0 as `planes` are: a periodic
 /// axis 0 wraps from the last rank to the first through an exchange of one radius of planes
-/// (a cut of depth 1, for Jacobi iterations), and a rank that fills an outer layer of axis 0
-/// from its interior owns the planes it copies.
+/// at every iteration (Jacobi iterations only: sweeps do not wrap), and a rank that fills an
+/// outer layer of axis 0 from its interior owns the planes it copies.
 fn check_cut_boundaries<const N: usize>(
     boundaries: &Boundaries<N>,
     meta: &crate::StencilMeta,
     planes: &Planes,
 ) -> Result<()> {
     let fail = |reason: String| Err(Error::InvalidBoundary { stencil: meta.name, axis: 0, reason });
-    if boundaries.is_periodic(0) && planes.has_neighbour() {
-        if meta.is_sweep() {
-            return fail(
-                "distributed sweeps do not wrap axis 0: the first rank's sweep would read the planes the last \
-                 rank writes last in the sweep before, so that the ranks could not sweep at once: make another \
-                 axis the periodic one, or run in one process"
-                    .into(),
-            );
-        }
-        if planes.depth > 1 {
-            return fail(format!(
-                "a periodic axis 0 wraps from the last rank to the first through the outer layer of {} planes, \
-                 which holds one iteration's ghost planes: split with depth 1 (this split has depth {})",
-                planes.radius, planes.depth
-            ));
-        }
+    if boundaries.is_periodic(0) && planes.has_neighbour() && meta.is_sweep() {
+        return fail(
+            "distributed sweeps do not wrap axis 0: the first rank's sweep would read the planes the last rank \
+             writes last in the sweep before, so that the ranks could not sweep at once: make another axis the \
+             periodic one, or run in one process"
+                .into(),
+        );
     }
     let radius = meta.radius[0];
     let fills = (planes.below.is_none() && boundaries.low[0] != crate::Boundary::Dirichlet)
