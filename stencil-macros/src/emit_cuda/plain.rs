@@ -27,21 +27,22 @@ pub(super) fn emit_plain(w: &mut Writer, s: &Stencil, measure: bool) {
     } else {
         w.line("// Plain Jacobi pass: each thread owns one point of a BLOCK_X × BLOCK_Y column of the two fast axes");
         w.line("// and marches MARCH planes along the slowest axis. Launch with blockDim = (BLOCK_X, BLOCK_Y, 1),");
-        w.line("// gridDim = (⌈N2 / BLOCK_X⌉, ⌈interior y / BLOCK_Y⌉, ⌈interior z / MARCH⌉).");
-        w.line("// Along the contiguous axis the threads start at the array's origin, so that a warp's own points");
-        w.line("// start on an aligned segment wherever a row does; the threads on the outer layer stay idle.");
+        w.line("// gridDim = (⌈N2 / BLOCK_X⌉, ⌈N1 / BLOCK_Y⌉, ⌈interior z / MARCH⌉).");
+        w.line("// On the two fast axes the threads start at the array's origin, so that a warp's own points start");
+        w.line("// on an aligned segment wherever a row does and a block's rows on a multiple of BLOCK_Y; the");
+        w.line("// threads on the outer layer stay idle.");
         signature(s, Kind::Plain).open(w);
     }
     index_prologue(w);
     w.line("const idx x = (idx)blockIdx.x * BLOCK_X + threadIdx.x;");
-    w.line("const idx y = R1 + (idx)blockIdx.y * BLOCK_Y + threadIdx.y;");
+    w.line("const idx y = (idx)blockIdx.y * BLOCK_Y + threadIdx.y;");
     w.line("const idx z_begin = R0 + (idx)blockIdx.z * MARCH;");
     w.line("const idx z_end = min(z_begin + (idx)MARCH, N0 - R0);");
     if measure {
         w.line("double my_max = 0.0, my_sum = 0.0;");
-        w.open("if (x >= R2 && x < N2 - R2 && y < N1 - R1)");
+        w.open("if (x >= R2 && x < N2 - R2 && y >= R1 && y < N1 - R1)");
     } else {
-        w.line("if (x < R2 || x >= N2 - R2 || y >= N1 - R1) return;");
+        w.line("if (x < R2 || x >= N2 - R2 || y < R1 || y >= N1 - R1) return;");
     }
     // Fields read along the thread's own column keep those planes in a register queue
     // (Giles): each step loads one new plane and shifts the queue.

@@ -44,28 +44,28 @@ fn launch_error(manifest: &KernelManifest, kind: KernelKind, reason: String) -> 
 /// threads start at the array's origin (a warp's own points then start on an aligned
 /// segment wherever a row does), so the blocks cover the whole extent there.
 pub(crate) fn plain(manifest: &KernelManifest, dims: [usize; 3], block: [u32; 3], limits: Limits) -> Result<Shape> {
-    columns(manifest, dims, block, limits, dims[2])
+    columns(manifest, dims, block, limits, [dims[1], dims[2]])
 }
 
-/// The tiled kernel's launch: as [`plain`]'s, but along x the threads start at the
-/// interior's origin (its staged tiles, which begin a radius before the threads, then start
-/// on an aligned segment).
+/// The tiled kernel's launch: as [`plain`]'s, but on the two fast axes the threads start at
+/// the interior's origin (its staged tiles, which begin a radius before the threads, then
+/// start on an aligned segment).
 pub(crate) fn tiled(manifest: &KernelManifest, dims: [usize; 3], block: [u32; 3], limits: Limits) -> Result<Shape> {
-    columns(manifest, dims, block, limits, dims[2] - 2 * manifest.radius[2])
+    let radius = manifest.radius;
+    columns(manifest, dims, block, limits, [dims[1] - 2 * radius[1], dims[2] - 2 * radius[2]])
 }
 
-/// [`plain`] and [`tiled`]: `x_points` threads along x.
+/// [`plain`] and [`tiled`]: `points[0]` threads along y and `points[1]` along x.
 fn columns(
     manifest: &KernelManifest,
     dims: [usize; 3],
     block: [u32; 3],
     limits: Limits,
-    x_points: usize,
+    points: [usize; 2],
 ) -> Result<Shape> {
     let radius = manifest.radius;
-    let interior: [usize; 3] = std::array::from_fn(|a| dims[a] - 2 * radius[a]);
     let [bx, by, march] = block.map(|b| b as usize);
-    let (x, y, z) = (x_points.div_ceil(bx), interior[1].div_ceil(by), interior[0].div_ceil(march));
+    let (x, y, z) = (points[1].div_ceil(bx), points[0].div_ceil(by), (dims[0] - 2 * radius[0]).div_ceil(march));
     let fail = |reason| launch_error(manifest, KernelKind::Plain, reason);
     if x > i32::MAX as usize || y > limits.max_grid_yz || z > limits.max_grid_yz {
         let limit = limits.max_grid_yz;
@@ -345,11 +345,11 @@ mod tests {
     }
 
     #[test]
-    fn plain_blocks_cover_the_interior() {
+    fn plain_blocks_cover_the_grid_and_tiled_ones_the_interior() {
         let m = manifest([1, 1, 1], &[0, 1, 2]);
         let shape = plain(&m, [34, 18, 130], [64, 4, 8], LIMITS).unwrap();
-        assert_eq!(shape.grid, [3, 4, 4], "x from the array's origin, y and z over the interior");
-        assert_eq!(tiled(&m, [34, 18, 130], [64, 4, 8], LIMITS).unwrap().grid, [2, 4, 4], "x over the interior");
+        assert_eq!(shape.grid, [3, 5, 4], "x and y from the array's origin, z over the interior");
+        assert_eq!(tiled(&m, [34, 18, 130], [64, 4, 8], LIMITS).unwrap().grid, [2, 4, 4], "over the interior");
         assert_eq!(shape.block, [64, 4, 1]);
         assert!(plain(&m, [34, 18, 130], [64, 32, 8], LIMITS).is_err(), "2048 threads");
     }
