@@ -311,7 +311,8 @@ pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
         .collect();
     let jacobi = || outputs.clone().into_iter().chain(grid_params(s, false));
     let (params, defines): (Vec<Param>, _) = match kind {
-        Kind::Plain | Kind::Tiled => (jacobi().collect(), plain_defines(s)),
+        Kind::Plain => (jacobi().chain(fill_maps()).collect(), plain_defines(s)),
+        Kind::Tiled => (jacobi().collect(), plain_defines(s)),
         Kind::PlainMeasure => (jacobi().chain(checks()).collect(), plain_defines(s)),
         Kind::Hierarchical => (jacobi().chain(cycle()).collect(), Vec::new()),
         Kind::HierarchicalRows => (jacobi().chain(cycle()).collect(), rows_defines()),
@@ -328,22 +329,25 @@ pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
             let unknown =
                 Param::new(format!("f_{}", c_name(&s.fields[s.unknown].name)), Role::Field(s.unknown), CType::RealPtr);
             let extents = (0..3).map(|k| Param::new(format!("n{k}"), Role::Extent(k), CType::LongLong));
-            // Per kernel axis: the low outer slices [0, low) read slice low_from + low_step·x,
-            // the high ones [high, n) slice high_from + high_step·x.
-            let maps = (0..3).flat_map(|k| {
-                [
-                    Param::new(format!("low{k}"), Role::FillLow(k), CType::LongLong),
-                    Param::new(format!("low_from{k}"), Role::FillLowFrom(k), CType::LongLong),
-                    Param::new(format!("low_step{k}"), Role::FillLowStep(k), CType::LongLong),
-                    Param::new(format!("high{k}"), Role::FillHigh(k), CType::LongLong),
-                    Param::new(format!("high_from{k}"), Role::FillHighFrom(k), CType::LongLong),
-                    Param::new(format!("high_step{k}"), Role::FillHighStep(k), CType::LongLong),
-                ]
-            });
-            (std::iter::once(unknown).chain(extents).chain(maps).collect(), Vec::new())
+            (std::iter::once(unknown).chain(extents).chain(fill_maps()).collect(), Vec::new())
         }
     };
     Signature { kind, symbol: format!("{}_{}", s.name, kind.suffix()), params, defines }
+}
+
+/// The boundary fill's maps, per kernel axis: the low outer slices [0, low) read slice
+/// low_from + low_step·x, the high ones [high, n) slice high_from + high_step·x.
+fn fill_maps() -> impl Iterator<Item = Param> {
+    (0..3).flat_map(|k| {
+        [
+            Param::new(format!("low{k}"), Role::FillLow(k), CType::LongLong),
+            Param::new(format!("low_from{k}"), Role::FillLowFrom(k), CType::LongLong),
+            Param::new(format!("low_step{k}"), Role::FillLowStep(k), CType::LongLong),
+            Param::new(format!("high{k}"), Role::FillHigh(k), CType::LongLong),
+            Param::new(format!("high_from{k}"), Role::FillHighFrom(k), CType::LongLong),
+            Param::new(format!("high_step{k}"), Role::FillHighStep(k), CType::LongLong),
+        ]
+    })
 }
 
 /// The kernels of `s`'s translation unit, in the order it holds them.

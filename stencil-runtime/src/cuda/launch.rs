@@ -94,7 +94,8 @@ pub(crate) struct Args<'a, T: Real> {
     pub cycle: [i32; CYCLE_INTS],
     pub checks: Option<Checks<'a>>,
     pub pencils: Option<PencilArgs<'a>>,
-    /// A boundary fill's maps per kernel axis (`ShellMap::values`).
+    /// A boundary fill's maps per kernel axis (`ShellMap::values`); by default every side
+    /// keeps its values.
     pub fill: [[i64; 6]; 3],
 }
 
@@ -111,7 +112,7 @@ impl<'a, T: Real> Args<'a, T> {
             cycle: [0; CYCLE_INTS],
             checks: None,
             pencils: None,
-            fill: [[0; 6]; 3],
+            fill: extents.map(|n| ShellMap::keeping(n as usize).values()),
         }
     }
 
@@ -267,13 +268,7 @@ pub(crate) fn fill<T: Real>(
     dims: [usize; 3],
     copies: &[FillCopy],
 ) -> Result<()> {
-    let mut maps = dims.map(ShellMap::keeping);
-    for copy in copies {
-        let axis = manifest.axes[copy.axis];
-        maps[axis]
-            .add(copy, dims[axis])
-            .map_err(|reason| Error::Launch { kernel: kernel.spec.symbol.into(), reason })?;
-    }
+    let maps = shell_maps(kernel, manifest, dims, copies)?;
     let points = ShellMap::points(&maps, dims);
     if points == 0 {
         return Ok(());
@@ -282,4 +277,22 @@ pub(crate) fn fill<T: Real>(
     args.in_place = Some(grid.slice_mut(0..grid.len()));
     args.fill = maps.map(|m| m.values());
     launch(stream, kernel, args, fill_shape(manifest, points)?)
+}
+
+/// The boundary fill's `copies` of a grid seen as `dims`, as one map per kernel axis, for
+/// `kernel` (named in the error of copies that are no outer layer).
+pub(crate) fn shell_maps(
+    kernel: &Kernel,
+    manifest: &KernelManifest,
+    dims: [usize; 3],
+    copies: &[FillCopy],
+) -> Result<[ShellMap; 3]> {
+    let mut maps = dims.map(ShellMap::keeping);
+    for copy in copies {
+        let axis = manifest.axes[copy.axis];
+        maps[axis]
+            .add(copy, dims[axis])
+            .map_err(|reason| Error::Launch { kernel: kernel.spec.symbol.into(), reason })?;
+    }
+    Ok(maps)
 }

@@ -357,8 +357,7 @@ impl Slabs {
     }
 }
 
-/// What a slot of out-of-core buffers holds: every unknown's chunk twice (Jacobi
-/// ping-pong) and every read-only field's once; each unknown also has its own carries.
+/// A slot's buffers: every unknown's chunk twice, every field's once; each unknown's carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Arrays {
     pub unknowns: usize,

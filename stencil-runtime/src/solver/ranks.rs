@@ -97,6 +97,52 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         crate::dispatch::run(job, u, place, device, options_for(self.cuda, device)?)
     }
 
+    /// A hierarchical schedule `given` on each rank of `subdomain` (`wraps`: across a
+    /// periodic cut of axis 0), as it runs there, or why it cannot.
+    fn cycles_across_ranks(
+        &self,
+        given: Schedule,
+        subdomain: &crate::distributed::Subdomain<'_, N>,
+        wraps: bool,
+    ) -> Result<Schedule> {
+        let meta = S::META;
+        let Schedule::Hierarchical { tile, halo, sub } = given else { return Ok(given) };
+        let invalid = |reason: &str| Error::InvalidSchedule {
+            schedule: self.schedule.to_string(),
+            stencil: meta.name,
+            reason: reason.to_owned(),
+        };
+        // A tile (and an inexact cycle's halo) beyond the grid computes what the grid's
+        // own width would, as in one process, and keeps the tiles' arithmetic in range;
+        // an exact cycle's halo stays as given, since it makes the cycle exact.
+        let largest = subdomain.global_shape().into_iter().max().unwrap_or(1);
+        let halo = if given.is_exact_blocking(meta) { halo } else { halo.min(largest) };
+        let schedule = Schedule::Hierarchical { tile: tile.min(largest), halo, sub };
+        // An inexact cycle's tiles across a cut are computed by both ranks, which read
+        // a tile less one and a halo beyond the planes they update.
+        let reach = crate::run::tiles::reach(meta.radius[0], tile, halo);
+        let radius = meta.radius[0];
+        if !schedule.is_exact_blocking(meta) && wraps && radius < reach {
+            return Err(invalid(&format!(
+                "an inexact hierarchical cycle computes the whole grid's tiles that meet a rank's planes, \
+                 which reads tile − 1 + halo = {reach} planes beyond them, and across the periodic cut of \
+                 axis 0 the first rank has the outer layer of {radius} planes below it: make another axis \
+                 the periodic one, or use an exact schedule (halo ≥ sub · radius)"
+            )));
+        }
+        if !schedule.is_exact_blocking(meta) && subdomain.ghost() < reach {
+            return Err(invalid(&format!(
+                "an inexact hierarchical cycle computes the whole grid's tiles that meet a rank's planes, \
+                 which reads tile − 1 + halo = {reach} planes beyond them; the split has {} ghost planes \
+                 (depth {} · radius {radius}): split with depth ≥ {}",
+                subdomain.ghost(),
+                subdomain.depth(),
+                reach.div_ceil(radius)
+            )));
+        }
+        Ok(schedule)
+    }
+
     /// This rank's checks before a distributed run: the stopping rule, the device, the
     /// inputs and the parameters, or the first problem found.
     #[allow(clippy::type_complexity)]
@@ -112,12 +158,10 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             stencil: meta.name,
             reason: reason.to_owned(),
         };
-        // `Auto` runs `Plain` (the deep halos are the pyramid between ranks), or for a sweep
-        // stencil a wavefront with the default tile on each rank.
         // Across a periodic cut of axis 0 every rank exchanges at every iteration.
         let planes = subdomain.planes_for(&self.boundaries);
         let wraps = planes.wraps.0 || planes.wraps.1;
-        if self.boundaries.is_periodic(0) && subdomain.ranks() > 1 && subdomain.depth() > 1 && subdomain.rank() == 0 {
+        if wraps && subdomain.depth() > 1 && subdomain.rank() == 0 {
             log::warn!(
                 "`{}`: axis 0 is periodic and cut among the ranks, so the ranks exchange planes at every iteration \
                  (as at depth 1, not {}): the last rank's planes reach the first through the outer layer, one \
@@ -126,39 +170,11 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
                 subdomain.depth()
             );
         }
+        // `Auto` runs `Plain` (the deep halos are the pyramid between ranks), or for a sweep
+        // stencil a wavefront with the default tile on each rank.
         let schedule = match self.schedule.resolve(meta)? {
             schedule @ (Schedule::Plain | Schedule::Tiled | Schedule::Wavefront { .. }) => schedule,
-            given @ Schedule::Hierarchical { tile, halo, sub } => {
-                // A tile (and an inexact cycle's halo) beyond the grid computes what the grid's
-                // own width would, as in one process, and keeps the tiles' arithmetic in range;
-                // an exact cycle's halo stays as given, since it makes the cycle exact.
-                let largest = subdomain.global_shape().into_iter().max().unwrap_or(1);
-                let halo = if given.is_exact_blocking(meta) { halo } else { halo.min(largest) };
-                let schedule = Schedule::Hierarchical { tile: tile.min(largest), halo, sub };
-                // An inexact cycle's tiles across a cut are computed by both ranks, which read
-                // a tile less one and a halo beyond the planes they update.
-                let reach = crate::run::tiles::reach(meta.radius[0], tile, halo);
-                let radius = meta.radius[0];
-                if !schedule.is_exact_blocking(meta) && wraps && radius < reach {
-                    return Err(invalid(&format!(
-                        "an inexact hierarchical cycle computes the whole grid's tiles that meet a rank's planes, \
-                         which reads tile − 1 + halo = {reach} planes beyond them, and across the periodic cut of \
-                         axis 0 the first rank has the outer layer of {radius} planes below it: make another axis \
-                         the periodic one, or use an exact schedule (halo ≥ sub · radius)"
-                    )));
-                }
-                if !schedule.is_exact_blocking(meta) && subdomain.ghost() < reach {
-                    return Err(invalid(&format!(
-                        "an inexact hierarchical cycle computes the whole grid's tiles that meet a rank's planes, \
-                         which reads tile − 1 + halo = {reach} planes beyond them; the split has {} ghost planes \
-                         (depth {} · radius {radius}): split with depth ≥ {}",
-                        subdomain.ghost(),
-                        subdomain.depth(),
-                        reach.div_ceil(radius)
-                    )));
-                }
-                schedule
-            }
+            given @ Schedule::Hierarchical { .. } => self.cycles_across_ranks(given, subdomain, wraps)?,
             schedule @ Schedule::OutOfCore { .. } => schedule,
             _ => {
                 return Err(invalid(

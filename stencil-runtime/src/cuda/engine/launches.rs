@@ -89,7 +89,9 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
 
     /// A Jacobi launch of `kernel` in `shape` writing `window`'s interior of the next
     /// iterate, on a view of `dims`, with the cycle kernel's ints `cycle`; `measure`: where
-    /// its block entries go (the launch's flag is then the next of this iteration's).
+    /// its block entries go (the launch's flag is then the next of this iteration's); `maps`:
+    /// the boundary fill's maps of a plain pass that writes the outer layers too.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_window(
         &mut self,
         kernel: &Kernel,
@@ -98,12 +100,16 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
         dims: [usize; 3],
         cycle: [i32; CYCLE_INTS],
         measure: bool,
+        maps: Option<[[i64; 6]; 3]>,
     ) -> Result<()> {
         let entries = if measure { Some(self.entries(shape.blocks())?) } else { None };
         let slot = self.measured.len();
         let Self { current, next, more, inputs, scalars, block_max, block_sum, first_bad, .. } = self;
         let mut args = window_args(WindowBuffers { current, next, more, inputs, scalars }, window.clone(), dims);
         args.cycle = cycle;
+        if let Some(maps) = maps {
+            args.fill = maps;
+        }
         args.checks = Some(match &entries {
             Some(entries) => (
                 block_max.slice_mut(entries.clone()),
@@ -142,7 +148,8 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
         let edges = self.cycle_edges(&planes);
         let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, self.gpu.limits(), edges)?;
         let cycle = geometry.ints(steps, if measure { steps } else { 0 })?;
-        self.launch_window(&kernel, geometry.shape, self.elements(&planes), dims, cycle, measure)
+        self.layers.next = false;
+        self.launch_window(&kernel, geometry.shape, self.elements(&planes), dims, cycle, measure, None)
     }
 
     /// The boundary fill's kernel and copies, when `build` has copies; the time taken to get

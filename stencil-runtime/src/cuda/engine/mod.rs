@@ -16,7 +16,7 @@ use launches::WindowBuffers;
 use buffers::{BufferSizes, CycleChecks};
 
 use crate::cuda::device::{Gpu, Pinned, driver_error};
-use crate::cuda::launch::{Kernel, fill, launch};
+use crate::cuda::launch::{Kernel, fill, launch, shell_maps};
 use crate::cuda::module::JitTime;
 use crate::cuda::options::CudaOptions;
 use crate::cuda::sweeper::Sweeper;
@@ -85,6 +85,8 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     sweepers: Vec<Sweeper<T>>,
     /// The boundary fill's kernel and copies, when there are copies.
     fill: Option<(Kernel, Vec<FillCopy>)>,
+    /// Which buffers hold their periodic and Neumann outer layers already.
+    layers: Layers,
     /// The boundary conditions where the grid's edges are, for hierarchical cycles.
     edges: Option<Fill<N>>,
     inputs: Vec<Option<CudaSlice<T>>>,
@@ -108,6 +110,16 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     pub jit: JitTime,
     _pinned: Pinned,
     _stencil: std::marker::PhantomData<S>,
+}
+
+/// Which buffers hold their periodic and Neumann outer layers already: the next iterate's
+/// when a plain pass over the whole grid wrote them, the current's after a fill or after the
+/// swap that follows such a pass; and whether the next buffers were filled once (`settled`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Layers {
+    current: bool,
+    next: bool,
+    settled: bool,
 }
 
 impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
@@ -168,6 +180,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             cycle_checked: false,
             sweepers,
             fill,
+            layers: Layers::default(),
             edges: None,
             inputs: buffers.inputs,
             other_inputs: Vec::new(),
@@ -263,10 +276,19 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
         let kernel = if measure { jacobi.measure.clone() } else { jacobi.pass.clone() };
         let columns = if kernel.kind() == KernelKind::Tiled { tiled } else { plain };
         let launch_shape = columns(S::KERNELS, dims, self.block, self.gpu.limits())?;
-        self.launch_window(&kernel, launch_shape, window, dims, [0; CYCLE_INTS], measure)
+        // A plain pass over the whole grid writes the next iterate's outer layers too.
+        let maps = match &self.fill {
+            Some((fill, copies)) if kernel.kind() == KernelKind::Plain && planes == (r..self.shape[0] - r) => {
+                Some(shell_maps(fill, S::KERNELS, dims, copies)?.map(|m| m.values()))
+            }
+            _ => None,
+        };
+        self.layers.next = maps.is_some();
+        self.launch_window(&kernel, launch_shape, window, dims, [0; CYCLE_INTS], measure, maps)
     }
 
     fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: CycleCheck) -> Result<()> {
+        self.layers.next = false;
         if cores.is_empty() {
             return Ok(());
         }
@@ -285,11 +307,11 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
         match check {
             CycleCheck::Residual => {
                 let cycle = geometry.ints(len, 1)?;
-                return self.launch_window(&kernel, geometry.shape, whole, dims, cycle, true);
+                return self.launch_window(&kernel, geometry.shape, whole, dims, cycle, true, None);
             }
             CycleCheck::None => {
                 let cycle = geometry.ints(len, 0)?;
-                return self.launch_window(&kernel, geometry.shape, whole, dims, cycle, false);
+                return self.launch_window(&kernel, geometry.shape, whole, dims, cycle, false, None);
             }
             CycleCheck::NonFinite => {}
         }
@@ -316,6 +338,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
     }
 
     fn sweep(&mut self, which: usize, planes: Range<usize>) -> Result<()> {
+        self.layers.current = false;
         let Self { gpu, compute, sweepers, inputs, other_inputs, current, shape, .. } = self;
         let sweeper = sweepers.get_mut(which).ok_or_else(|| Error::Launch {
             kernel: S::META.name.into(),
@@ -358,6 +381,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
     }
 
     fn swap(&mut self) {
+        self.layers.current = std::mem::take(&mut self.layers.next);
         std::mem::swap(&mut self.current, &mut self.next);
         for Unknown { current, next, .. } in &mut self.more {
             std::mem::swap(current, next);
@@ -366,15 +390,24 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
 
     fn fill(&mut self) -> Result<()> {
         let Some((kernel, copies)) = &self.fill else { return Ok(()) };
-        let dims = S::KERNELS.view(&self.shape, 1);
-        fill(&self.compute, kernel, S::KERNELS, self.current.as_view_mut(), dims, copies)?;
-        for Unknown { current, .. } in &mut self.more {
-            fill(&self.compute, kernel, S::KERNELS, current.as_view_mut(), dims, copies)?;
+        if self.layers.current {
+            return Ok(());
         }
+        let dims = S::KERNELS.view(&self.shape, 1);
+        // Once, the next buffers too: their outer points where a periodic or Neumann layer
+        // meets a Dirichlet one copy Dirichlet values, which no pass writes.
+        let both = !self.layers.settled;
+        let more = self.more.iter_mut().flat_map(|m| [Some(&mut m.current), both.then_some(&mut m.next)]);
+        let buffers = [Some(&mut self.current), both.then_some(&mut self.next)].into_iter().chain(more);
+        for buffer in buffers.flatten() {
+            fill(&self.compute, kernel, S::KERNELS, buffer.as_view_mut(), dims, copies)?;
+        }
+        self.layers = Layers { current: true, next: false, settled: true };
         Ok(())
     }
 
     fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()> {
+        self.layers.current = false;
         let (lower, upper) = (self.elements(&lower), self.elements(&upper));
         let copy = &self.copy;
         let targets = std::iter::once(&mut self.current).chain(self.more.iter_mut().map(|m| &mut m.current));
@@ -405,6 +438,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
     }
 
     fn write(&mut self, planes: Range<usize>, from: &[T]) -> Result<()> {
+        self.layers.current = false;
         let elements = self.elements(&planes);
         let stream = &self.compute;
         stream
