@@ -456,8 +456,9 @@ mod tests {
         // Slab 1's chunk ends at 10: planes 7..10, written back before it runs, are carried.
         assert_eq!(slabs.upper_carry(3), 7..10);
         assert_eq!(slabs.upper_carry(1), 7..8);
-        // Two carries in the buffers.
-        assert_eq!(slabs.buffer_bytes(3, 8), (2 * 3 * slabs.max_chunk() + 2 * 3) * 4 * 8);
+        // Two carries per unknown in the buffers.
+        let bytes = |unknowns| slabs.buffer_bytes(Arrays { unknowns, fields: 1 }, 8);
+        assert_eq!([bytes(1), bytes(2)], [3, 5].map(|a| (2 * a * slabs.max_chunk() + (a - 1) * 3) * 4 * 8));
         // One process, skewed slabs, and slabs that all read ghost planes keep their order.
         assert_eq!(Slabs::new(16, 1, 4, 3, 2).first, 0);
         assert_eq!(Slabs::over(&Cut { own: 3..13, planes: 16, radius: 1, plane_len: 4 }, 3, 2).skew(true).first, 0);
