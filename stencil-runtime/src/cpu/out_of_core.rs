@@ -222,9 +222,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
     /// The fields over the grid's `elements`, in parameter order, with `unknowns` (the
     /// view's current iterate of every unknown, declaration order) at the unknowns' places.
     fn fields<'f>(&'f self, elements: &std::ops::Range<usize>, unknowns: &[&'f [T]]) -> Vec<&'f [T]> {
-        let at = |field: usize| S::META.unknowns.iter().position(|&u| u == field).expect("an unknown");
-        let fields = self.inputs.iter().enumerate();
-        fields.map(|(field, f)| f.map_or_else(|| unknowns[at(field)], |grid| &grid[elements.clone()])).collect()
+        // The unknowns' places come in declaration order.
+        let mut unknowns = unknowns.iter();
+        let mut next = || *unknowns.next().expect("one view per unknown");
+        self.inputs.iter().map(|f| f.map_or_else(&mut next, |grid| &grid[elements.clone()])).collect()
     }
 
     /// [`run`](Self::run) over skewed slabs: each slab's window holds the planes its

@@ -1,6 +1,5 @@
-//! The slabs of the out-of-core pyramid schedule (papers 000 and 001; docs/references.md), shared by
-//! the GPU schedule and its CPU twin so that both cut the grid, load, iterate and write back
-//! the same planes in the same order.
+//! The slabs of the out-of-core pyramid schedule (papers 000 and 001; docs/references.md), shared by the
+//! GPU schedule and its CPU twin, so that both cut, load, iterate and write back the same planes in order.
 //!
 //! The interior planes of the slowest axis are cut into slabs of `width` planes (the last
 //! one narrower). A pass of `len` iterations (`len ≤ height`) handles the slabs in order.
@@ -456,7 +455,7 @@ mod tests {
         // Slab 1's chunk ends at 10: planes 7..10, written back before it runs, are carried.
         assert_eq!(slabs.upper_carry(3), 7..10);
         assert_eq!(slabs.upper_carry(1), 7..8);
-        // Two carries per unknown in the buffers.
+        // Two carries of 3 planes per unknown: (a − 1) · 3 planes, a = 2 · unknowns + 1 buffers per slot.
         let bytes = |unknowns| slabs.buffer_bytes(Arrays { unknowns, fields: 1 }, 8);
         assert_eq!([bytes(1), bytes(2)], [3, 5].map(|a| (2 * a * slabs.max_chunk() + (a - 1) * 3) * 4 * 8));
         // One process, skewed slabs, and slabs that all read ghost planes keep their order.

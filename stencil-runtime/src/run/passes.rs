@@ -191,8 +191,8 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         let grids = &self.grids;
         // Of a system, the first unknown whose value there is not finite.
         let value_at = |at: usize| {
-            let values = grids.iter().map(|g| g.as_slice()[at].to_f64());
-            Ok(values.clone().find(|v| !v.is_finite()).unwrap_or_else(|| values.clone().next().unwrap_or(0.0)))
+            let values: Vec<f64> = grids.iter().map(|g| g.as_slice()[at].to_f64()).collect();
+            Ok(values.iter().copied().find(|v| !v.is_finite()).unwrap_or(values[0]))
         };
         reduce_check(self.peers, &self.planes, self.global, d, value_at, unit.end, self.stop.check_every).map(Some)
     }
