@@ -30,7 +30,7 @@ use clap::{Parser, ValueEnum};
 use stencil::Alternating;
 use stencil::builtin::Jacobi7;
 use stencil::cuda::Mode;
-use stencil::distributed::{Mpi, Subdomain};
+use stencil::distributed::{Mpi, Subdomain, Transport};
 use stencil::prelude::*;
 
 stencil! {
@@ -98,6 +98,11 @@ struct Args {
     /// instead of pyramids.
     #[arg(long)]
     skewed: bool,
+    /// How GPU ranks move their ghost planes: `auto` sends them device to device over NCCL
+    /// when every rank has a GPU of its own and `libnccl.so` loads, else through host memory
+    /// (`host`); `nccl` is an error where NCCL cannot be used.
+    #[arg(long, value_enum, default_value_t = Via::Auto)]
+    transport: Via,
     /// `--schedule symmetric`: steps to run (each a sweep up and a sweep down).
     #[arg(long, default_value_t = 100, value_parser = common::int(1..=100_000_000), conflicts_with = "bench")]
     steps: usize,
@@ -111,6 +116,13 @@ enum Kind {
     OutOfCore,
     GaussSeidel,
     Symmetric,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Via {
+    Auto,
+    Host,
+    Nccl,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -175,7 +187,12 @@ fn run<T: Real>(args: &Args, mpi: &Mpi) -> stencil::Result<()> {
 fn split<'m, S: Stencil<3>>(stencil: &S, args: &Args, mpi: &'m Mpi) -> stencil::Result<Subdomain<'m, 3>> {
     let n = args.size;
     let planes = if args.weak { args.size * mpi.size() + 2 } else { n };
-    mpi.split(stencil, [planes, n, n], args.depth)
+    let transport = match args.transport {
+        Via::Auto => Transport::Auto,
+        Via::Host => Transport::Host,
+        Via::Nccl => Transport::Nccl,
+    };
+    Ok(mpi.split(stencil, [planes, n, n], args.depth)?.with_transport(transport))
 }
 
 /// The grid spacings of `sub`'s global grid.

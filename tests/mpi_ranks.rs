@@ -10,9 +10,11 @@
 //! residual history. On the CPU always; on the GPU too (exact mode, one GPU per rank) when
 //! one is usable, and with `STENCIL_REQUIRE_GPU=1` a missing GPU is a failure.
 
+use std::cell::Cell;
 use stencil::builtin::Jacobi7;
 use stencil::cuda::Mode;
-use stencil::distributed::{Mpi, Subdomain};
+
+use stencil::distributed::{Mpi, Subdomain, Transport};
 use stencil::prelude::*;
 use stencil::{Alternating, Boundaries, Boundary, Error, Report};
 
@@ -20,6 +22,21 @@ mod common;
 use common::{differing, random};
 #[path = "mpi/systems.rs"]
 mod systems;
+
+thread_local! {
+    /// How the ranks of the cases run now move their ghost planes (on GPUs).
+    static TRANSPORT: Cell<Transport> = const { Cell::new(Transport::Auto) };
+}
+
+/// `mpi.split` with the transport of the cases run now.
+fn split<'m, S: Stencil<N>, const N: usize>(
+    mpi: &'m Mpi,
+    stencil: &S,
+    shape: [usize; N],
+    depth: usize,
+) -> stencil::Result<Subdomain<'m, N>> {
+    Ok(mpi.split(stencil, shape, depth)?.with_transport(TRANSPORT.get()))
+}
 
 stencil! {
     /// Radius 2 along the split axis, a read-only field and a parameter.
@@ -146,7 +163,7 @@ impl<S: Stencil<N>, const N: usize> Case<'_, S, N> {
         }
         let expected = plain.run(&mut reference).map_err(|e| e.to_string())?;
 
-        let sub = mpi.split(&self.stencil, self.shape, depth).map_err(|e| e.to_string())?;
+        let sub = split(mpi, &self.stencil, self.shape, depth).map_err(|e| e.to_string())?;
         let mut u = sub.local_part(&u0).map_err(|e| e.to_string())?;
         let local_f = f.as_ref().map(|f| sub.local_part(f).unwrap());
         let report = self
@@ -740,6 +757,58 @@ fn sweep_non_finite(mpi: &Mpi, backend: Backend) -> Result<(), String> {
     }
 }
 
+/// The cases above run with `Transport::Auto` (NCCL where it can be used): some of them again
+/// with the planes through the host, and with NCCL asked for, which runs where every rank has
+/// a GPU of its own and the library, and else is the same error on every rank.
+fn transport_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Result<(), String>)>) {
+    let kind = if backend == Backend::Cpu { "cpu" } else { "cuda" };
+    let jacobi = |name, schedule| Case {
+        name,
+        stencil: Jacobi7,
+        shape: [23, 9, 11],
+        input: "f",
+        params: &[("h2", 0.01)],
+        max_iterations: 9,
+        tolerance: None,
+        check_every: Some(4),
+        schedule,
+        boundaries: Boundaries::default(),
+    };
+    let hier = Schedule::Hierarchical { tile: 4, halo: 3, sub: 3 };
+    let periodic = Case {
+        boundaries: Boundaries::all(Boundary::Periodic),
+        ..jacobi("jacobi7 in a periodic box", Schedule::Plain)
+    };
+    let cases = [jacobi("jacobi7", Schedule::Plain), jacobi("jacobi7 hierarchical", hier), periodic];
+    let (ranks, gpus) = (mpi.size(), stencil::cuda::device_count());
+    // The reason every rank gives when NCCL cannot be used.
+    let unusable = match backend {
+        _ if ranks == 1 => None,
+        Backend::Cpu => Some("rank 0 runs on the CPU".to_owned()),
+        _ if !stencil::cuda::nccl_available() => Some("rank 0 cannot load libnccl.so".to_owned()),
+        _ if mpi.node_size() > gpus => Some(format!("ranks 0 and {gpus} share one GPU")),
+        _ => None,
+    };
+    for (transport, label) in [(Transport::Host, "through the host"), (Transport::Nccl, "over NCCL")] {
+        TRANSPORT.set(transport);
+        for depth in [1, 3] {
+            for case in &cases {
+                let name = format!("{kind} f32 {} {label}, depth {depth}", case.name);
+                let outcome = case.check::<f32>(mpi, depth, backend);
+                let outcome = match (transport, &unusable, outcome) {
+                    (Transport::Nccl, Some(reason), Err(e)) if e.contains(reason.as_str()) => Ok(()),
+                    (Transport::Nccl, Some(reason), other) => {
+                        Err(format!("expected an error for `{reason}`, got {other:?}"))
+                    }
+                    (_, _, outcome) => outcome,
+                };
+                results.push((name, outcome));
+            }
+        }
+    }
+    TRANSPORT.set(Transport::Auto);
+}
+
 fn main() {
     let mpi = Mpi::init().expect("MPI starts");
     let (rank, ranks) = (mpi.rank(), mpi.size());
@@ -890,6 +959,7 @@ fn main() {
             sweep_cases(&mpi, backend, depth, &mut results);
         }
         alternating_cases(&mpi, backend, &mut results);
+        transport_cases(&mpi, backend, &mut results);
         results.push((format!("{kind} a non-finite value in a sweep"), sweep_non_finite(&mpi, backend)));
         results.push((format!("{kind} a non-finite value"), non_finite(&mpi, backend, Schedule::Plain)));
         let slabs = Schedule::OutOfCore { slab: Some(3), height: 3, inner: Inner::Plain, device_memory: None };

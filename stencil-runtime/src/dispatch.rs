@@ -47,7 +47,7 @@ pub(crate) fn ran_on<P: Peers>(peers: &P, gpu: Option<&Gpu>) -> RanOn {
         None => Device::Cpu { threads: rayon::current_num_threads() },
         Some(gpu) => Device::Cuda { device: gpu.ordinal, name: gpu.name.clone() },
     };
-    RanOn { device, rank: peers.rank_and_size() }
+    RanOn { device, rank: peers.rank_and_size(), nccl: false }
 }
 
 /// Where a run went, for its report: the device and rank, and on a GPU the time taken to
@@ -59,7 +59,12 @@ struct Described {
 
 /// Buffers for the exchanges of `place`'s planes, of every unknown of `S`.
 fn halos<S: Stencil<N>, T: Real, P, const N: usize>(place: &Place<'_, P, N>) -> Result<Exchange<T>> {
-    Exchange::for_planes(&place.planes, place.plane_len() * S::META.unknowns.len())
+    Exchange::for_planes(&place.planes, unknowns_plane::<S, P, N>(place))
+}
+
+/// The values of one plane of every unknown of `S` in `place`.
+fn unknowns_plane<S: Stencil<N>, P, const N: usize>(place: &Place<'_, P, N>) -> usize {
+    place.plane_len() * S::META.unknowns.len()
 }
 
 /// The boundary fill of `place`'s local grid of `shape` under `boundaries`: the outer
@@ -82,8 +87,18 @@ fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     gpu: Option<Gpu>,
     options: CudaOptions,
 ) -> Result<Report> {
-    let halos = halos::<S, T, P, N>(&place)?;
-    let on = ran_on(place.peers, gpu.as_ref());
+    // Sweeps pass their planes along through the host (`run/sweeps.rs`); Jacobi iterations
+    // on GPU ranks may send theirs device to device.
+    let link = match S::META.is_sweep() {
+        true => None,
+        false => place.peers.device_link(gpu.as_ref(), place.transport)?,
+    };
+    let (halos, sides) = match link {
+        // The planes then never pass through the host buffers.
+        Some(_) => (Exchange::default(), Exchange::<T>::sides(&place.planes, unknowns_plane::<S, P, N>(&place))),
+        None => (halos::<S, T, P, N>(&place)?, (0, 0)),
+    };
+    let on = RanOn { nccl: link.is_some(), ..ran_on(place.peers, gpu.as_ref()) };
     let (inputs, params, schedule) = (job.inputs.clone(), job.params, job.schedule);
     let boundary = fill_of::<S, P, N>(job.boundaries, &place, u.shape());
     let fill = boundary.whole();
@@ -110,6 +125,7 @@ fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
             };
             let engine = GpuEngine::<S, T, N>::new(u, &inputs, &params, gpu, build)
                 .and_then(|e| e.with_unknowns(more))
+                .and_then(|e| e.with_link(link, sides))
                 .map(|e| e.with_edges(boundary));
             let engine = place.peers.all_ok(engine)?;
             let jit = Some((engine.jit.time, engine.jit.origin));

@@ -84,7 +84,9 @@ pub(crate) trait Engine<T: Real, const N: usize> {
     fn mark(&mut self) -> Result<()>;
 
     /// Copies planes `lower` and `upper` of the next iterate (`next`) or of the current one
-    /// into `send`, and waits until they are there.
+    /// into `send`, and waits until they are there; an engine with a device link stages them
+    /// in its own device buffers instead (before any update queued later), and leaves `send`
+    /// alone.
     fn stage(&mut self, lower: Range<usize>, upper: Range<usize>, send: &mut Halo<T>, next: bool) -> Result<()>;
 
     /// Ends a Jacobi iteration: the next iterate becomes the current one.
@@ -95,8 +97,17 @@ pub(crate) trait Engine<T: Real, const N: usize> {
     /// Dirichlet boundaries. Called before every iteration or sweep, and at the end.
     fn fill(&mut self) -> Result<()>;
 
-    /// Copies `recv` into planes `lower` and `upper` of the current iterate, before any later
-    /// update.
+    /// Sends the staged planes to the ranks `neighbours` (below, above) and receives theirs,
+    /// device to device, when the engine has a device link: `true` then, the messages queued
+    /// (and [`unstage`](Self::unstage) takes the planes received, from the engine's own
+    /// buffers). `false` when the planes go through the host buffers and the peers.
+    fn send_on_device(&mut self, neighbours: (Option<usize>, Option<usize>)) -> Result<bool> {
+        let _ = neighbours;
+        Ok(false)
+    }
+
+    /// Copies `recv` (or an engine's planes received over its device link) into planes
+    /// `lower` and `upper` of the current iterate, before any later update.
     fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()>;
 
     /// As [`unstage`](Self::unstage), after every update so far has finished: puts back the

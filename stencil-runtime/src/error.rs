@@ -381,6 +381,14 @@ pub enum Error {
         /// What failed.
         reason: String,
     },
+    /// NCCL, which moves ghost planes between GPU ranks, could not be used or failed.
+    #[error("NCCL failed while {what}: {reason}")]
+    Nccl {
+        /// What was being done.
+        what: String,
+        /// Why it failed.
+        reason: String,
+    },
 }
 
 impl Error {

@@ -94,12 +94,16 @@ pub struct RanOn {
     pub device: Device,
     /// `(rank, ranks)` of a distributed run; `None` in one process.
     pub rank: Option<(usize, usize)>,
+    /// Whether this rank sent and received its ghost planes device to device over NCCL
+    /// (else through host memory, when it exchanged any).
+    pub nccl: bool,
 }
 
 impl fmt::Display for RanOn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some((rank, ranks)) = self.rank {
-            write!(f, "mpi rank {rank} of {ranks}, ")?;
+            let via = if self.nccl { " (ghost planes over NCCL)" } else { "" };
+            write!(f, "mpi rank {rank} of {ranks}{via}, ")?;
         }
         match &self.device {
             Device::Cpu { threads } => write!(f, "cpu ({threads} threads)"),

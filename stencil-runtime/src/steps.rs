@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use crate::cpu::CpuEngine;
 use crate::cuda::CudaOptions;
 use crate::cuda::engine::{Build, GpuEngine};
+use crate::distributed::Transport;
 use crate::engine::Engine;
 use crate::inputs::resolve_inputs;
 use crate::plan::Layout;
@@ -190,7 +191,8 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
             },
         };
         let radius = A::META.radius[0].max(B::META.radius[0]);
-        let place = Place { peers: &Alone, planes: Planes::whole(shape[0], radius), global: shape };
+        let place =
+            Place { peers: &Alone, planes: Planes::whole(shape[0], radius), global: shape, transport: Transport::Host };
         self.steps_on(u, place, FieldPair { first: &fields.0, second: &fields.1 }, device, schedule, steps)
     }
 
@@ -303,7 +305,12 @@ impl<'a, A: Stencil<N>, B: Stencil<N>, T: Real, const N: usize> Alternating<'a, 
             ("the backend", fingerprint(&(backend_kind(self.backend), self.cuda.mode.name()))),
         ];
         let (schedule, fields, device) = subdomain.mpi().agree(prepared, &items)?;
-        let place = Place { peers: subdomain.mpi(), planes: subdomain.planes(), global: subdomain.global_shape() };
+        let place = Place {
+            peers: subdomain.mpi(),
+            planes: subdomain.planes(),
+            global: subdomain.global_shape(),
+            transport: subdomain.transport(),
+        };
         self.steps_on(u, place, FieldPair { first: &fields.0, second: &fields.1 }, device, schedule, steps)
     }
 

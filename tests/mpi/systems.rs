@@ -87,7 +87,7 @@ impl<S: Stencil<N>, const N: usize> SystemCase<'_, S, N> {
                 .run_system(&mut refs)
                 .map_err(|e| e.to_string())?
         };
-        let sub = mpi.split(&self.stencil, self.shape, depth).map_err(|e| e.to_string())?;
+        let sub = super::split(mpi, &self.stencil, self.shape, depth).map_err(|e| e.to_string())?;
         let mut parts: Vec<Grid<T, N>> = starts.iter().map(|g| sub.local_part(g).unwrap()).collect();
         let local_f = f.as_ref().map(|f| sub.local_part(f).unwrap());
         let report = {

@@ -11,6 +11,7 @@ mod device;
 pub(crate) mod engine;
 mod launch;
 mod module;
+pub(crate) mod nccl;
 mod nvrtc;
 mod options;
 pub(crate) mod out_of_core;
@@ -20,6 +21,7 @@ mod sweeper;
 pub use crate::report::Origin;
 pub use cache::{CACHE_DIR_VAR, DUMP_DIR_VAR, cache_dir, clear_memory_cache};
 pub use device::{Gpu, device_count, driver_available, unusable_reason};
+pub use nccl::nccl_available;
 pub use nvrtc::{EXTRA_OPTIONS_VAR, Mode, nvrtc_available};
 // The compiler and its cache by themselves, for the tests of the generated CUDA: a user
 // compiles through `Solver`.

@@ -19,9 +19,11 @@ use crate::{Error, Grid, Real, Result, Stencil};
 /// goes on.
 pub struct Mpi {
     // The communicators are dropped before the universe, which finalises MPI.
-    world: SimpleCommunicator,
+    pub(super) world: SimpleCommunicator,
     node_rank: usize,
     node_size: usize,
+    /// The NCCL communicator of the GPU runs so far, kept for the next one on that device.
+    pub(super) nccl: std::cell::RefCell<Option<std::rc::Rc<crate::cuda::nccl::Nccl>>>,
     _universe: mpi::environment::Universe,
 }
 
@@ -37,7 +39,7 @@ impl Mpi {
         let world = universe.world();
         let node = world.split_shared(world.rank());
         let (node_rank, node_size) = (node.rank() as usize, node.size() as usize);
-        Ok(Self { world, node_rank, node_size, _universe: universe })
+        Ok(Self { world, node_rank, node_size, nccl: Default::default(), _universe: universe })
     }
 
     /// This process's rank, 0 to [`size`](Self::size) − 1.
@@ -89,7 +91,7 @@ impl Mpi {
         items.push(("the stencil", fingerprint(&(S::META.name, S::CUDA_SOURCE))));
         let cut = Decomposition::for_stencil::<S>(global, depth, self.size(), self.rank());
         let cut = self.agree(cut, &items)?;
-        Ok(Subdomain { mpi: self, cut })
+        Ok(Subdomain { mpi: self, cut, transport: super::Transport::Auto })
     }
 
     /// The collective check at the start of a distributed run: every rank brings its own
@@ -262,6 +264,14 @@ impl Peers for Mpi {
     fn rank_and_size(&self) -> Option<(usize, usize)> {
         Some((self.rank(), self.size()))
     }
+
+    fn device_link(
+        &self,
+        gpu: Option<&crate::cuda::Gpu>,
+        transport: super::Transport,
+    ) -> Result<Option<std::rc::Rc<crate::cuda::nccl::Nccl>>> {
+        self.nccl_link(gpu, transport)
+    }
 }
 
 /// Tags of the messages travelling up axis 0 (to a rank above) and down it; the piece of a
@@ -309,9 +319,23 @@ impl Mpi {
 pub struct Subdomain<'m, const N: usize> {
     mpi: &'m Mpi,
     cut: Decomposition<N>,
+    transport: super::Transport,
 }
 
 impl<'m, const N: usize> Subdomain<'m, N> {
+    /// This subdomain with its ghost planes moved by `transport` on GPU ranks (the default
+    /// is [`Transport::Auto`](super::Transport::Auto): NCCL where it can be used). Every rank
+    /// must choose the same.
+    pub fn with_transport(mut self, transport: super::Transport) -> Self {
+        self.transport = transport;
+        self
+    }
+
+    /// How GPU ranks move their ghost planes.
+    pub fn transport(&self) -> super::Transport {
+        self.transport
+    }
+
     /// This rank's planes: its own, its ghost planes and its neighbours.
     pub(crate) fn planes(&self) -> Planes {
         Planes {

@@ -24,12 +24,40 @@
 //! values (`run/sweeps.rs` explains the order). [`Alternating`](crate::Alternating) steps run
 //! the same pipeline with the two stencils in turn.
 //! `docs/scaling.md` explains how to choose the depth.
+//!
+//! On GPU ranks the ghost planes go from one rank's device memory to its neighbour's over
+//! NCCL (point to point, the communicator set up over MPI) when every rank has a GPU of its
+//! own and `libnccl.so` loads; otherwise through page-locked host memory and MPI
+//! ([`Transport`]).
 
 #[cfg(feature = "mpi")]
 mod comm;
 mod decomposition;
+#[cfg(feature = "mpi")]
+mod nccl;
 
 pub use decomposition::Decomposition;
+
+/// How the ranks of a distributed run on GPUs move their ghost planes (CPU ranks always
+/// use MPI). Set it with `Subdomain::transport` (feature `mpi`).
+///
+/// Either way the planes are sent while the middle of the rank's part is updated, and the
+/// results are the same, bit for bit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Transport {
+    /// NCCL when every rank runs on a GPU of its own and every rank can load `libnccl.so`;
+    /// else through the host, with a log message (`info`) that says why.
+    #[default]
+    Auto,
+    /// Through the host: each rank copies the planes it sends to page-locked host buffers,
+    /// MPI carries them, and the receiving rank copies them to its device.
+    Host,
+    /// Device to device over NCCL (`ncclSend`/`ncclRecv`, over NVLink or PCIe within a
+    /// machine, the network between machines). An error ([`Error::Nccl`](crate::Error::Nccl))
+    /// on every rank when NCCL cannot be used: a rank on the CPU, two ranks sharing a GPU, or
+    /// the library missing on some rank.
+    Nccl,
+}
 
 #[cfg(feature = "mpi")]
 pub(crate) use comm::fingerprint;

@@ -116,9 +116,9 @@ pub(crate) struct Halo<T> {
 impl<T: Real> Halo<T> {
     /// Buffers for the planes `planes` sends, `plane_len` values a plane.
     pub fn for_sent(planes: &Planes, plane_len: usize) -> Result<Self> {
-        let (lower, upper) = planes.sent();
-        let buffer = |len: usize| crate::memory::filled(len * plane_len, T::ZERO, || "the exchange's buffers".into());
-        Ok(Self { lower: buffer(lower.len())?, upper: buffer(upper.len())? })
+        let (lower, upper) = Exchange::<T>::sides(planes, plane_len);
+        let buffer = |len: usize| crate::memory::filled(len, T::ZERO, || "the exchange's buffers".into());
+        Ok(Self { lower: buffer(lower)?, upper: buffer(upper)? })
     }
 }
 
@@ -134,6 +134,13 @@ impl<T: Real> Exchange<T> {
     /// are as many as those sent).
     pub fn for_planes(planes: &Planes, plane_len: usize) -> Result<Self> {
         Ok(Self { send: Halo::for_sent(planes, plane_len)?, recv: Halo::for_sent(planes, plane_len)? })
+    }
+
+    /// The values of one exchange on the side of the rank below and of the rank above (sent
+    /// and received alike), `plane_len` values a plane.
+    pub fn sides(planes: &Planes, plane_len: usize) -> (usize, usize) {
+        let (lower, upper) = planes.sent();
+        (lower.len() * plane_len, upper.len() * plane_len)
     }
 }
 

@@ -15,7 +15,7 @@
 use super::drive::{Advance, Unit, reduce_check};
 use super::peers::{Peers, Place};
 use crate::engine::{CycleCheck, Engine};
-use crate::plan::planes::{Exchange, Planes};
+use crate::plan::planes::{Exchange, Halo, Planes};
 use crate::stop::StopRule;
 use crate::{Grid, Real, Result};
 
@@ -57,7 +57,7 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Jacobi<'p, P, E, T,
     /// under `stop`, with `peers` for the exchanges, after a first exchange of ghost planes.
     pub fn new(
         engine: E,
-        Place { peers, planes, global }: Place<'p, P, N>,
+        Place { peers, planes, global, .. }: Place<'p, P, N>,
         halos: Exchange<T>,
         stop: StopRule,
         cycles: Cycles,
@@ -182,10 +182,10 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Jacobi<'p, P, E, T,
             if !cycle {
                 engine.stage(sent_lower.clone(), sent_upper.clone(), send, true)?;
             }
-            peers.exchange(neighbours, send, recv, || Ok(()))?;
+            send_receive(engine, *peers, neighbours, (send, recv), |_| Ok(()))?;
         } else {
             engine.stage(sent_lower.clone(), sent_upper.clone(), send, true)?;
-            peers.exchange(neighbours, send, recv, || engine.update(middle, steps, middle_measure))?;
+            send_receive(engine, *peers, neighbours, (send, recv), |e| e.update(middle, steps, middle_measure))?;
         }
         engine.swap();
         if cycle {
@@ -215,8 +215,24 @@ pub(crate) fn exchange<T: Real, const N: usize>(
     let Exchange { send, recv } = halos;
     let ((sent_lower, sent_upper), (ghost_lower, ghost_upper)) = (planes.sent(), planes.received());
     engine.stage(sent_lower, sent_upper, send, false)?;
-    peers.exchange(planes.neighbours(), send, recv, || Ok(()))?;
+    send_receive(engine, peers, planes.neighbours(), (send, recv), |_| Ok(()))?;
     engine.unstage(ghost_lower, ghost_upper, recv)
+}
+
+/// Sends the staged planes to `neighbours` and receives theirs while `during` runs: device
+/// to device when `engine` has a link, else through the host buffers `send` and `recv` and
+/// `peers`.
+pub(crate) fn send_receive<T: Real, const N: usize, E: Engine<T, N>>(
+    engine: &mut E,
+    peers: &impl Peers,
+    neighbours: (Option<usize>, Option<usize>),
+    (send, recv): (&Halo<T>, &mut Halo<T>),
+    during: impl FnOnce(&mut E) -> Result<()>,
+) -> Result<()> {
+    if engine.send_on_device(neighbours)? {
+        return during(engine);
+    }
+    peers.exchange(neighbours, send, recv, || during(engine))
 }
 
 impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Jacobi<'_, P, E, T, N> {

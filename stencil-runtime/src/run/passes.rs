@@ -59,7 +59,7 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
         passes: X,
         slabs: Slabs,
         grids: Vec<&'g mut Grid<T, N>>,
-        Place { peers, planes, global }: Place<'p, P, N>,
+        Place { peers, planes, global, .. }: Place<'p, P, N>,
         halos: Exchange<T>,
         stop: StopRule,
         on_slab: Option<&'c mut dyn FnMut(&SlabProgress)>,

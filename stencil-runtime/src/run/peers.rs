@@ -1,6 +1,11 @@
 //! The other processes of a run, as the loop sees them: none in one process ([`Alone`]), the
 //! MPI ranks in a distributed run (`distributed::Mpi`).
 
+use std::rc::Rc;
+
+use crate::cuda::Gpu;
+use crate::cuda::nccl::Nccl;
+use crate::distributed::Transport;
 use crate::plan::planes::{Halo, Planes};
 use crate::{Real, Result};
 
@@ -40,6 +45,11 @@ pub(crate) trait Peers {
 
     /// How the report names this process ("mpi rank 2 of 4"), if it is one of several.
     fn rank_and_size(&self) -> Option<(usize, usize)>;
+
+    /// The NCCL communicator over which this process's engine on `gpu` (`None`: on the CPU)
+    /// sends its ghost planes device to device under `transport`, or `None` when they go
+    /// through the host. Collective: the same outcome on every process.
+    fn device_link(&self, gpu: Option<&Gpu>, transport: Transport) -> Result<Option<Rc<Nccl>>>;
 }
 
 /// One process: no message is ever sent, and a reduction is the value itself.
@@ -81,14 +91,19 @@ impl Peers for Alone {
     fn rank_and_size(&self) -> Option<(usize, usize)> {
         None
     }
+
+    fn device_link(&self, _gpu: Option<&Gpu>, _transport: Transport) -> Result<Option<Rc<Nccl>>> {
+        Ok(None)
+    }
 }
 
-/// Where a run's loop works: the processes it is spread over, this one's planes, and the
-/// whole grid's shape.
+/// Where a run's loop works: the processes it is spread over, this one's planes, the whole
+/// grid's shape, and how GPU processes move their ghost planes.
 pub(crate) struct Place<'p, P, const N: usize> {
     pub peers: &'p P,
     pub planes: Planes,
     pub global: [usize; N],
+    pub transport: Transport,
 }
 
 impl<P, const N: usize> Place<'_, P, N> {

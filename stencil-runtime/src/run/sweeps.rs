@@ -351,7 +351,7 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Swept<'p, P, E, T, 
     /// is `global`) under `stop`.
     pub fn new(
         engine: E,
-        Place { peers, planes, global }: Place<'p, P, N>,
+        Place { peers, planes, global, .. }: Place<'p, P, N>,
         halos: Exchange<T>,
         stop: StopRule,
         stencils: &[(Direction, usize)],

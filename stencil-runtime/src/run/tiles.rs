@@ -18,7 +18,7 @@
 use std::ops::Range;
 
 use super::drive::{Advance, Unit, reduce_check};
-use super::jacobi::exchange;
+use super::jacobi::{exchange, send_receive};
 use super::peers::{Peers, Place};
 use crate::engine::{CycleCheck, Engine};
 use crate::plan::planes::{Exchange, Planes};
@@ -80,7 +80,7 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Tiles<'p, P, E, T, 
     /// `planes` (of a grid whose whole shape is `global`).
     pub fn new(
         engine: E,
-        Place { peers, planes, global }: Place<'p, P, N>,
+        Place { peers, planes, global, .. }: Place<'p, P, N>,
         halos: Exchange<T>,
         stop: StopRule,
         sizes: CycleSizes,
@@ -133,10 +133,10 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Tiles<'p, P, E, T, 
         if E::QUEUED {
             engine.inexact_cycle(middle, len, check)?;
             engine.stage(sent_lower, sent_upper, send, true)?;
-            peers.exchange(neighbours, send, recv, || Ok(()))?;
+            send_receive(engine, *peers, neighbours, (send, recv), |_| Ok(()))?;
         } else {
             engine.stage(sent_lower, sent_upper, send, true)?;
-            peers.exchange(neighbours, send, recv, || engine.inexact_cycle(middle, len, check))?;
+            send_receive(engine, *peers, neighbours, (send, recv), |e| e.inexact_cycle(middle, len, check))?;
         }
         engine.swap();
         engine.unstage(ghost_lower, ghost_upper, recv)

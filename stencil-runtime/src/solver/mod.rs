@@ -9,6 +9,7 @@ pub(crate) use ranks::{backend_kind, check_part, param_bits, rank_device};
 
 use crate::checkpoint::{Start, begin};
 use crate::cuda::CudaOptions;
+use crate::distributed::Transport;
 use crate::inputs::{resolve_inputs, resolve_params};
 use crate::plan::planes::Planes;
 use crate::run::job::{GridState, Held, Job, ObserveFn, Observer, ProgressFn, SlabFn};
@@ -366,7 +367,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             more,
         };
         let planes = Planes::whole(u.shape()[0], S::META.radius[0]);
-        let place = Place { peers: &Alone, planes, global: u.shape() };
+        let place = Place { peers: &Alone, planes, global: u.shape(), transport: Transport::Host };
         let mut report = crate::dispatch::run(job, u, place, device, options_for(self.cuda, device)?)?;
         report.schedule_choice = choice.map(|c| c.reason);
         Ok(report)

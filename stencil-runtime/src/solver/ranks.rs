@@ -73,6 +73,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             ("the boundary conditions", fingerprint(&self.boundaries)),
             // The kind of backend: each rank may use its own device.
             ("the backend", fingerprint(&(backend_kind(self.backend), self.cuda))),
+            ("the transport of the ghost planes", fingerprint(&subdomain.transport())),
         ];
         let (schedule, stop, device, inputs, params) = subdomain.mpi().agree(prepared, &items)?;
         let job: Job<'_, '_, S, T, N> = Job {
@@ -93,7 +94,12 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             more,
         };
         let planes = subdomain.planes_for(&self.boundaries);
-        let place = Place { peers: subdomain.mpi(), planes, global: subdomain.global_shape() };
+        let place = Place {
+            peers: subdomain.mpi(),
+            planes,
+            global: subdomain.global_shape(),
+            transport: subdomain.transport(),
+        };
         crate::dispatch::run(job, u, place, device, options_for(self.cuda, device)?)
     }
 

@@ -48,17 +48,7 @@ pub(super) fn allocate<T: Real, const N: usize>(
     let stream = &gpu.stream;
     let upload = |data: &[T]| gpu.upload(stream, data, "a grid");
     let allocate = |n: usize| gpu.alloc_zeros::<f64>(stream, n.max(1), "the residual's per-block results");
-    // The buffers are allocated without cudarc's event tracking: with it, every use of a
-    // buffer on one stream waits for its last use on the other, so the copies of the
-    // planes sent would wait for the update of the middle planes (the same buffer) and
-    // nothing would overlap. The engine orders its two streams itself (events in
-    // `stage` and `unstage`), waits for the allocations below before using the buffers
-    // on another stream, and waits for both streams before they are freed (`Drop`).
-    let tracking = gpu.ctx.is_event_tracking();
-    // SAFETY: see above; tracking is restored at once, so only these buffers are
-    // untracked.
-    unsafe { gpu.ctx.disable_event_tracking() };
-    let allocated = (|| {
+    untracked(gpu, || {
         let current = upload(u.as_slice())?;
         // A run that measures nothing needs no second buffer.
         let next = if second { upload(u.as_slice())? } else { gpu.alloc_zeros::<T>(stream, 1, "a placeholder")? };
@@ -82,7 +72,22 @@ pub(super) fn allocate<T: Real, const N: usize>(
         };
         stream.synchronize().map_err(driver_error("waiting for the device"))?;
         Ok(buffers)
-    })();
+    })
+}
+
+/// Runs `allocate` with cudarc's event tracking off, so that the buffers it makes are
+/// untracked.
+///
+/// With tracking, every use of a buffer on one stream waits for its last use on the other,
+/// so the copies of the planes sent would wait for the update of the middle planes (the
+/// same buffer) and nothing would overlap. The engine orders its two streams itself (events
+/// in `stage` and `unstage`), waits for the allocations before using the buffers on another
+/// stream, and waits for both streams before they are freed (`Drop`).
+pub(crate) fn untracked<X>(gpu: &Gpu, allocate: impl FnOnce() -> Result<X>) -> Result<X> {
+    let tracking = gpu.ctx.is_event_tracking();
+    // SAFETY: see above; tracking is restored at once, so only these buffers are untracked.
+    unsafe { gpu.ctx.disable_event_tracking() };
+    let allocated = allocate();
     if tracking {
         // SAFETY: turns tracking back on for buffers allocated from now on.
         unsafe { gpu.ctx.enable_event_tracking() };

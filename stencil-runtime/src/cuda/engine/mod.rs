@@ -1,7 +1,9 @@
 //! The CUDA engine: a grid kept on the device for the whole run, its planes updated by the
 //! generated kernels launched on windows of the buffers (a window of planes seen as a grid
 //! of its own), and copies to and from the host on a second stream, so that the copies of
-//! the planes exchanged with other ranks overlap the update of the middle planes.
+//! the planes exchanged with other ranks overlap the update of the middle planes. With a
+//! NCCL link (`cuda/nccl.rs`) those planes are staged in device buffers and sent device to
+//! device on the second stream instead.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -13,11 +15,12 @@ mod launches;
 
 use launches::WindowBuffers;
 
-use buffers::{BufferSizes, CycleChecks};
+use buffers::{BufferSizes, CycleChecks, untracked};
 
 use crate::cuda::device::{Gpu, Pinned, driver_error};
 use crate::cuda::launch::{Kernel, fill, launch, shell_maps};
 use crate::cuda::module::JitTime;
+use crate::cuda::nccl::{Link, Nccl};
 use crate::cuda::options::CudaOptions;
 use crate::cuda::sweeper::Sweeper;
 use crate::engine::{CycleCheck, Difference, Engine};
@@ -106,6 +109,9 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     /// entries in the block arrays.
     measured: Vec<(usize, Range<usize>)>,
     marked: Option<CudaEvent>,
+    /// The device buffers and communicator of exchanges over NCCL, when the planes go
+    /// device to device (else through the host buffers the loop gives `stage`).
+    link: Option<Link<T>>,
     /// Time spent getting the kernels, for the report.
     pub jit: JitTime,
     _pinned: Pinned,
@@ -195,6 +201,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             first_bad: buffers.first_bad,
             measured: Vec::new(),
             marked: None,
+            link: None,
             jit,
             _pinned: pinned,
             _stencil: std::marker::PhantomData,
@@ -204,14 +211,56 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
     /// This engine with a system's further unknowns `more` (declaration order) uploaded,
     /// each with a second buffer.
     pub fn with_unknowns(mut self, more: Vec<&'g mut Grid<T, N>>) -> Result<Self> {
-        let stream = &self.gpu.stream;
+        let (gpu, stream) = (&self.gpu, &self.gpu.stream);
         for grid in more {
-            let current = self.gpu.upload(stream, grid.as_slice(), "a grid")?;
-            let next = self.gpu.upload(stream, grid.as_slice(), "a grid")?;
+            let (current, next) = untracked(gpu, || {
+                Ok((gpu.upload(stream, grid.as_slice(), "a grid")?, gpu.upload(stream, grid.as_slice(), "a grid")?))
+            })?;
             self.more.push(Unknown { grid, current, next });
         }
         stream.synchronize().map_err(driver_error("waiting for the device"))?;
         Ok(self)
+    }
+
+    /// This engine with its ghost planes sent and received over `nccl` (device to device),
+    /// `sides` values on the side of the rank below and of the rank above (every unknown's
+    /// planes); unchanged for `None`.
+    pub fn with_link(mut self, nccl: Option<std::rc::Rc<Nccl>>, sides: (usize, usize)) -> Result<Self> {
+        if let Some(nccl) = nccl {
+            let gpu = &self.gpu;
+            self.link = Some(untracked(gpu, || Link::new(gpu, &gpu.stream, nccl, sides))?);
+        }
+        Ok(self)
+    }
+
+    /// Copies `planes` (the host buffers, or the link's: its planes received, or with
+    /// `sent` those it sent) into the planes `lower` and `upper` of every unknown's current
+    /// buffer, on the copy stream; the next update waits for them.
+    fn unstage_from(&mut self, lower: Range<usize>, upper: Range<usize>, planes: &Halo<T>, sent: bool) -> Result<()> {
+        self.layers.current = false;
+        let (lower, upper) = (self.elements(&lower), self.elements(&upper));
+        let copy = self.copy.clone();
+        let link = self.link.take();
+        let copied = match &link {
+            Some(link) => link.unstage(&copy, self.currents(), &lower, &upper, sent),
+            None => self.currents().into_iter().enumerate().try_for_each(|(k, target)| {
+                for (from, part) in [(&planes.lower, &lower), (&planes.upper, &upper)] {
+                    let from = &from[k * part.len()..][..part.len()];
+                    copy.memcpy_htod(from, &mut target.slice_mut(part.clone()))
+                        .map_err(driver_error("copying to the device"))?;
+                }
+                Ok(())
+            }),
+        };
+        self.link = link;
+        copied?;
+        // The next update reads the ghost planes.
+        self.compute.join(&copy).map_err(driver_error("ordering the copies"))
+    }
+
+    /// The current buffer of every unknown, in declaration order.
+    fn currents(&mut self) -> Vec<&mut CudaSlice<T>> {
+        std::iter::once(&mut self.current).chain(self.more.iter_mut().map(|m| &mut m.current)).collect()
     }
 
     /// This engine with its hierarchical cycles' working regions meeting the grid's edges
@@ -371,6 +420,11 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
             false => std::iter::once(&self.current).chain(self.more.iter().map(|m| &m.current)).collect(),
         };
         let copy = &self.copy;
+        if let Some(link) = &mut self.link {
+            link.stage(copy, &sources, &lower, &upper)?;
+            // An update queued after this (a cycle's middle) may write these planes.
+            return self.compute.join(copy).map_err(driver_error("ordering the copies"));
+        }
         for (k, source) in sources.into_iter().enumerate() {
             let into = &mut send.lower[k * lower.len()..][..lower.len()];
             copy.memcpy_dtoh(&source.slice(lower.clone()), into).map_err(driver_error("copying to the host"))?;
@@ -407,27 +461,20 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
     }
 
     fn unstage(&mut self, lower: Range<usize>, upper: Range<usize>, recv: &Halo<T>) -> Result<()> {
-        self.layers.current = false;
-        let (lower, upper) = (self.elements(&lower), self.elements(&upper));
-        let copy = &self.copy;
-        let targets = std::iter::once(&mut self.current).chain(self.more.iter_mut().map(|m| &mut m.current));
-        for (k, target) in targets.enumerate() {
-            let from = &recv.lower[k * lower.len()..][..lower.len()];
-            copy.memcpy_htod(from, &mut target.slice_mut(lower.clone()))
-                .map_err(driver_error("copying to the device"))?;
-            let from = &recv.upper[k * upper.len()..][..upper.len()];
-            copy.memcpy_htod(from, &mut target.slice_mut(upper.clone()))
-                .map_err(driver_error("copying to the device"))?;
-        }
-        // The next update reads the ghost planes.
-        self.compute.join(copy).map_err(driver_error("ordering the copies"))
+        self.unstage_from(lower, upper, recv, false)
+    }
+
+    fn send_on_device(&mut self, neighbours: (Option<usize>, Option<usize>)) -> Result<bool> {
+        let Some(link) = &mut self.link else { return Ok(false) };
+        link.post(&self.copy, neighbours)?;
+        Ok(true)
     }
 
     fn restore(&mut self, lower: Range<usize>, upper: Range<usize>, sent: &Halo<T>) -> Result<()> {
         // The copies wait for the updates that may have left other values in these planes.
         let updated = self.compute.record_event(None).map_err(driver_error("recording an event"))?;
         self.copy.wait(&updated).map_err(driver_error("ordering the copies"))?;
-        self.unstage(lower, upper, sent)
+        self.unstage_from(lower, upper, sent, true)
     }
 
     fn read(&mut self, planes: Range<usize>, into: &mut [T]) -> Result<()> {
