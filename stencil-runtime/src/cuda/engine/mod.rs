@@ -167,8 +167,13 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             cycle_blocks: (inexact && !build.alone).then_some(cycle_blocks),
         };
         let buffers = buffers::allocate(&gpu, u, inputs, sizes)?;
-        let new_stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
-        let (compute, copy) = (new_stream()?, new_stream()?);
+        let compute = gpu.ctx.new_stream().map_err(driver_error("creating a stream"))?;
+        // The copy stream has the highest priority: the kernels NCCL runs there to send the
+        // ghost planes then take the multiprocessors that the middle planes' update frees,
+        // instead of waiting for the whole update and delaying the next iteration.
+        let (_, highest) = cudarc::driver::result::stream::get_priority_range()
+            .map_err(driver_error("reading the stream priorities"))?;
+        let copy = gpu.ctx.new_stream_with_priority(highest).map_err(driver_error("creating a stream"))?;
         let halos: Vec<&[T]> = match build.halos {
             Some(Exchange { send, recv }) => vec![&send.lower, &send.upper, &recv.lower, &recv.upper],
             None => Vec::new(),
