@@ -4,6 +4,9 @@
 //! The library is loaded at run time (cudarc's dynamic loading, which panics when it is
 //! missing), so [`nccl_available`] is asked before anything else here.
 
+// Only distributed runs (feature `mpi`) make communicators.
+#![cfg_attr(not(feature = "mpi"), allow(dead_code))]
+
 use std::ffi::CStr;
 use std::ops::Range;
 use std::sync::Arc;

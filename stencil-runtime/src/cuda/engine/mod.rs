@@ -118,6 +118,18 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     _stencil: std::marker::PhantomData<S>,
 }
 
+/// The engine's two streams: the updates', and the copies' (and NCCL's) at the highest
+/// priority, so that the kernels NCCL runs there to send the ghost planes take the
+/// multiprocessors the middle planes' update frees, instead of waiting for the whole update
+/// and delaying the next iteration.
+fn streams(gpu: &Gpu) -> Result<(Arc<CudaStream>, Arc<CudaStream>)> {
+    let compute = gpu.ctx.new_stream().map_err(driver_error("creating a stream"))?;
+    let (_, highest) =
+        cudarc::driver::result::stream::get_priority_range().map_err(driver_error("reading the stream priorities"))?;
+    let copy = gpu.ctx.new_stream_with_priority(highest).map_err(driver_error("creating a stream"))?;
+    Ok((compute, copy))
+}
+
 /// Which buffers hold their periodic and Neumann outer layers already: the next iterate's
 /// when a plain pass over the whole grid wrote them, the current's after a fill or after the
 /// swap that follows such a pass; and whether the next buffers were filled once (`settled`).
@@ -167,13 +179,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             cycle_blocks: (inexact && !build.alone).then_some(cycle_blocks),
         };
         let buffers = buffers::allocate(&gpu, u, inputs, sizes)?;
-        let compute = gpu.ctx.new_stream().map_err(driver_error("creating a stream"))?;
-        // The copy stream has the highest priority: the kernels NCCL runs there to send the
-        // ghost planes then take the multiprocessors that the middle planes' update frees,
-        // instead of waiting for the whole update and delaying the next iteration.
-        let (_, highest) = cudarc::driver::result::stream::get_priority_range()
-            .map_err(driver_error("reading the stream priorities"))?;
-        let copy = gpu.ctx.new_stream_with_priority(highest).map_err(driver_error("creating a stream"))?;
+        let (compute, copy) = streams(&gpu)?;
         let halos: Vec<&[T]> = match build.halos {
             Some(Exchange { send, recv }) => vec![&send.lower, &send.upper, &recv.lower, &recv.upper],
             None => Vec::new(),
