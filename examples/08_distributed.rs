@@ -20,6 +20,15 @@
 //! successive sweeps. `--schedule symmetric` runs `--steps` symmetric Gauss–Seidel steps
 //! (`Alternating`: a sweep up the cut axis, then one back down): the ranks pass each sweep
 //! along and back, and the grid is spread over them, but their sweeps do not overlap.
+//!
+//! GPU ranks send their ghost planes device to device over NCCL when every rank has a GPU
+//! of its own and `libnccl.so` loads, else through host memory (`--transport` chooses;
+//! `RUST_LOG=info` says which and why): one rank per GPU, for example on four GPUs
+//!
+//! ```text
+//! mpirun -np 4 --bind-to none target/release/examples/08_distributed --backend cuda \
+//!     --precision f32 --size 1024 --depth 4 --transport nccl --bench 60
+//! ```
 
 mod common;
 
