@@ -272,25 +272,6 @@ fn disagreements(mpi: &Mpi) -> Vec<(String, Result<(), String>)> {
         results.push(("too many ranks".into(), expect_error(outcome, "fewer than the 3 ghost planes")));
     }
 
-    // A periodic cut axis wraps through an outer layer of one radius: refused on every rank
-    // for sweeps, when there are several ranks.
-    let swept = mpi.split(&Gs9, [24, 7], 1).unwrap();
-    let (g, mut u) = (swept.local_grid(|_| 1.0f64).unwrap(), swept.local_grid(|_| 0.0f64).unwrap());
-    let outcome = Solver::new(Gs9)
-        .input("f", &g)
-        .param("h2", 1.0)
-        .max_iterations(3)
-        .boundaries(Boundary::Periodic)
-        .distributed(&swept)
-        .run(&mut u);
-    results.push((
-        "sweeps across a periodic cut axis".into(),
-        match ranks {
-            1 => outcome.map(|_| ()).map_err(|e| e.to_string()),
-            _ => expect_error(outcome, "distributed sweeps do not wrap axis 0"),
-        },
-    ));
-
     // An inexact hierarchical schedule with too few ghost planes for its tiles is refused on
     // every rank.
     let refused = [(
@@ -511,6 +492,63 @@ fn sweep_cases(mpi: &Mpi, backend: Backend, depth: usize, results: &mut Vec<(Str
     };
     record("f64 1-D descending sweeps".into(), line(Schedule::Plain).check::<f64>(mpi, depth, backend));
     record("f64 1-D descending wavefront".into(), line(wavefront(8)).check::<f64>(mpi, depth, backend));
+    if depth == 1 {
+        periodic_sweep_cases(mpi, backend, results);
+    }
+}
+
+/// A case of `periodic_sweep_cases`: periodic on every axis, the input `f`, checked every 3
+/// sweeps, `h2` where the stencil has it.
+fn case<S: Stencil<N>, const N: usize>(
+    name: &'static str,
+    stencil: S,
+    shape: [usize; N],
+    max_iterations: usize,
+    tolerance: Option<Tolerance>,
+    schedule: Schedule,
+) -> Case<'static, S, N> {
+    let params: &'static [(&'static str, f64)] = if S::META.params.is_empty() { &[] } else { &[("h2", 0.01)] };
+    Case {
+        name,
+        stencil,
+        shape,
+        input: "f",
+        params,
+        max_iterations,
+        tolerance,
+        check_every: Some(3),
+        schedule,
+        boundaries: Boundaries::all(Boundary::Periodic),
+    }
+}
+
+/// Sweeps across a periodic cut of axis 0 (the split's depth is 1 there whatever it is):
+/// the first rank of each sweep reads the last rank's planes as the sweep before left them.
+fn periodic_sweep_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Result<(), String>)>) {
+    let kind = if backend == Backend::Cpu { "cpu" } else { "cuda" };
+    let relative = Some(Tolerance::Relative { norm: Norm::L2, factor: 0.01 });
+    let mut record = |name: &str, outcome| results.push((format!("{kind} {name} across a periodic cut"), outcome));
+    let wavefront = |tile| Schedule::Wavefront { tile };
+    for (name, c) in [
+        ("f64 gs9 sweeps, 11", case("gs9", Gs9, [41, 13], 11, None, Schedule::Plain)),
+        ("f64 gs9 sweeps to a relative tolerance", case("gs9", Gs9, [41, 13], 300, relative, Schedule::Plain)),
+        ("f64 gs9 wavefront (tile 4), 10", case("gs9", Gs9, [41, 13], 10, None, wavefront(4))),
+        ("f32 gs9 wavefront in a periodic box", case("gs9", Gs9, [24, 9], 13, None, wavefront(3))),
+    ] {
+        let outcome =
+            if name.starts_with("f32") { c.check::<f32>(mpi, 1, backend) } else { c.check::<f64>(mpi, 1, backend) };
+        record(name, outcome);
+    }
+    let far2 = |shape, schedule| case("far2", Far2, shape, 17, None, schedule);
+    record("f64 radius-2 sweeps", far2([41, 13], Schedule::Plain).check::<f64>(mpi, 1, backend));
+    // With 3 or 4 ranks a rank owns fewer than 2 · radius planes.
+    record("f64 radius-2 wavefront on narrow parts", far2([13, 9], wavefront(2)).check::<f64>(mpi, 1, backend));
+    // Descending along the cut: the last rank sweeps first; Neumann walls on the other axes.
+    let walls = Boundaries::all(Boundary::Neumann).axis(0, Boundary::Periodic);
+    let diag3 = Case { boundaries: walls, ..case("diag3", Diag3, [23, 9, 11], 7, None, Schedule::Plain) };
+    record("f64 3-D descending sweeps between Neumann walls", diag3.check::<f64>(mpi, 1, backend));
+    let line = case("back_line", BackLine, [50], 20, relative, wavefront(8));
+    record("f64 1-D descending wavefront, radius 2", line.check::<f64>(mpi, 1, backend));
 }
 
 /// Inexact hierarchical schedules (halo < sub · radius): every rank computes the whole

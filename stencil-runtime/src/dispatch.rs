@@ -151,7 +151,7 @@ fn advance<S: Stencil<N>, T: Real, const N: usize, P: Peers, E: Engine<T, N>>(
         (Some(sweep), _) => {
             let stencils = [(sweep.directions[0], place.planes.radius)];
             let radius = std::array::from_fn(|a| meta.radius[a]);
-            let mut swept = Swept::new(engine, place, halos, stop, &stencils)?.with_boundaries(&boundaries, radius);
+            let mut swept = Swept::new(engine, place, halos, stop, &stencils)?.with_boundaries(&boundaries, radius)?;
             drive::<S, T, N>(&mut monitor, &mut swept, observer)?
         }
         (None, Schedule::Hierarchical { tile, halo, sub }) if !exact && place.planes.has_neighbour() => {

@@ -234,22 +234,23 @@ impl Peers for Mpi {
         self.post_tagged(&sends, &mut receives, during)
     }
 
-    /// Receives into every `(rank, buffer)` of `receives`, sends every `(rank, buffer)` of
-    /// `sends`, and runs `during` while the messages are in flight (non-blocking sends and
-    /// receives, posted in that order). Every request is completed before it returns, also
-    /// when `during` fails. Messages between two ranks in one direction are received in the
-    /// order they were sent.
+    /// Receives into every `(rank, side, buffer)` of `receives`, sends every
+    /// `(rank, side, buffer)` of `sends`, and runs `during` while the messages are in flight
+    /// (non-blocking sends and receives, posted in that order). Every request is completed
+    /// before it returns, also when `during` fails. Messages between two ranks travelling one
+    /// way along axis 0 are received in the order they were sent.
     fn post<T: Real>(
         &self,
-        sends: &[(usize, &[T])],
-        receives: &mut [(usize, &mut [T])],
+        sends: &[(usize, usize, &[T])],
+        receives: &mut [(usize, usize, &mut [T])],
         during: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
-        // Tagged with the direction of travel in the ranks' order.
-        let me = self.world.rank() as usize;
-        let sends: Vec<_> = sends.iter().map(|&(to, b)| (to, if to > me { UP } else { DOWN }, b)).collect();
+        // Tagged with the direction of travel along axis 0: a message to the neighbour above
+        // goes up, one from the neighbour below comes up (across a periodic cut on two ranks,
+        // both neighbours are the same rank).
+        let sends: Vec<_> = sends.iter().map(|&(to, side, b)| (to, if side == 1 { UP } else { DOWN }, b)).collect();
         let mut receives: Vec<_> =
-            receives.iter_mut().map(|(from, b)| (*from, if *from < me { UP } else { DOWN }, &mut **b)).collect();
+            receives.iter_mut().map(|(from, side, b)| (*from, if *side == 0 { UP } else { DOWN }, &mut **b)).collect();
         self.post_tagged(&sends, &mut receives, during)
     }
 

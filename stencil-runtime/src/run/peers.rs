@@ -22,13 +22,15 @@ pub(crate) trait Peers {
         during: impl FnOnce() -> Result<()>,
     ) -> Result<()>;
 
-    /// Receives into every `(rank, buffer)` of `receives`, sends every `(rank, buffer)` of
-    /// `sends`, and runs `during` while they are in flight; messages between two ranks in one
-    /// direction arrive in the order they were sent.
+    /// Receives into every `(rank, side, buffer)` of `receives`, sends every
+    /// `(rank, side, buffer)` of `sends`, and runs `during` while they are in flight. `side` is
+    /// the side of this rank's planes the neighbour is on (0: below on axis 0, 1: above; across
+    /// a periodic cut the first rank's neighbour below is the last one). Messages between two
+    /// ranks travelling one way along axis 0 arrive in the order they were sent.
     fn post<T: Real>(
         &self,
-        sends: &[(usize, &[T])],
-        receives: &mut [(usize, &mut [T])],
+        sends: &[(usize, usize, &[T])],
+        receives: &mut [(usize, usize, &mut [T])],
         during: impl FnOnce() -> Result<()>,
     ) -> Result<()>;
 
@@ -69,8 +71,8 @@ impl Peers for Alone {
 
     fn post<T: Real>(
         &self,
-        _sends: &[(usize, &[T])],
-        _receives: &mut [(usize, &mut [T])],
+        _sends: &[(usize, usize, &[T])],
+        _receives: &mut [(usize, usize, &mut [T])],
         during: impl FnOnce() -> Result<()>,
     ) -> Result<()> {
         during()

@@ -29,6 +29,13 @@
 //! At the end, every ghost plane (all `depth · radius` a side) is exchanged once more, so
 //! the rank's grid holds the last sweep everywhere.
 //!
+//! Across a periodic cut of axis 0 the first rank of a sweep reads, below its own planes,
+//! the last rank's top planes as the sweep before left them (one process's outer layer),
+//! and the last rank reads above its own the first rank's bottom planes as the sweep before
+//! left them. The two swap those planes at the start of every sweep ([`Pipeline::exchange_wraps`]),
+//! and the sweep's order treats them as the first and the last rank. The first rank then waits
+//! for the last one to end the sweep before: the ranks sweep one after another.
+//!
 //! The same [`Pipeline`] runs a cycle of stencils in turn ([`Alternating`](crate::Alternating)
 //! steps), each sweeping in its own direction. Which neighbour is earlier then changes from
 //! sweep to sweep, so a rank sends its planes facing a neighbour after sweep k only when
@@ -182,7 +189,7 @@ impl<T: Real> Sides<T> {
         }
         let messages = (*received + 1..=sweep).filter(|&k| cycle.receives(side, k)).count();
         for _ in 0..messages {
-            peers.post::<T>(&[], &mut [(rank, &mut buffer[..])], || Ok(()))?;
+            peers.post::<T>(&[], &mut [(rank, side, &mut buffer[..])], || Ok(()))?;
         }
         if messages > 0 {
             engine.write(ghost.clone(), buffer)?;
@@ -192,10 +199,25 @@ impl<T: Real> Sides<T> {
     }
 }
 
+/// The planes a rank at a periodic cut of axis 0 exchanges with the rank across it.
+struct Wrap {
+    /// The side (0: below, 1: above) the cut is on, and the rank across it.
+    side: usize,
+    rank: usize,
+    /// The own planes facing the cut (sent), and the ghost planes beyond it (received).
+    facing: Range<usize>,
+    ghost: Range<usize>,
+}
+
 /// The pipeline of sweeps on one rank (the module documentation describes it).
 pub(crate) struct Pipeline<T> {
     cycle: Cycle,
     sides: Sides<T>,
+    /// The sides at a periodic cut of axis 0, and the buffers of their planes sent and
+    /// received.
+    wraps: Vec<Wrap>,
+    wrap_out: Vec<Vec<T>>,
+    wrap_in: Vec<Vec<T>>,
     /// The planes sent after a sweep's first and last planes.
     first_out: Vec<T>,
     last_out: Vec<T>,
@@ -213,6 +235,10 @@ impl<T: Real> Pipeline<T> {
         let (own, r) = (&planes.own, planes.radius);
         let message = vec![T::ZERO; r * plane_len];
         let side = |rank, ghost| Side { rank, ghost, received: 0, buffer: message.clone() };
+        // Across a periodic cut the wrap exchange brings the ghost planes, and the sweep's
+        // order treats the rank as the first (or last) one.
+        let below = planes.below.filter(|_| !planes.wraps.0);
+        let above = planes.above.filter(|_| !planes.wraps.1);
         let order = |&(direction, radius): &(Direction, usize)| {
             debug_assert!(radius <= r, "the split is for the larger radius");
             let mut swept = planes.clone();
@@ -222,11 +248,25 @@ impl<T: Real> Pipeline<T> {
             if planes.above.is_none() {
                 swept.own.end = planes.count - radius;
             }
+            (swept.below, swept.above) = (below, above);
             Order::new(&swept, direction)
         };
+        let wraps: Vec<Wrap> = [
+            (planes.wraps.0, planes.below, own.start..own.start + r, own.start - r..own.start),
+            (planes.wraps.1, planes.above, own.end - r..own.end, own.end..own.end + r),
+        ]
+        .into_iter()
+        .enumerate()
+        .filter_map(|(side, (wraps, rank, facing, ghost))| {
+            Some(Wrap { side, rank: rank.filter(|_| wraps)?, facing, ghost })
+        })
+        .collect();
         Self {
             cycle: Cycle { orders: stencils.iter().map(order).collect() },
-            sides: Sides([side(planes.below, own.start - r..own.start), side(planes.above, own.end..own.end + r)]),
+            sides: Sides([side(below, own.start - r..own.start), side(above, own.end..own.end + r)]),
+            wrap_out: vec![message.clone(); wraps.len()],
+            wrap_in: vec![message.clone(); wraps.len()],
+            wraps,
             first_out: message.clone(),
             last_out: message.clone(),
             first_fill: (Vec::new(), Vec::new()),
@@ -241,7 +281,8 @@ impl<T: Real> Pipeline<T> {
         k: usize,
         engine: &mut impl Engine<T, N>,
     ) -> Result<()> {
-        let Self { cycle, sides, first_out, last_out, first_fill } = self;
+        self.exchange_wraps(peers, engine)?;
+        let Self { cycle, sides, first_out, last_out, first_fill, .. } = self;
         let (which, order) = cycle.of(k);
         sides.fetch(peers, cycle, order.earlier_side, k, engine)?;
         let sends_first = order.earlier.is_some() && cycle.sends(order.earlier_side, k);
@@ -263,7 +304,7 @@ impl<T: Real> Pipeline<T> {
                 // values: they go with theirs (this rank's own stay as this sweep read them).
                 engine.read(order.to_earlier.clone(), first_out)?;
                 fill_planes(first_out, &first_fill.1, &first_fill.0);
-                peers.post(&[(earlier, &first_out[..])], &mut [], || {
+                peers.post(&[(earlier, order.earlier_side, &first_out[..])], &mut [], || {
                     finish_sweep(engine, peers, cycle, k, sides, last_out)
                 })
             }
@@ -282,6 +323,39 @@ impl<T: Real> Pipeline<T> {
     ) -> Result<()> {
         for side in 0..2 {
             self.sides.fetch(peers, &self.cycle, side, k, engine)?;
+        }
+        self.exchange_wraps(peers, engine)
+    }
+
+    /// At a periodic cut of axis 0: sends the own planes facing it to the rank across it and
+    /// receives that rank's into the ghost planes beyond it, both as the sweeps so far left
+    /// them. Both ranks at the cut call it at the start of every sweep and at every check, so
+    /// that the calls pair up.
+    ///
+    /// The first rank of a sweep reads the last rank's planes as the sweep before left them,
+    /// so it waits for the last rank to end that sweep: across a periodic cut the ranks
+    /// sweep one after another. The messages are sent and received at once, so that neither
+    /// rank waits for the other to receive while that one waits for it.
+    pub(crate) fn exchange_wraps<const N: usize>(
+        &mut self,
+        peers: &impl Peers,
+        engine: &mut impl Engine<T, N>,
+    ) -> Result<()> {
+        if self.wraps.is_empty() {
+            return Ok(());
+        }
+        // Read after the engine's fill of this sweep (or, at a check, before the one that
+        // measures): the planes' outer layers of the other axes are filled as one process
+        // fills them.
+        for (wrap, out) in self.wraps.iter().zip(&mut self.wrap_out) {
+            engine.read(wrap.facing.clone(), out)?;
+        }
+        let sends: Vec<_> = self.wraps.iter().zip(&self.wrap_out).map(|(w, out)| (w.rank, w.side, &out[..])).collect();
+        let mut receives: Vec<_> =
+            self.wraps.iter().zip(&mut self.wrap_in).map(|(w, into)| (w.rank, w.side, &mut into[..])).collect();
+        peers.post(&sends, &mut receives, || Ok(()))?;
+        for (wrap, planes) in self.wraps.iter().zip(&self.wrap_in) {
+            engine.write(wrap.ghost.clone(), planes)?;
         }
         Ok(())
     }
@@ -327,7 +401,7 @@ fn send_last<T: Real, const N: usize>(
     let order = cycle.of(k).1;
     let Some(later) = order.later.filter(|_| cycle.sends(order.later_side(), k)) else { return Ok(()) };
     engine.read(order.to_later.clone(), out)?;
-    peers.post(&[(later, &*out)], &mut [], || Ok(()))
+    peers.post(&[(later, order.later_side(), &*out)], &mut [], || Ok(()))
 }
 
 /// Sweeps of one stencil, or of several in turn, on an engine: the pipeline across ranks,
@@ -363,13 +437,17 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Swept<'p, P, E, T, 
 
     /// These sweeps with the periodic and Neumann layers of `boundaries` (a stencil of
     /// radius `radius`) filled over the planes sent to the earlier neighbour, as one process
-    /// fills them before the sweep that reads them (the engine fills the rest).
-    pub fn with_boundaries(mut self, boundaries: &Boundaries<N>, radius: [usize; N]) -> Self {
+    /// fills them before the sweep that reads them (the engine fills the rest); across a
+    /// periodic cut of axis 0 the ghost planes beyond it are then exchanged as the run starts
+    /// (the reference ρ(u⁰) of a relative tolerance reads them; every sweep brings them
+    /// again).
+    pub fn with_boundaries(mut self, boundaries: &Boundaries<N>, radius: [usize; N]) -> Result<Self> {
         let mut shape = self.global;
         shape[0] = self.planes.radius;
         let copies = fill_plan(boundaries, radius, shape, Edges { low: false, high: false });
         self.pipeline.first_fill = (copies, shape.to_vec());
-        self
+        self.pipeline.exchange_wraps(self.peers, &mut self.engine)?;
+        Ok(self)
     }
 
     /// ρ of the current iterate over the own planes, by a measuring update (into the

@@ -127,12 +127,11 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// one after every subiteration), `OutOfCore` with plain, skewed or hierarchical slabs
     /// (with a periodic axis 0, passes of one iteration), and the sweeps' `Wavefront` — on
     /// every backend, and across ranks (a periodic cut axis wraps from the last rank to the
-    /// first: Jacobi iterations, exchanged at every iteration). See `docs/guide.md`,
-    /// "Boundary conditions".
+    /// first, exchanged at every iteration or sweep; sweeps across it run one rank after
+    /// another). See `docs/guide.md`, "Boundary conditions".
     ///
     /// **Errors** (from [`run`](Self::run)): [`Error::InvalidBoundary`] for a periodic axis
-    /// periodic on one side only, an interior narrower than the radius it fills, or sweeps
-    /// across a periodic cut.
+    /// periodic on one side only, or an interior narrower than the radius it fills.
     pub fn boundaries(mut self, boundaries: impl Into<Boundaries<N>>) -> Self {
         self.boundaries = boundaries.into();
         self

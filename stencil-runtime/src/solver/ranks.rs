@@ -36,7 +36,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// direction along axis 0, `radius` planes at a time whatever the depth: a rank starts
     /// sweep k when the rank before it has finished it, while that rank starts sweep k + 1.
     /// The ranks work at once only between checks (every check waits for every rank), so
-    /// choose a period of many times the number of ranks (the default, 100, is).
+    /// choose a period of many times the number of ranks (the default, 100, is). Across a
+    /// periodic axis 0 they sweep one after another (a sweep's first rank reads the planes
+    /// the last rank sweeps last in the sweep before).
     /// `Backend::Auto` uses GPU `node_rank mod count` when GPUs are
     /// usable. Checkpoints are not written by distributed runs. Every problem the run could
     /// find in its input, on any rank, and any difference between the ranks' problems
@@ -167,7 +169,14 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         // Across a periodic cut of axis 0 every rank exchanges at every iteration.
         let planes = subdomain.planes_for(&self.boundaries);
         let wraps = planes.wraps.0 || planes.wraps.1;
-        if wraps && subdomain.depth() > 1 && subdomain.rank() == 0 {
+        if wraps && meta.is_sweep() && subdomain.rank() == 0 {
+            log::warn!(
+                "`{}`: axis 0 is periodic and cut among the ranks: each sweep's first rank reads the planes the \
+                 last rank sweeps last in the sweep before, so the ranks sweep one after another (the grid is \
+                 spread over them, the work is not)",
+                meta.name
+            );
+        } else if wraps && subdomain.depth() > 1 && subdomain.rank() == 0 {
             log::warn!(
                 "`{}`: axis 0 is periodic and cut among the ranks, so the ranks exchange planes at every iteration \
                  (as at depth 1, not {}): the last rank's planes reach the first through the outer layer, one \
@@ -239,7 +248,7 @@ pub(crate) fn rank_device<const N: usize>(
 
 /// That boundary conditions hold across ranks cut along axis 0 as `planes` are: a periodic
 /// axis 0 wraps from the last rank to the first through an exchange of one radius of planes
-/// at every iteration (Jacobi iterations only: sweeps do not wrap), and a rank that fills an
+/// at every iteration or sweep, and a rank that fills an
 /// outer layer of axis 0 from its interior owns the planes it copies.
 fn check_cut_boundaries<const N: usize>(
     boundaries: &Boundaries<N>,
@@ -247,14 +256,6 @@ fn check_cut_boundaries<const N: usize>(
     planes: &Planes,
 ) -> Result<()> {
     let fail = |reason: String| Err(Error::InvalidBoundary { stencil: meta.name, axis: 0, reason });
-    if boundaries.is_periodic(0) && planes.has_neighbour() && meta.is_sweep() {
-        return fail(
-            "distributed sweeps do not wrap axis 0: the first rank's sweep would read the planes the last rank \
-             writes last in the sweep before, so that the ranks could not sweep at once: make another axis the \
-             periodic one, or run in one process"
-                .into(),
-        );
-    }
     let radius = meta.radius[0];
     let fills = (planes.below.is_none() && boundaries.low[0] != crate::Boundary::Dirichlet)
         || (planes.above.is_none() && boundaries.high[0] != crate::Boundary::Dirichlet);
