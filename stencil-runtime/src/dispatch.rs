@@ -87,7 +87,7 @@ fn in_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     gpu: Option<Gpu>,
     options: CudaOptions,
 ) -> Result<Report> {
-    // Sweeps pass their planes along through the host (`run/sweeps.rs`); Jacobi iterations
+    // Sweeps pass their planes along through the host (`run/sweeps/`); Jacobi iterations
     // on GPU ranks may send theirs device to device.
     let link = match S::META.is_sweep() {
         true => None,

@@ -167,7 +167,7 @@ impl<T> DisjointWrites<T> {
 /// step 0, and for any step of exact blocking, one plain application: see
 /// `StopRule::next_cycle`), and the first non-finite value of the new iterates.
 ///
-/// **Errors**: [`Error::OutOfMemory`] when a tile's working region cannot be allocated; the
+/// **Errors**: [`Error::OutOfMemory`](crate::Error::OutOfMemory) when a tile's working region cannot be allocated; the
 /// current iterates are intact, `targets` partly written.
 pub(crate) fn cycle<S: Stencil<N>, T: Real, const N: usize>(
     layout: &Layout<N>,

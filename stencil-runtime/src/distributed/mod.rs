@@ -21,7 +21,7 @@
 //! A `sweep(…)` stencil cannot use deep halos (one sweep carries influence through the
 //! whole grid): its sweeps are pipelined across the ranks instead, `radius` planes passed
 //! to each neighbour per sweep, and every rank's planes hold the single-process sweep's
-//! values (`run/sweeps.rs` explains the order). [`Alternating`](crate::Alternating) steps run
+//! values (`run/sweeps/` explains the order). [`Alternating`](crate::Alternating) steps run
 //! the same pipeline with the two stencils in turn.
 //! `docs/scaling.md` explains how to choose the depth.
 //!

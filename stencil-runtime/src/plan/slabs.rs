@@ -89,7 +89,7 @@ pub(crate) struct Slabs {
     pub height: usize,
     /// Every slab's own planes, in the order they run; together the interior planes.
     pub own: Vec<Range<usize>>,
-    /// Skewed slabs ([`Inner::Skewed`](crate::Inner::Skewed)) instead of pyramids.
+    /// Skewed slabs (`Inner::Skewed`) instead of pyramids.
     pub skewed: bool,
     /// The slab a pass starts with: a pass runs slabs `first..` and then `..first`
     /// ([`order`](Self::order)). 0 but under an MPI rank, where the slabs that read no

@@ -2,7 +2,7 @@
 //! every backend, single-process or distributed, with the checks, checkpoints, progress and
 //! convergence written once. A schedule advances a run a unit at a time on an engine
 //! (`engine.rs`): Jacobi iterations and exact cycles (`jacobi.rs`), inexact cycles across
-//! ranks (`tiles.rs`), out-of-core passes (`passes.rs`) and sweeps (`sweeps.rs`).
+//! ranks (`tiles.rs`), out-of-core passes (`passes.rs`) and sweeps (`sweeps/`).
 
 pub(crate) mod drive;
 pub(crate) mod jacobi;
