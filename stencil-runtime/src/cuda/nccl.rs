@@ -48,6 +48,8 @@ pub(crate) struct Nccl {
     comm: sys::ncclComm_t,
     /// The device ordinal the communicator belongs to.
     pub ordinal: usize,
+    /// The device's context, kept while the communicator lives (its buffers are there).
+    _ctx: Arc<cudarc::driver::CudaContext>,
 }
 
 impl Nccl {
@@ -74,7 +76,7 @@ impl Nccl {
             .map_err(nccl_error("joining the communicator"))?;
         // SAFETY: initialised by the successful call above.
         let comm = unsafe { comm.assume_init() };
-        Ok(Self { comm, ordinal: gpu.ordinal })
+        Ok(Self { comm, ordinal: gpu.ordinal, _ctx: Arc::clone(&gpu.ctx) })
     }
 }
 
@@ -209,5 +211,66 @@ fn nccl_error(what: &str) -> impl FnOnce(result::NcclError) -> Error + '_ {
         // static C string for every code.
         let text = unsafe { CStr::from_ptr(sys::ncclGetErrorString(code)) };
         Error::Nccl { what: what.to_owned(), reason: text.to_string_lossy().into_owned() }
+    }
+}
+
+/// What a rank tells the others before NCCL is set up: whether it can take part, and which
+/// device it would use.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+pub(crate) enum Readiness {
+    Ready = 0,
+    OnCpu = 1,
+    NoLibrary = 2,
+    NoIdentity = 3,
+}
+
+/// Why ranks that said `(readiness, device)` (in rank order) cannot use NCCL, or `None`.
+pub(crate) fn why_not(ranks: &[(u64, u64)]) -> Option<String> {
+    for (rank, &(readiness, _)) in ranks.iter().enumerate() {
+        let why = match readiness {
+            r if r == Readiness::OnCpu as u64 => "runs on the CPU",
+            r if r == Readiness::NoLibrary as u64 => "cannot load libnccl.so (it is not on the loader path)",
+            r if r == Readiness::NoIdentity as u64 => "could not read its GPU's identity",
+            _ => continue,
+        };
+        return Some(format!("rank {rank} {why}"));
+    }
+    for (first, &(_, device)) in ranks.iter().enumerate() {
+        if let Some(second) = (first + 1..ranks.len()).find(|&k| ranks[k].1 == device) {
+            return Some(format!(
+                "ranks {first} and {second} share one GPU (NCCL needs a GPU of its own for every rank)"
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const READY: u64 = Readiness::Ready as u64;
+
+    #[test]
+    fn every_rank_on_a_gpu_of_its_own_can_use_nccl() {
+        assert_eq!(why_not(&[(READY, 11), (READY, 12), (READY, 13)]), None);
+    }
+
+    #[test]
+    fn the_first_rank_that_cannot_is_named() {
+        let cpu = Readiness::OnCpu as u64;
+        let missing = Readiness::NoLibrary as u64;
+        assert_eq!(
+            why_not(&[(READY, 1), (missing, 0), (cpu, 0)]).unwrap(),
+            "rank 1 cannot load libnccl.so (it is not on the loader path)"
+        );
+        assert_eq!(why_not(&[(READY, 1), (READY, 2), (cpu, 0)]).unwrap(), "rank 2 runs on the CPU");
+    }
+
+    #[test]
+    fn ranks_sharing_a_gpu_cannot() {
+        let reason = why_not(&[(READY, 7), (READY, 8), (READY, 7), (READY, 8)]).unwrap();
+        assert!(reason.starts_with("ranks 0 and 2 share one GPU"), "{reason}");
     }
 }

@@ -7,19 +7,8 @@ use mpi::traits::*;
 
 use super::{Mpi, Transport};
 use crate::cuda::Gpu;
-use crate::cuda::nccl::{Nccl, UniqueId, nccl_available, unique_id};
+use crate::cuda::nccl::{Nccl, Readiness, UniqueId, nccl_available, unique_id, why_not};
 use crate::{Error, Result};
-
-/// What a rank tells the others before NCCL is set up: whether it can take part, and which
-/// device it would use.
-#[derive(Clone, Copy, PartialEq, Eq)]
-#[repr(u64)]
-enum Readiness {
-    Ready = 0,
-    OnCpu = 1,
-    NoLibrary = 2,
-    NoIdentity = 3,
-}
 
 impl Mpi {
     /// The NCCL communicator of this rank's engine on `gpu` (`None`: on the CPU) under
@@ -82,23 +71,6 @@ impl Mpi {
         };
         let mut all = vec![0u64; 2 * self.size()];
         self.world.all_gather_into(&[readiness as u64, device][..], &mut all[..]);
-        let ranks: Vec<(u64, u64)> = all.chunks(2).map(|pair| (pair[0], pair[1])).collect();
-        for (rank, &(readiness, _)) in ranks.iter().enumerate() {
-            let why = match readiness {
-                r if r == Readiness::OnCpu as u64 => "runs on the CPU",
-                r if r == Readiness::NoLibrary as u64 => "cannot load libnccl.so (it is not on the loader path)",
-                r if r == Readiness::NoIdentity as u64 => "could not read its GPU's identity",
-                _ => continue,
-            };
-            return Some(format!("rank {rank} {why}"));
-        }
-        for (first, &(_, device)) in ranks.iter().enumerate() {
-            if let Some(second) = (first + 1..ranks.len()).find(|&k| ranks[k].1 == device) {
-                return Some(format!(
-                    "ranks {first} and {second} share one GPU (NCCL needs a GPU of its own for every rank)"
-                ));
-            }
-        }
-        None
+        why_not(&all.chunks(2).map(|pair| (pair[0], pair[1])).collect::<Vec<_>>())
     }
 }
