@@ -250,28 +250,23 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
     fn unstage_from(&mut self, lower: Range<usize>, upper: Range<usize>, planes: &Halo<T>, sent: bool) -> Result<()> {
         self.layers.current = false;
         let (lower, upper) = (self.elements(&lower), self.elements(&upper));
-        let copy = self.copy.clone();
-        let link = self.link.take();
-        let copied = match &link {
-            Some(link) => link.unstage(&copy, self.currents(), &lower, &upper, sent),
-            None => self.currents().into_iter().enumerate().try_for_each(|(k, target)| {
-                for (from, part) in [(&planes.lower, &lower), (&planes.upper, &upper)] {
-                    let from = &from[k * part.len()..][..part.len()];
-                    copy.memcpy_htod(from, &mut target.slice_mut(part.clone()))
-                        .map_err(driver_error("copying to the device"))?;
+        let copy = &self.copy;
+        let targets: Vec<&mut CudaSlice<T>> =
+            std::iter::once(&mut self.current).chain(self.more.iter_mut().map(|m| &mut m.current)).collect();
+        match &self.link {
+            Some(link) => link.unstage(copy, targets, &lower, &upper, sent)?,
+            None => {
+                for (k, target) in targets.into_iter().enumerate() {
+                    for (from, part) in [(&planes.lower, &lower), (&planes.upper, &upper)] {
+                        let from = &from[k * part.len()..][..part.len()];
+                        copy.memcpy_htod(from, &mut target.slice_mut(part.clone()))
+                            .map_err(driver_error("copying to the device"))?;
+                    }
                 }
-                Ok(())
-            }),
-        };
-        self.link = link;
-        copied?;
+            }
+        }
         // The next update reads the ghost planes.
-        self.compute.join(&copy).map_err(driver_error("ordering the copies"))
-    }
-
-    /// The current buffer of every unknown, in declaration order.
-    fn currents(&mut self) -> Vec<&mut CudaSlice<T>> {
-        std::iter::once(&mut self.current).chain(self.more.iter_mut().map(|m| &mut m.current)).collect()
+        self.compute.join(copy).map_err(driver_error("ordering the copies"))
     }
 
     /// This engine with its hierarchical cycles' working regions meeting the grid's edges
