@@ -96,7 +96,7 @@ fn entry_param_sizes(ptx: &str, symbol: &str) -> Option<Vec<usize>> {
 }
 
 /// Every kernel of the stencil's manifest compiles, in both precisions and modes (with a
-/// register working region of 32 rows), and its parameters in the PTX have the sizes the
+/// register working region of 32 rows, and the plain pass at every vector width), and its parameters in the PTX have the sizes the
 /// manifest gives: the launcher pushes its arguments from the manifest, so a drift between
 /// the source and the manifest fails here, without a GPU.
 fn compile_all<S: Stencil<N>, const N: usize>() {
@@ -106,7 +106,15 @@ fn compile_all<S: Stencil<N>, const N: usize>() {
         for (options, real) in
             [(CompileOptions::new::<f32>(mode, "sm_90"), 4), (CompileOptions::new::<f64>(mode, "sm_90"), 8)]
         {
-            let options = options.define("HIER_ROWS", 32);
+            // Every vector width of the plain pass, without compiling more translation units:
+            // f32 with 2 and 4 points per thread, f64 with 1 and 2.
+            let vec = match (mode, real) {
+                (Mode::Exact, 4) => 2,
+                (Mode::Fast, 4) => 4,
+                (Mode::Exact, _) => 1,
+                _ => 2,
+            };
+            let options = options.define("HIER_ROWS", 32).define("VEC", vec);
             let ptx = compile(name, S::CUDA_SOURCE, &options).unwrap_or_else(|e| panic!("{e}"));
             for kernel in S::KERNELS.kernels {
                 let sizes = entry_param_sizes(&ptx.0, kernel.symbol)

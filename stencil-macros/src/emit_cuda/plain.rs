@@ -1,5 +1,5 @@
-//! The plain (and measuring) Jacobi pass and the 2.5-D tiled pass: one thread per column of
-//! the two fast axes, marching along the slowest, reads along the column in a register queue.
+//! The measuring Jacobi pass and the 2.5-D tiled pass: one thread per column of the two fast
+//! axes, marching along the slowest, reads along the column in a register queue.
 
 use super::common::*;
 use super::signature::{Kind, signature};
@@ -18,113 +18,43 @@ pub(super) fn column_extent(s: &Stencil, field: usize) -> (i64, i64) {
         .fold((0, 0), |(lo, hi), d| (lo.min(d[0] as i64), hi.max(d[0] as i64)))
 }
 
-pub(super) fn emit_plain(w: &mut Writer, s: &Stencil, measure: bool) {
-    open_plain(w, s, measure);
+/// The plain pass that also measures S(u) − u: one thread per point of a column of the two
+/// fast axes, marching along the slowest with reads along the column in a register queue.
+pub(super) fn emit_measure(w: &mut Writer, s: &Stencil) {
+    w.line("// The plain pass that also measures S(u) − u: per block, max |·| and Σ(·)² (in double), and the");
+    w.line("// smallest flat index whose new value is NaN or ±∞ (atomicMin; all ones when there is none).");
+    w.line("// Launch with blockDim = (BLOCK_X, BLOCK_Y, 1).");
+    signature(s, Kind::PlainMeasure).open(w);
     index_prologue(w);
-    if measure {
-        w.line("const idx x = (idx)blockIdx.x * BLOCK_X + threadIdx.x;");
-        w.line("const idx y = (idx)blockIdx.y * BLOCK_Y + threadIdx.y;");
-    } else {
-        source_column(w);
-    }
+    w.line("const idx x = (idx)blockIdx.x * BLOCK_X + threadIdx.x;");
+    w.line("const idx y = (idx)blockIdx.y * BLOCK_Y + threadIdx.y;");
     w.line("const idx z_begin = R0 + (idx)blockIdx.z * MARCH;");
     w.line("const idx z_end = min(z_begin + (idx)MARCH, N0 - R0);");
-    if measure {
-        w.line("double my_max = 0.0, my_sum = 0.0;");
-        w.open("if (x >= R2 && x < N2 - R2 && y >= R1 && y < N1 - R1)");
-    } else {
-        w.line("if (x < R2 || x >= N2 - R2 || y < R1 || y >= N1 - R1) return;");
-    }
+    w.line("double my_max = 0.0, my_sum = 0.0;");
+    w.open("if (x >= R2 && x < N2 - R2 && y >= R1 && y < N1 - R1)");
     // Fields read along the thread's own column keep those planes in a register queue
     // (Giles): each step loads one new plane and shifts the queue.
     let queued = column_fields(s);
-    let body = |w: &mut Writer| {
-        for &f in &queued {
-            declare_queue(w, s, f, "");
-        }
-        march(w);
-        for &f in &queued {
-            advance_queue(w, s, f);
-            let n = &c_name(&s.fields[f].name);
-            let global = format!("f_{n}[i + (d0) * s0 + (d1) * s1 + (d2)]");
-            w.line(format!("#define AT_{n}(d0, d1, d2) {}", queue_access(s, f, &global)));
-        }
-        define_global_access(w, s, &queued);
-        point_call(w, s);
-        undefine_access(w, s);
-    };
-    if !measure {
-        images_flag(w);
-        w.open("if (images)");
-        body(w);
-        store_with_images(w, s, true);
-        w.close("");
-        w.line("return;");
-        w.close("");
-        body(w);
-        store_with_images(w, s, false);
-    } else {
-        body(w);
-        store_values(w, s, "if (z_begin + k < z_end) ");
+    for &f in &queued {
+        declare_queue(w, s, f, "");
     }
-    if measure {
-        measure_step(w, s, &queued);
+    march(w);
+    for &f in &queued {
+        advance_queue(w, s, f);
+        let n = &c_name(&s.fields[f].name);
+        let global = format!("f_{n}[i + (d0) * s0 + (d1) * s1 + (d2)]");
+        w.line(format!("#define AT_{n}(d0, d1, d2) {}", queue_access(s, f, &global)));
     }
+    define_global_access(w, s, &queued);
+    point_call(w, s);
+    undefine_access(w, s);
+    store_values(w, s, "if (z_begin + k < z_end) ");
+    measure_step(w, s, &queued);
     w.close("");
-    if measure {
-        w.close("");
-        emit_tree_reduction(w);
-    }
+    w.close("");
+    emit_tree_reduction(w);
     w.close("");
     w.blank();
-}
-
-/// The plain kernel's comment and `extern "C"` line, its body opened.
-fn open_plain(w: &mut Writer, s: &Stencil, measure: bool) {
-    if measure {
-        w.line("// The plain pass that also measures S(u) − u: per block, max |·| and Σ(·)² (in double), and the");
-        w.line("// smallest flat index whose new value is NaN or ±∞ (atomicMin; all ones when there is none).");
-        w.line("// Launch with blockDim = (BLOCK_X, BLOCK_Y, 1).");
-        signature(s, Kind::PlainMeasure).open(w);
-        return;
-    }
-    w.line("// Plain Jacobi pass: each thread owns one point of a BLOCK_X × BLOCK_Y column of the two fast axes");
-    w.line("// and marches MARCH planes along the slowest axis. Launch with blockDim = (BLOCK_X, BLOCK_Y, 1),");
-    w.line("// gridDim = (⌈N2 / BLOCK_X⌉, ⌈N1 / BLOCK_Y⌉, ⌈interior z / MARCH⌉).");
-    w.line("// On the two fast axes the threads start at the array's origin, so that a warp's own points start");
-    w.line("// on an aligned segment wherever a row does and a block's rows on a multiple of BLOCK_Y.");
-    w.line("// The pass also writes the next iterate's periodic and Neumann outer layers, with the boundary");
-    w.line("// fill's maps (low, high, … per axis; low = 0 and high = n where a side keeps its values): a thread");
-    w.line("// of an outer layer of the fast axes computes the column it maps to, and every thread writes its");
-    w.line("// value also to the outer planes of axis 0 that map to its plane. Each outer point so gets the");
-    w.line("// value its interior point gets, computed by the same code; the other outer threads stay idle.");
-    signature(s, Kind::Plain).open(w);
-}
-
-/// The plain pass's thread: its point (`px`, `py`), the column it computes (`x`, `y`: its
-/// own, or the interior one its outer layer maps to) and the offset `own` from that column's
-/// points to its own.
-fn source_column(w: &mut Writer) {
-    w.line("const idx px = (idx)blockIdx.x * BLOCK_X + threadIdx.x, py = (idx)blockIdx.y * BLOCK_Y + threadIdx.y;");
-    w.line("if (px >= N2 || py >= N1) return;");
-    w.line("// The column the thread computes: its own, or the one its outer layer maps to.");
-    for (c, k) in [("x", 2), ("y", 1)] {
-        w.line(format!(
-            "const idx {c} = p{c} < (idx)low{k} ? (idx)low_from{k} + (idx)low_step{k} * p{c} : p{c} >= (idx)high{k} \
-             ? (idx)high_from{k} + (idx)high_step{k} * p{c} : p{c};"
-        ));
-    }
-    w.line("const idx own = (py - y) * s1 + (px - x);");
-}
-
-/// Whether the block's planes are ones an outer layer of axis 0 maps to: only those blocks
-/// run the march with the stores there (the test is the same for the whole block).
-fn images_flag(w: &mut Writer) {
-    w.line("const idx la = (idx)low_from0, lb = (idx)low_from0 + (idx)low_step0 * ((idx)low0 - 1);");
-    w.line("const idx ha = (idx)high_from0 + (idx)high_step0 * (idx)high0;");
-    w.line("const idx hb = (idx)high_from0 + (idx)high_step0 * (N0 - 1);");
-    w.line("const bool images = ((idx)low0 > 0 && z_begin <= max(la, lb) && min(la, lb) < z_end)");
-    w.line("    || ((idx)high0 < N0 && z_begin <= max(ha, hb) && min(ha, hb) < z_end);");
 }
 
 /// The measuring pass's step: the change of every unknown at the point added to the
@@ -144,29 +74,6 @@ fn measure_step(w: &mut Writer, s: &Stencil, queued: &[usize]) {
             true => accumulate_change(w, s, k, &old),
             false => accumulate_residual(w, &old),
         }
-    }
-    w.close("");
-}
-
-/// The plain pass's stores: every unknown's new value at the thread's own point, and with
-/// `images` at the outer planes of axis 0 that map to its plane (the boundary fill's axis-0
-/// map, whose steps are ±1).
-fn store_with_images(w: &mut Writer, s: &Stencil, images: bool) {
-    w.open("if (z_begin + k < z_end)");
-    let stores = |w: &mut Writer, at: &str| {
-        for k in 0..s.unknowns.len() {
-            w.line(format!("{}[{at}] = {};", output(k), value(s, k)));
-        }
-    };
-    stores(w, "i + own");
-    if images {
-        w.line("const idx zl = (z - (idx)low_from0) * (idx)low_step0, zh = (z - (idx)high_from0) * (idx)high_step0;");
-        w.open("if (zl >= 0 && zl < (idx)low0)");
-        stores(w, "i + own + (zl - z) * s0");
-        w.close("");
-        w.open("if (zh >= (idx)high0 && zh < N0)");
-        stores(w, "i + own + (zh - z) * s0");
-        w.close("");
     }
     w.close("");
 }

@@ -311,7 +311,7 @@ pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
         .collect();
     let jacobi = || outputs.clone().into_iter().chain(grid_params(s, false));
     let (params, defines): (Vec<Param>, _) = match kind {
-        Kind::Plain => (jacobi().chain(fill_maps()).collect(), plain_defines(s)),
+        Kind::Plain => (jacobi().chain(fill_maps()).collect(), [plain_defines(s), vec![("VEC", "1".into())]].concat()),
         Kind::Tiled => (jacobi().collect(), plain_defines(s)),
         Kind::PlainMeasure => (jacobi().chain(checks()).collect(), plain_defines(s)),
         Kind::Hierarchical => (jacobi().chain(cycle()).collect(), Vec::new()),

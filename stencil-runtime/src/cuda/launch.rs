@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaStream, CudaView, CudaViewMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaModule, CudaStream, CudaView, CudaViewMut, DevicePtr, LaunchConfig, PushKernelArg,
+};
 
 use super::device::driver_error;
 use crate::kernel::{KernelKind, KernelManifest, KernelSpec, ParamRole, ParamType};
@@ -17,6 +19,9 @@ use crate::{Error, Real, Result, ScalarValue};
 pub(crate) struct Kernel {
     function: CudaFunction,
     spec: &'static KernelSpec,
+    /// Points each thread computes along the contiguous axis (the plain pass's `VEC`; 1 for
+    /// every other kernel).
+    vector: u32,
 }
 
 impl Kernel {
@@ -33,7 +38,17 @@ impl Kernel {
             reason: "the stencil's translation unit has no such kernel".into(),
         })?;
         let function = module.load_function(spec.symbol).map_err(driver_error("finding a kernel in the module"))?;
-        Ok(Self { function, spec })
+        Ok(Self { function, spec, vector: 1 })
+    }
+
+    /// The kernel compiled with `vector` points per thread (its module's `VEC`).
+    pub fn with_vector(self, vector: u32) -> Self {
+        Self { vector, ..self }
+    }
+
+    /// Points each thread computes along the contiguous axis.
+    pub fn vector(&self) -> u32 {
+        self.vector
     }
 
     /// The kernel's manifest entry.
@@ -183,13 +198,33 @@ fn check_sizes<T: Real>(spec: &KernelSpec, args: &Args<'_, T>, shape: &Shape) ->
     Ok(())
 }
 
+/// That every grid buffer of `args` starts on a vector of the kernel's width (the whole
+/// planes its windows start at keep the alignment of the allocation; this is the check).
+fn check_alignment<T: Real>(stream: &CudaStream, kernel: &Kernel, args: &Args<'_, T>) -> Result<()> {
+    if kernel.vector == 1 {
+        return Ok(());
+    }
+    let bytes = kernel.vector as u64 * T::BYTES as u64;
+    let views = args.fields.iter().flatten().map(|v| v.device_ptr(stream).0);
+    let outputs = args.output.iter().chain(&args.more_outputs).map(|v| v.device_ptr(stream).0);
+    match views.chain(outputs).find(|&at| at % bytes != 0) {
+        Some(at) => Err(Error::Launch {
+            kernel: kernel.spec.symbol.into(),
+            reason: format!("a grid buffer at {at:#x} does not start on a vector of {bytes} bytes"),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Launches `kernel` on `stream` with `args` in the shape `shape`.
 ///
 /// **Errors**: [`Error::Launch`] when the launch does not give a value the kernel's manifest
-/// asks for, or one of another type, or a buffer smaller than the launch reaches.
+/// asks for, or one of another type, or a buffer smaller than the launch reaches or not
+/// aligned to the kernel's vectors.
 pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'_, T>, shape: Shape) -> Result<()> {
     let spec = kernel.spec;
     check_sizes(spec, &args, &shape)?;
+    check_alignment(stream, kernel, &args)?;
     let Args { mut output, mut more_outputs, fields, mut in_place, extents, scalars, cycle, checks, pencils, fill } =
         args;
     let mut more_outputs: Vec<Option<&mut CudaViewMut<'_, T>>> = more_outputs.iter_mut().map(Some).collect();

@@ -1,6 +1,6 @@
 //! A stencil's translation unit compiled (or taken from the cache) and loaded for one grid:
-//! the element type, the index type the grid needs, the plain kernels' launch shape and the
-//! other kernels' definitions.
+//! the element type, the index type the grid needs, the plain kernels' launch shape, the plain
+//! pass's vector width and the other kernels' definitions.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,6 +34,8 @@ impl JitTime {
 /// A stencil's module for a grid seen as `dims` (kernel axes).
 pub(crate) struct Module<S> {
     module: Arc<CudaModule>,
+    /// The plain pass's points per thread (its `VEC`).
+    vector: u32,
     _stencil: std::marker::PhantomData<S>,
 }
 
@@ -51,13 +53,15 @@ impl<S> Module<S> {
         S: Stencil<N>,
     {
         let [block_x, block_y, march] = options.plain_block(S::KERNELS, N);
+        let vector = options.plain_vector(T::BYTES, N, dims);
         // 32-bit index arithmetic is measurably faster; it is exact below 2³¹ points.
         let index = if dims.iter().product::<usize>() < i32::MAX as usize { "int" } else { "long long" };
         let mut compile = CompileOptions::new::<T>(options.mode, gpu.arch.clone())
             .define("INDEX", index)
             .define("BLOCK_X", block_x)
             .define("BLOCK_Y", block_y)
-            .define("MARCH", march);
+            .define("MARCH", march)
+            .define("VEC", vector);
         for &(name, value) in defines {
             compile = compile.define(name, value);
         }
@@ -67,7 +71,7 @@ impl<S> Module<S> {
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx.0))
             .map_err(driver_error("loading the compiled module"))?;
-        let module = Self { module, _stencil: std::marker::PhantomData };
+        let module = Self { module, vector, _stencil: std::marker::PhantomData };
         Ok((module, JitTime { time: started.elapsed(), origin: compiled.origin }))
     }
 
@@ -76,6 +80,7 @@ impl<S> Module<S> {
     where
         S: Stencil<N>,
     {
-        Kernel::load(&self.module, S::KERNELS, kind)
+        let vector = if kind == KernelKind::Plain { self.vector } else { 1 };
+        Ok(Kernel::load(&self.module, S::KERNELS, kind)?.with_vector(vector))
     }
 }

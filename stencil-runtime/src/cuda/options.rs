@@ -11,6 +11,10 @@ pub use super::nvrtc::Mode;
 /// (for tuning; see [`CudaOptions::plain_shape`]).
 pub const SHAPE_VAR: &str = "STENCIL_CUDA_SHAPE";
 
+/// Environment variable overriding the plain pass's points per thread along the contiguous
+/// axis: 1, 2 or 4 (for tuning; see [`CudaOptions::plain_vector`]).
+pub const VECTOR_VAR: &str = "STENCIL_CUDA_VECTOR";
+
 /// Environment variable choosing the hierarchical kernel: `shared` forces the shared-memory
 /// kernel where the register kernel would run (see [`CudaOptions::hierarchical_kernel`]).
 pub const HIER_KERNEL_VAR: &str = "STENCIL_CUDA_HIER";
@@ -47,6 +51,11 @@ pub struct CudaOptions {
     /// MARCH]`: a BLOCK_X × BLOCK_Y column of threads marching MARCH planes (BLOCK_Y is 1 in
     /// 2-D and 1-D, MARCH 1 in 1-D). `None`: the stencil's default (its kernel manifest's).
     pub plain_shape: Option<[u32; 3]>,
+    /// The plain pass's points per thread along the contiguous axis, each row read as one
+    /// vector: 1, 2 or 4 (4 in single precision only). `None`: 2, which `docs/performance.md`
+    /// measured fastest in both precisions. A width that does not
+    /// divide the grid's contiguous extent, and any width in 1-D, runs as 1.
+    pub plain_vector: Option<u32>,
     /// Which kernel runs hierarchical cycles.
     pub hierarchical_kernel: HierarchicalKernel,
     /// Planes a wavefront's pencil computes between two ready flags; `None`: the tile edge.
@@ -55,7 +64,7 @@ pub struct CudaOptions {
 
 impl CudaOptions {
     /// These options with every environment variable that is set ([`SHAPE_VAR`],
-    /// [`HIER_KERNEL_VAR`], [`WAVEFRONT_CHUNK_VAR`]) in place of its own.
+    /// [`VECTOR_VAR`], [`HIER_KERNEL_VAR`], [`WAVEFRONT_CHUNK_VAR`]) in place of its own.
     ///
     /// **Errors**: [`Error::Launch`] for a variable that does not parse.
     pub fn with_environment(mut self) -> Result<Self> {
@@ -69,6 +78,10 @@ impl CudaOptions {
                 [x, y, m] if x > 0 && y > 0 && m > 0 && x * y <= 1024 => self.plain_shape = Some([x, y, m]),
                 _ => return Err(fail(SHAPE_VAR, &text, "BLOCK_X,BLOCK_Y,MARCH with BLOCK_X·BLOCK_Y ≤ 1024")),
             }
+        }
+        if let Ok(text) = std::env::var(VECTOR_VAR) {
+            let width = text.trim().parse::<u32>().ok().filter(|w| [1, 2, 4].contains(w));
+            self.plain_vector = Some(width.ok_or_else(|| fail(VECTOR_VAR, &text, "1, 2 or 4"))?);
         }
         if let Ok(text) = std::env::var(HIER_KERNEL_VAR) {
             self.hierarchical_kernel = match text.as_str() {
@@ -92,5 +105,37 @@ impl CudaOptions {
             Some([x, y, m]) => [x, if dim == 3 { y } else { 1 }, if dim == 1 { 1 } else { m }],
             None => manifest.plain_block,
         }
+    }
+
+    /// The plain pass's points per thread for elements of `bytes` bytes on a grid of `dim`
+    /// axes seen as `dims` (kernel axes): the width asked for or the default, where it
+    /// divides the contiguous extent (so every row, and every window of whole planes, starts
+    /// on a vector) and the grid has a slow axis (a 1-D grid's windows start anywhere);
+    /// else 1.
+    pub(crate) fn plain_vector(&self, bytes: usize, dim: usize, dims: [usize; 3]) -> u32 {
+        let width = match self.plain_vector {
+            // CUDA's vectors are 16 bytes at most (its 32-byte double4 is not used).
+            Some(w) => w.min(16 / bytes as u32),
+            None => 2,
+        };
+        if dim >= 2 && dims[2].is_multiple_of(width as usize) { width } else { 1 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plain_vector_divides_the_contiguous_extent_and_fits_sixteen_bytes() {
+        let default = CudaOptions::default();
+        assert_eq!(default.plain_vector(4, 3, [10, 10, 10]), 2);
+        assert_eq!(default.plain_vector(8, 2, [10, 1, 64]), 2);
+        assert_eq!(default.plain_vector(4, 3, [10, 10, 11]), 1, "an odd row");
+        assert_eq!(default.plain_vector(4, 1, [1, 1, 64]), 1, "1-D windows start anywhere");
+        let four = CudaOptions { plain_vector: Some(4), ..default };
+        assert_eq!(four.plain_vector(4, 3, [10, 10, 12]), 4);
+        assert_eq!(four.plain_vector(4, 3, [10, 10, 10]), 1, "4 does not divide 10");
+        assert_eq!(four.plain_vector(8, 3, [10, 10, 12]), 2, "two doubles make sixteen bytes");
     }
 }

@@ -40,11 +40,18 @@ fn launch_error(manifest: &KernelManifest, kind: KernelKind, reason: String) -> 
 
 /// The plain and measuring kernels' launch over the interior of a grid seen as `dims`
 /// (kernel axes), with `block` = `[BLOCK_X, BLOCK_Y, MARCH]`: a column of BLOCK_X × BLOCK_Y
-/// threads marching MARCH planes, one block per column and run of planes. Along x the
-/// threads start at the array's origin (a warp's own points then start on an aligned
-/// segment wherever a row does), so the blocks cover the whole extent there.
-pub(crate) fn plain(manifest: &KernelManifest, dims: [usize; 3], block: [u32; 3], limits: Limits) -> Result<Shape> {
-    columns(manifest, dims, block, limits, [dims[1], dims[2]])
+/// threads marching MARCH planes, one block per column and run of planes, each thread
+/// `vector` points along x (a divisor of the extent there). On the two fast axes the threads
+/// start at the array's origin (a warp's own points then start on an aligned segment wherever
+/// a row does), so the blocks cover the whole extents there.
+pub(crate) fn plain(
+    manifest: &KernelManifest,
+    dims: [usize; 3],
+    block: [u32; 3],
+    vector: u32,
+    limits: Limits,
+) -> Result<Shape> {
+    columns(manifest, dims, block, limits, [dims[1], dims[2] / vector as usize])
 }
 
 /// The tiled kernel's launch: as [`plain`]'s, but on the two fast axes the threads start at
@@ -347,11 +354,12 @@ mod tests {
     #[test]
     fn plain_blocks_cover_the_grid_and_tiled_ones_the_interior() {
         let m = manifest([1, 1, 1], &[0, 1, 2]);
-        let shape = plain(&m, [34, 18, 130], [64, 4, 8], LIMITS).unwrap();
+        let shape = plain(&m, [34, 18, 130], [64, 4, 8], 1, LIMITS).unwrap();
         assert_eq!(shape.grid, [3, 5, 4], "x and y from the array's origin, z over the interior");
         assert_eq!(tiled(&m, [34, 18, 130], [64, 4, 8], LIMITS).unwrap().grid, [2, 4, 4], "over the interior");
         assert_eq!(shape.block, [64, 4, 1]);
-        assert!(plain(&m, [34, 18, 130], [64, 32, 8], LIMITS).is_err(), "2048 threads");
+        assert_eq!(plain(&m, [34, 18, 130], [64, 4, 8], 2, LIMITS).unwrap().grid, [2, 5, 4], "65 threads per row");
+        assert!(plain(&m, [34, 18, 130], [64, 32, 8], 1, LIMITS).is_err(), "2048 threads");
     }
 
     #[test]

@@ -154,7 +154,8 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         let dims = S::KERNELS.view(&shape, 1);
         let scalars = S::param_values(params);
         let block = build.options.plain_block(S::KERNELS, N);
-        let whole = plain(S::KERNELS, dims, block, gpu.limits())?;
+        // The measuring kernel's launch over the whole grid: one thread per point.
+        let whole = plain(S::KERNELS, dims, block, 1, gpu.limits())?;
         let (jacobi, cycle_blocks, mut jit) = match build.jacobi {
             true => {
                 let (jacobi, blocks, jit) = Self::jacobi_kernels(&gpu, &build, dims)?;
@@ -329,8 +330,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
         let dims = S::KERNELS.view(&shape, 1);
         let jacobi = self.jacobi()?;
         let kernel = if measure { jacobi.measure.clone() } else { jacobi.pass.clone() };
-        let columns = if kernel.kind() == KernelKind::Tiled { tiled } else { plain };
-        let launch_shape = columns(S::KERNELS, dims, self.block, self.gpu.limits())?;
+        let launch_shape = match kernel.kind() {
+            KernelKind::Tiled => tiled(S::KERNELS, dims, self.block, self.gpu.limits())?,
+            _ => plain(S::KERNELS, dims, self.block, kernel.vector(), self.gpu.limits())?,
+        };
         // A plain pass over the whole grid writes the next iterate's outer layers too.
         let maps = match &self.fill {
             Some((fill, copies)) if kernel.kind() == KernelKind::Plain && planes == (r..self.shape[0] - r) => {

@@ -53,7 +53,7 @@ pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
     let dims = view_dims::<S, N>(grid, planes);
     let (module, jit) = Module::<S>::load::<T, N>(gpu, options, dims, &[])?;
     let kernel = module.kernel::<N>(KernelKind::Plain)?;
-    let launch_shape = plain(S::KERNELS, dims, options.plain_block(S::KERNELS, N), gpu.limits())?;
+    let launch_shape = plain(S::KERNELS, dims, options.plain_block(S::KERNELS, N), kernel.vector(), gpu.limits())?;
     let scalars = S::param_values(params);
     let meta = S::META;
     let kernel_time = best_of(&mut || {

@@ -119,7 +119,7 @@ fn measure_shapes<S: Stencil<N>, const N: usize>(
     };
     (0..slabs.own.len())
         .map(|s| {
-            plain(S::KERNELS, view_dims::<S, N>(shape, measured_planes(s) + 2 * slabs.radius), block, gpu.limits())
+            plain(S::KERNELS, view_dims::<S, N>(shape, measured_planes(s) + 2 * slabs.radius), block, 1, gpu.limits())
         })
         .collect()
 }
@@ -423,7 +423,9 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 Kernels::Plain { measure, .. } | Kernels::Hierarchical { measure, .. } if last_measured => {
                     (measure, self.measure_shapes[s], [0; CYCLE_INTS])
                 }
-                Kernels::Plain { pass, .. } => (pass, plain(S::KERNELS, dims, block, gpu.limits())?, [0; CYCLE_INTS]),
+                Kernels::Plain { pass, .. } => {
+                    (pass, plain(S::KERNELS, dims, block, pass.vector(), gpu.limits())?, [0; CYCLE_INTS])
+                }
                 Kernels::Hierarchical { cycle, sizes, .. } => {
                     let sizes = CycleSizes { sub: steps, ..*sizes };
                     // As in the CPU twin: the view's own ends along axis 0 are no edges.

@@ -91,7 +91,8 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
             let range = self.slabs.elements(&(view.start - window.start..view.end - window.start));
             let measured = check && t == len;
             let dims = view_dims::<S, N>(self.shape, view.len());
-            let shape = plain(S::KERNELS, dims, self.block, self.gpu.limits())?;
+            let kernel = if measured { measure } else { pass };
+            let shape = plain(S::KERNELS, dims, self.block, kernel.vector(), self.gpu.limits())?;
             let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);
             if let Some((boundary, views)) = &self.fill {
                 // The view of iterate t − 1, its outer layers filled.
@@ -108,7 +109,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
                 self.block_sum.slice_mut(entries),
                 self.first_bad.slice_mut(s..s + 1),
             ));
-            launch(&self.compute, if measured { measure } else { pass }, args, shape)?;
+            launch(&self.compute, kernel, args, shape)?;
         }
         Ok(())
     }

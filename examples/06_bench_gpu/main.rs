@@ -16,11 +16,18 @@
 //! cargo run --release --example 06_bench_gpu -- --schedules plain --boundaries dirichlet,periodic,neumann
 //! ```
 //!
-//! With periodic or Neumann boundaries every iteration also fills the outer layers (the
-//! boundary kernel); the bytes counted per point stay those of the plain pass, so the
-//! fill's cost shows as a lower share of the copy bandwidth.
+//! With periodic or Neumann boundaries the plain pass also writes the outer layers; the bytes
+//! counted per point stay those of the plain pass, so their cost shows as a lower share of
+//! the copy bandwidth.
+//!
+//! On every cubic 3-D grid, hand-written peers of `Jacobi7` (`peers.cu`: one thread per
+//! point, and columns marching along z with a register queue) are timed in the same process
+//! against their own run of the copy probe, and their rows follow the generated kernel's
+//! (`--no-peers` leaves them out).
 
+#[path = "../common/mod.rs"]
 mod common;
+mod peers;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -49,6 +56,9 @@ struct Args {
     /// Schedules to run.
     #[arg(long, value_delimiter = ',', default_value = "plain,tiled", value_parser = parse_schedule)]
     schedules: Vec<Schedule>,
+    /// Leave out the hand-written peers.
+    #[arg(long)]
+    no_peers: bool,
     /// Boundary conditions on every side, each measured in turn.
     #[arg(long, value_delimiter = ',', default_value = "dirichlet", value_parser = parse_boundary)]
     boundaries: Vec<Boundary>,
@@ -112,9 +122,16 @@ fn measure(args: &Args) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     for shape in &args.sizes {
         match shape[..] {
             [a, b, c] => {
+                let peers = !args.no_peers && a == b && b == c;
                 rows.extend(bench::<_, f32, 3>(Jacobi7, [a, b, c], args)?);
+                if peers {
+                    rows.extend(peer_rows::<f32>(a, "float", args)?);
+                }
                 if !args.f32_only {
                     rows.extend(bench::<_, f64, 3>(Jacobi7, [a, b, c], args)?);
+                    if peers {
+                        rows.extend(peer_rows::<f64>(a, "double", args)?);
+                    }
                 }
             }
             [a, b] => {
@@ -129,6 +146,31 @@ fn measure(args: &Args) -> Result<Vec<String>, Box<dyn std::error::Error>> {
         }
     }
     Ok(rows)
+}
+
+/// The rows of the hand-written peers on an n³ grid of `T` (`c_type` in C), against a copy
+/// of the bytes `Jacobi7` moves, measured just before them.
+fn peer_rows<T: Real + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + From<f32>>(
+    n: usize,
+    c_type: &str,
+    args: &Args,
+) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let bytes_per_point = Jacobi7::META.bytes_per_point(T::BYTES);
+    let points = (n - 2).pow(3);
+    let copy = cuda::copy_bandwidth(0, points * bytes_per_point, args.repeats.max(3))?;
+    let rates = peers::time::<T>(n, c_type, args.repeats)?;
+    Ok(rates
+        .into_iter()
+        .map(|(name, rate)| {
+            let gbs = rate * bytes_per_point as f64;
+            let share = 100.0 * gbs / copy;
+            format!(
+                "| peer: {name} | {} | {n}×{n}×{n} | — | dirichlet | {rate:.1} | {gbs:.0} | {copy:.0} | {share:.0} % | \
+                 {rate:.1} | {share:.0} % |",
+                T::NAME
+            )
+        })
+        .collect())
 }
 
 /// First compile with an empty disk cache, then a start from the disk cache.
