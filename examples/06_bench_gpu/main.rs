@@ -14,6 +14,7 @@
 //! cargo run --release --example 06_bench_gpu
 //! cargo run --release --example 06_bench_gpu -- --sizes 512x512x512,8192x8192 --iterations 200
 //! cargo run --release --example 06_bench_gpu -- --schedules plain --boundaries dirichlet,periodic,neumann
+//! cargo run --release --example 06_bench_gpu -- --sizes 512x512x512 --schedules plain --radius2
 //! ```
 //!
 //! With periodic or Neumann boundaries the plain pass also writes the outer layers; the bytes
@@ -36,7 +37,18 @@ use clap::Parser;
 use stencil::builtin::{GrayScott, GrayScottParams, Jacobi5, Jacobi7};
 use stencil::cuda::{self, Mode, Origin};
 use stencil::prelude::*;
-use stencil::{Boundaries, Boundary};
+use stencil::{Boundaries, Boundary, stencil};
+
+stencil! {
+    /// Jacobi update for −Δu = f with the fourth-order 13-point Laplacian (radius 2): it
+    /// moves the bytes of `Jacobi7` and reads twice the neighbours.
+    pub fn star13(mut u: Field3, f: Field3, h2: Real) -> Real {
+        (16.0 * (u[-1, 0, 0] + u[1, 0, 0] + u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + u[0, 0, 1])
+            - (u[-2, 0, 0] + u[2, 0, 0] + u[0, -2, 0] + u[0, 2, 0] + u[0, 0, -2] + u[0, 0, 2])
+            + 12.0 * h2 * f[0, 0, 0])
+            / 90.0
+    }
+}
 
 /// Plain and tiled CUDA kernels against the copy bandwidth.
 #[derive(Parser)]
@@ -56,6 +68,9 @@ struct Args {
     /// Schedules to run.
     #[arg(long, value_delimiter = ',', default_value = "plain,tiled", value_parser = parse_schedule)]
     schedules: Vec<Schedule>,
+    /// Also run `Star13`, a radius-2 star, on the 3-D grids.
+    #[arg(long)]
+    radius2: bool,
     /// Leave out the hand-written peers.
     #[arg(long)]
     no_peers: bool,
@@ -131,6 +146,12 @@ fn measure(args: &Args) -> Result<Vec<String>, Box<dyn std::error::Error>> {
                     rows.extend(bench::<_, f64, 3>(Jacobi7, [a, b, c], args)?);
                     if peers {
                         rows.extend(peer_rows::<f64>(a, "double", args)?);
+                    }
+                }
+                if args.radius2 {
+                    rows.extend(bench::<_, f32, 3>(Star13, [a, b, c], args)?);
+                    if !args.f32_only {
+                        rows.extend(bench::<_, f64, 3>(Star13, [a, b, c], args)?);
                     }
                 }
             }
