@@ -6,7 +6,7 @@
 //! one.
 
 use stencil::Boundary;
-use stencil::cuda::Mode;
+use stencil::cuda::{CudaOptions, Mode};
 use stencil::prelude::*;
 
 mod common;
@@ -43,6 +43,18 @@ fn compare<S: Stencil<N>, T: Real, const N: usize>(
     schedule: Schedule,
     iterations: usize,
 ) -> Vec<String> {
+    let options = CudaOptions { mode: Mode::Exact, ..CudaOptions::default() };
+    compare_with::<S, T, N>(stencil, shape, schedule, iterations, options)
+}
+
+/// [`compare`] with the GPU's `options` (in exact mode).
+fn compare_with<S: Stencil<N>, T: Real, const N: usize>(
+    stencil: S,
+    shape: [usize; N],
+    schedule: Schedule,
+    iterations: usize,
+    options: CudaOptions,
+) -> Vec<String> {
     let f = random::<T, N>(shape, 2);
     let u0 = random::<T, N>(shape, 1);
     let run = |backend, b: Boundaries<N>| {
@@ -52,7 +64,7 @@ fn compare<S: Stencil<N>, T: Real, const N: usize>(
             .backend(backend)
             .schedule(schedule)
             .boundaries(b)
-            .mode(Mode::Exact)
+            .cuda(options)
             .max_iterations(iterations)
             .run(&mut u)
             .unwrap();
@@ -63,7 +75,10 @@ fn compare<S: Stencil<N>, T: Real, const N: usize>(
         .filter_map(|b| {
             let (cpu, gpu) = (run(Backend::Cpu, b), run(Backend::Cuda { device: 0 }, b));
             let wrong = differing(&cpu, &gpu);
-            (wrong > 0).then(|| format!("{b} {schedule} {}: {wrong} points differ", T::NAME))
+            (wrong > 0).then(|| {
+                let width = options.plain_vector.map_or("default".into(), |w| w.to_string());
+                format!("{b} {schedule} {} (vector width {width}): {wrong} points differ", T::NAME)
+            })
         })
         .collect()
 }
@@ -80,6 +95,24 @@ fn plain_and_tiled_runs_equal_the_cpu_twin_for_every_combination() {
         wrong.extend(compare::<Corner7, f32, 3>(Corner7, [5, 17, 6], schedule, 3));
     }
     wrong.extend(compare::<Line2, f64, 1>(Line2, [1031], Schedule::Plain, 9));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// The plain pass at every vector width, on grids whose contiguous extent each width divides,
+/// so that the outer layers' images and the reads past a thread's vector run at widths 2
+/// and 4 (the shapes above have odd rows, where every width runs as 1).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn plain_passes_of_every_vector_width_equal_the_cpu_twin() {
+    require_gpu();
+    let mut wrong = Vec::new();
+    for width in [1, 2, 4] {
+        let options = CudaOptions { mode: Mode::Exact, plain_vector: Some(width), ..CudaOptions::default() };
+        wrong.extend(compare_with::<Skew2, f32, 2>(Skew2, [9, 132], Schedule::Plain, 5, options));
+        wrong.extend(compare_with::<Corner7, f32, 3>(Corner7, [7, 9, 36], Schedule::Plain, 3, options));
+        // Two doubles at most per vector: width 4 runs as 2.
+        wrong.extend(compare_with::<Skew2, f64, 2>(Skew2, [11, 68], Schedule::Plain, 4, options));
+    }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 
