@@ -53,7 +53,7 @@ impl<S> Module<S> {
         S: Stencil<N>,
     {
         let [block_x, block_y, march] = options.plain_block(S::KERNELS, N);
-        let vector = options.plain_vector(T::BYTES, N, dims);
+        let vector = options.vector_width(T::BYTES, N, dims);
         // 32-bit index arithmetic is measurably faster; it is exact below 2³¹ points.
         let index = if dims.iter().product::<usize>() < i32::MAX as usize { "int" } else { "long long" };
         let mut compile = CompileOptions::new::<T>(options.mode, gpu.arch.clone())

@@ -53,8 +53,8 @@ pub struct CudaOptions {
     pub plain_shape: Option<[u32; 3]>,
     /// The plain pass's points per thread along the contiguous axis, each row read as one
     /// vector: 1, 2 or 4 (4 in single precision only). `None`: 2, which `docs/performance.md`
-    /// measured fastest in both precisions. A width that does not
-    /// divide the grid's contiguous extent, and any width in 1-D, runs as 1.
+    /// measured fastest in both precisions. A width that does not divide the grid's
+    /// contiguous extent is halved until it does; in 1-D every width runs as 1.
     pub plain_vector: Option<u32>,
     /// Which kernel runs hierarchical cycles.
     pub hierarchical_kernel: HierarchicalKernel,
@@ -108,17 +108,19 @@ impl CudaOptions {
     }
 
     /// The plain pass's points per thread for elements of `bytes` bytes on a grid of `dim`
-    /// axes seen as `dims` (kernel axes): the width asked for or the default, where it
-    /// divides the contiguous extent (so every row, and every window of whole planes, starts
-    /// on a vector) and the grid has a slow axis (a 1-D grid's windows start anywhere);
-    /// else 1.
-    pub(crate) fn plain_vector(&self, bytes: usize, dim: usize, dims: [usize; 3]) -> u32 {
-        let width = match self.plain_vector {
+    /// axes seen as `dims` (kernel axes): the width asked for or the default, halved until
+    /// it divides the contiguous extent (so that every row, and every window of whole planes,
+    /// starts on a vector); 1 in 1-D, whose windows start anywhere.
+    pub(crate) fn vector_width(&self, bytes: usize, dim: usize, dims: [usize; 3]) -> u32 {
+        let mut width = match self.plain_vector {
             // CUDA's vectors are 16 bytes at most (its 32-byte double4 is not used).
             Some(w) => w.min(16 / bytes as u32),
             None => 2,
         };
-        if dim >= 2 && dims[2].is_multiple_of(width as usize) { width } else { 1 }
+        while width > 1 && (dim < 2 || !dims[2].is_multiple_of(width as usize)) {
+            width /= 2;
+        }
+        width
     }
 }
 
@@ -129,13 +131,14 @@ mod tests {
     #[test]
     fn the_plain_vector_divides_the_contiguous_extent_and_fits_sixteen_bytes() {
         let default = CudaOptions::default();
-        assert_eq!(default.plain_vector(4, 3, [10, 10, 10]), 2);
-        assert_eq!(default.plain_vector(8, 2, [10, 1, 64]), 2);
-        assert_eq!(default.plain_vector(4, 3, [10, 10, 11]), 1, "an odd row");
-        assert_eq!(default.plain_vector(4, 1, [1, 1, 64]), 1, "1-D windows start anywhere");
+        assert_eq!(default.vector_width(4, 3, [10, 10, 10]), 2);
+        assert_eq!(default.vector_width(8, 2, [10, 1, 64]), 2);
+        assert_eq!(default.vector_width(4, 3, [10, 10, 11]), 1, "an odd row");
+        assert_eq!(default.vector_width(4, 1, [1, 1, 64]), 1, "1-D windows start anywhere");
         let four = CudaOptions { plain_vector: Some(4), ..default };
-        assert_eq!(four.plain_vector(4, 3, [10, 10, 12]), 4);
-        assert_eq!(four.plain_vector(4, 3, [10, 10, 10]), 1, "4 does not divide 10");
-        assert_eq!(four.plain_vector(8, 3, [10, 10, 12]), 2, "two doubles make sixteen bytes");
+        assert_eq!(four.vector_width(4, 3, [10, 10, 12]), 4);
+        assert_eq!(four.vector_width(4, 3, [10, 10, 10]), 2, "4 does not divide 10, 2 does");
+        assert_eq!(four.vector_width(4, 3, [10, 10, 9]), 1);
+        assert_eq!(four.vector_width(8, 3, [10, 10, 12]), 2, "two doubles make sixteen bytes");
     }
 }
