@@ -69,11 +69,9 @@ pub(super) fn emit_pass(w: &mut Writer, s: &Stencil) {
     w.line("const idx z_begin = R0 + (idx)blockIdx.z * MARCH;");
     w.line("const idx z_end = min(z_begin + (idx)MARCH, N0 - R0);");
     w.line("const bool edge = px < R2 || px + VEC > N2 - R2");
-    w.line("    || stencil_sources(px, px + VEC - 1, N2, low2, low_from2, low_step2, high2, high_from2, high_step2)");
-    w.line("    || stencil_sources(y, y, N1, low1, low_from1, low_step1, high1, high_from1, high_step1)");
-    w.line(
-        "    || stencil_sources(z_begin, z_end - 1, N0, low0, low_from0, low_step0, high0, high_from0, high_step0);",
-    );
+    w.line(format!("    || stencil_sources(px, px + VEC - 1, N2, {})", axis_maps("", 2)));
+    w.line(format!("    || stencil_sources(y, y, N1, {})", axis_maps("", 1)));
+    w.line(format!("    || stencil_sources(z_begin, z_end - 1, N0, {});", axis_maps("", 0)));
     let rows: Vec<Rows> = (0..s.fields.len()).map(|f| Rows::of(s, f)).collect();
     for (f, r) in rows.iter().enumerate() {
         if let Some((lo, hi)) = r.queue {
@@ -224,17 +222,17 @@ fn point_at(w: &mut Writer, s: &Stencil, rows: &[Rows], j: i64, width: i64) {
     }
 }
 
-/// The maps' parameters of the three axes, as the kernel names them, after `prefix`.
+/// The map's parameters of axis `k`, as the kernel names them, each after `prefix`.
+fn axis_maps(prefix: &str, k: usize) -> String {
+    format!(
+        "{prefix}low{k}, {prefix}low_from{k}, {prefix}low_step{k}, {prefix}high{k}, {prefix}high_from{k}, \
+         {prefix}high_step{k}"
+    )
+}
+
+/// The maps' parameters of the three axes, each after `prefix`.
 fn map_args(prefix: &str) -> String {
-    (0..3)
-        .map(|k| {
-            format!(
-                "{prefix}low{k}, {prefix}low_from{k}, {prefix}low_step{k}, {prefix}high{k}, {prefix}high_from{k}, \
-                 {prefix}high_step{k}"
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    (0..3).map(|k| axis_maps(prefix, k)).collect::<Vec<_>>().join(", ")
 }
 
 /// The edge threads' stores: each interior point's values at the point and at every outer
@@ -261,13 +259,13 @@ fn emit_put(w: &mut Writer) {
     w.line("if (x < R2 || x >= N2 - R2) return;");
     w.line("const idx s1 = N2, s0 = N1 * N2;");
     w.open("for (int a = 0; a < 3; ++a)");
-    w.line("const idx za = stencil_image(z, a, N0, low0, low_from0, low_step0, high0, high_from0, high_step0);");
+    w.line(format!("const idx za = stencil_image(z, a, N0, {});", axis_maps("", 0)));
     w.line("if (za < 0) continue;");
     w.open("for (int b = 0; b < 3; ++b)");
-    w.line("const idx yb = stencil_image(y, b, N1, low1, low_from1, low_step1, high1, high_from1, high_step1);");
+    w.line(format!("const idx yb = stencil_image(y, b, N1, {});", axis_maps("", 1)));
     w.line("if (yb < 0) continue;");
     w.open("for (int c = 0; c < 3; ++c)");
-    w.line("const idx xc = stencil_image(x, c, N2, low2, low_from2, low_step2, high2, high_from2, high_step2);");
+    w.line(format!("const idx xc = stencil_image(x, c, N2, {});", axis_maps("", 2)));
     w.line("if (xc >= 0) out[za * s0 + yb * s1 + xc] = v;");
     w.close("");
     w.close("");
