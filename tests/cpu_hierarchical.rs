@@ -204,6 +204,9 @@ fn bad_configurations_are_errors_that_leave_the_grid_alone() {
         (Schedule::Hierarchical { tile: 0, halo: 1, sub: 1 }, "tile"),
         (Schedule::Hierarchical { tile: 4, halo: 1, sub: 0 }, "subiteration"),
         (Schedule::Hierarchical { tile: 4, halo: 1, sub: 1 }, "radius (2)"),
+        (Schedule::Streaming { tile: 0, sub: 2 }, "tile"),
+        (Schedule::Streaming { tile: 4, sub: 0 }, "subiteration"),
+        (Schedule::Streaming { tile: 4, sub: usize::MAX }, "too large"),
     ] {
         let mut u = u0.clone();
         let error = Solver::new(Wide).input("k", &f).schedule(schedule).max_iterations(3).run(&mut u).unwrap_err();
@@ -211,6 +214,38 @@ fn bad_configurations_are_errors_that_leave_the_grid_alone() {
         assert!(error.to_string().contains(needle), "{error}");
         assert!(u.as_slice() == u0.as_slice());
     }
+}
+
+/// A streaming cycle on the CPU runs as the exact hierarchical cycle it equals: `Plain`'s
+/// iterates, residuals and stop.
+#[test]
+fn streaming_equals_plain_and_stops_where_it_does() {
+    let shape = [23, 31];
+    let f = Grid::<f64, 2>::random_uniform(shape, 0.5, 1.5, 2).unwrap();
+    let solve = |schedule| {
+        let mut u = Grid::<f64, 2>::random_uniform(shape, -1.0, 1.0, 1).unwrap();
+        let report = Solver::new(Wide)
+            .input("k", &f)
+            .schedule(schedule)
+            .tolerance(Tolerance::Absolute { norm: Norm::Max, eps: 1e-6 })
+            .check_every(3)
+            .max_iterations(100_000)
+            .run(&mut u)
+            .unwrap();
+        (u, report)
+    };
+    let (plain, plain_report) = solve(Schedule::Plain);
+    let (streamed, report) = solve(Schedule::Streaming { tile: 8, sub: 3 });
+    assert_eq!(plain_report.stop, StopReason::Converged);
+    assert_eq!(report.iterations, plain_report.iterations);
+    assert_eq!(report.residuals.len(), plain_report.residuals.len());
+    for (s, p) in report.residuals.iter().zip(&plain_report.residuals) {
+        assert_eq!((s.iteration, s.max), (p.iteration, p.max));
+        // A sum over tiles: the order differs, the value equals to rounding.
+        assert!((s.l2 - p.l2).abs() <= 1e-12 * p.l2, "{} and {}", s.l2, p.l2);
+    }
+    assert!(plain.as_slice() == streamed.as_slice());
+    assert_eq!(report.schedule, Schedule::Streaming { tile: 8, sub: 3 });
 }
 
 #[test]

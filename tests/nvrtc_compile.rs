@@ -114,7 +114,21 @@ fn compile_all<S: Stencil<N>, const N: usize>() {
                 (Mode::Exact, _) => 1,
                 _ => 2,
             };
-            let options = options.define("HIER_ROWS", 32).define("VEC", vec);
+            // The streaming kernel at several levels, columns per thread, with and without
+            // the mirror rule.
+            let (levels, cols, mirrors) = match (mode, real) {
+                (Mode::Exact, 4) => (3, 2, 1),
+                (Mode::Fast, 4) => (2, 1, 0),
+                (Mode::Exact, _) => (2, 3, 0),
+                _ => (1, 1, 1),
+            };
+            let options = options
+                .define("HIER_ROWS", 32)
+                .define("VEC", vec)
+                .define("STREAM_SUB", levels)
+                .define("STREAM_COLS", cols)
+                .define("STREAM_THREADS", 256)
+                .define("STREAM_MIRRORS", mirrors);
             let ptx = compile(name, S::CUDA_SOURCE, &options).unwrap_or_else(|e| panic!("{e}"));
             for kernel in S::KERNELS.kernels {
                 let sizes = entry_param_sizes(&ptx.0, kernel.symbol)

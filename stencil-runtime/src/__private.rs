@@ -2,7 +2,8 @@
 //! may change in any release.
 
 pub use crate::kernel::{
-    HierarchicalFacts, KernelKind, KernelManifest, KernelParam, KernelSpec, ParamRole, ParamType, WavefrontFacts,
+    HierarchicalFacts, KernelKind, KernelManifest, KernelParam, KernelSpec, ParamRole, ParamType, StreamingFacts,
+    WavefrontFacts,
 };
 pub use crate::{
     Direction, FieldMeta, Grid, InputFields, ParamMeta, ReadMeta, Real, Result, ScalarKind, ScalarValue, Stencil,

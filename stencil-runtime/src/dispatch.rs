@@ -160,7 +160,7 @@ fn advance<S: Stencil<N>, T: Real, const N: usize, P: Peers, E: Engine<T, N>>(
         }
         (None, _) => {
             let cycles = match schedule {
-                Schedule::Hierarchical { sub, .. } if exact => Cycles::Exact(sub),
+                Schedule::Hierarchical { sub, .. } | Schedule::Streaming { sub, .. } if exact => Cycles::Exact(sub),
                 Schedule::Hierarchical { sub, .. } => Cycles::Inexact(sub),
                 _ => Cycles::None,
             };

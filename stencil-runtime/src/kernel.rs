@@ -23,6 +23,9 @@ pub enum KernelKind {
     Hierarchical,
     /// Hierarchical subiterations in the registers of one warp (1-D and 2-D).
     HierarchicalRows,
+    /// An exact cycle by streaming temporal blocking: tiles of the fast axes marching the
+    /// slowest, one subiteration per plane of lag.
+    Streaming,
     /// The wavefront of a sweep stencil: pencils marching in place.
     Wavefront,
     /// The boundary fill: slices of one axis copied within the unknown.
@@ -177,6 +180,32 @@ impl HierarchicalFacts {
     }
 }
 
+/// The facts the streaming kernel's geometry follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StreamingFacts {
+    /// Planes of each level's ring in shared memory.
+    pub ring: usize,
+    /// The same where a working region has a mirrored (Neumann) side: every read of an
+    /// unknown then goes through shared memory.
+    pub mirrored_ring: usize,
+}
+
+impl StreamingFacts {
+    /// Dynamic shared memory for `levels` levels of `unknowns` unknowns, planes of `area`
+    /// points of `elem` bytes, with or without a mirrored side.
+    pub const fn shared_bytes(
+        &self,
+        levels: usize,
+        unknowns: usize,
+        area: usize,
+        elem: usize,
+        mirrored: bool,
+    ) -> usize {
+        let ring = if mirrored { self.mirrored_ring } else { self.ring };
+        levels * unknowns * ring * area * elem
+    }
+}
+
 /// The facts a sweep stencil's wavefront kernel's geometry follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WavefrontFacts {
@@ -241,6 +270,8 @@ pub struct KernelManifest {
     pub plain_block: [u32; 3],
     /// The hierarchical kernels' facts.
     pub hierarchical: HierarchicalFacts,
+    /// The streaming kernel's facts.
+    pub streaming: StreamingFacts,
     /// The wavefront kernel's facts, for a sweep stencil.
     pub wavefront: Option<WavefrontFacts>,
 }
@@ -253,6 +284,7 @@ impl KernelManifest {
         radius: [0; 3],
         plain_block: [1, 1, 1],
         hierarchical: HierarchicalFacts { unknowns: 1, staged: &[], registers: &[], register_width: 32 },
+        streaming: StreamingFacts { ring: 1, mirrored_ring: 1 },
         wavefront: None,
     };
 

@@ -50,6 +50,21 @@ pub enum Schedule {
         /// Subiterations per cycle (≥ 1).
         sub: usize,
     },
+    /// Jacobi stencils: exact temporal blocking by streaming (2.5-D blocking). The two fast
+    /// axes are cut into core tiles of `tile` points per axis, the slowest axis into chunks;
+    /// each block takes one tile and chunk with a working region `sub · radius` points wider
+    /// on every side, and marches its planes, carrying the `sub` subiterations one behind
+    /// the other through a ring of planes (on the GPU in shared memory and registers), so
+    /// that each plane is read from memory once and written once per cycle. A cycle equals
+    /// `sub` plain iterations bit for bit: the same result as
+    /// `Hierarchical { tile, halo: sub · radius, sub }`, which the CPU runs for it
+    /// (`docs/schedules.md`).
+    Streaming {
+        /// Core tile edge on the two fast axes in points (≥ 1).
+        tile: usize,
+        /// Subiterations per cycle (≥ 1).
+        sub: usize,
+    },
     /// Jacobi stencils on grids larger than the GPU's memory: the out-of-core *pyramid*
     /// schedule (papers 000/001). The grid stays in host memory; it is cut along the slowest
     /// axis into slabs of `slab` planes, and each slab is sent to the device with
@@ -136,6 +151,7 @@ impl fmt::Display for Schedule {
             Schedule::Hierarchical { tile, halo, sub } => {
                 write!(f, "hierarchical(tile {tile}, halo {halo}, sub {sub})")
             }
+            Schedule::Streaming { tile, sub } => write!(f, "streaming(tile {tile}, sub {sub})"),
             Schedule::OutOfCore { slab, height, inner, device_memory } => {
                 write!(f, "out-of-core(slab ")?;
                 match slab {
@@ -154,11 +170,38 @@ impl fmt::Display for Schedule {
 
 impl Schedule {
     /// For [`Hierarchical`](Self::Hierarchical): whether a cycle equals `sub` plain
-    /// iterations (`halo ≥ sub · radius` on every axis). `false` for other schedules.
+    /// iterations (`halo ≥ sub · radius` on every axis); `true` for
+    /// [`Streaming`](Self::Streaming), `false` for other schedules.
     pub fn is_exact_blocking(&self, meta: &StencilMeta) -> bool {
         match *self {
             Schedule::Hierarchical { halo, sub, .. } => meta.radius.iter().all(|&r| halo >= sub.saturating_mul(r)),
+            Schedule::Streaming { .. } => true,
             _ => false,
+        }
+    }
+
+    /// The tiles of a cycle, for [`Hierarchical`](Self::Hierarchical) and
+    /// [`Streaming`](Self::Streaming) (whose halo is `sub` times the largest radius).
+    pub(crate) fn cycle_sizes(&self, meta: &StencilMeta) -> Option<CycleSizes> {
+        match *self {
+            Schedule::Hierarchical { tile, halo, sub } => Some(CycleSizes { tile, halo, sub }),
+            Schedule::Streaming { tile, sub } => {
+                let radius = meta.radius.iter().copied().max().unwrap_or(0);
+                Some(CycleSizes { tile, halo: sub.saturating_mul(radius), sub })
+            }
+            _ => None,
+        }
+    }
+
+    /// The schedule a CPU runs for this one: a streaming schedule's exact hierarchical
+    /// cycles (the same iterates); the others as they are.
+    #[allow(dead_code)]
+    pub(crate) fn on_cpu(self, meta: &StencilMeta) -> Schedule {
+        match (self, self.cycle_sizes(meta)) {
+            (Schedule::Streaming { .. }, Some(CycleSizes { tile, halo, sub })) => {
+                Schedule::Hierarchical { tile, halo, sub }
+            }
+            _ => self,
         }
     }
 
@@ -198,6 +241,19 @@ impl Schedule {
                 )))
             }
             Schedule::Hierarchical { .. } => Ok(self),
+            Schedule::Streaming { .. } if meta.is_sweep() => {
+                Err(invalid("streaming cycles are Jacobi iterations; a sweep stencil runs `Plain` or `Wavefront`"))
+            }
+            Schedule::Streaming { tile: 0, .. } => Err(invalid("the tile must hold at least one point per axis")),
+            Schedule::Streaming { sub: 0, .. } => Err(invalid("a cycle needs at least one subiteration")),
+            Schedule::Streaming { sub, .. }
+                if sub
+                    .checked_mul(meta.radius.iter().copied().max().unwrap_or(0))
+                    .is_none_or(|h| h > i32::MAX as usize) =>
+            {
+                Err(invalid("the cycle's halo, sub · radius, is too large"))
+            }
+            Schedule::Streaming { .. } => Ok(self),
             Schedule::OutOfCore { .. } if meta.is_sweep() => Err(invalid(
                 "the out-of-core pyramid runs Jacobi iterations; a sweep stencil runs `Plain` or `Wavefront`",
             )),

@@ -8,6 +8,7 @@ use quote::{format_ident, quote};
 use super::common::to_3d;
 use super::hierarchical::{hierarchical_staged, register_fields};
 use super::signature::{REGISTER_WIDTH, kernels, plain_block, signature};
+use super::stream::stream_rings;
 use super::wavefront::{SweepAxes, wavefront_windows};
 use crate::ir::Stencil;
 
@@ -35,6 +36,7 @@ pub fn manifest(s: &Stencil) -> TokenStream {
     let staged = hierarchical_staged(s);
     let registers = register_fields(s);
     let unknowns = s.unknowns.len();
+    let (ring, mirrored_ring) = stream_rings(s);
     let wavefront = match &s.sweep {
         Some(sweep) => {
             let windows = wavefront_windows(s);
@@ -58,6 +60,7 @@ pub fn manifest(s: &Stencil) -> TokenStream {
                 registers: &[#(#registers),*],
                 register_width: #REGISTER_WIDTH,
             },
+            streaming: #p::StreamingFacts { ring: #ring, mirrored_ring: #mirrored_ring },
             wavefront: #wavefront,
         }
     }

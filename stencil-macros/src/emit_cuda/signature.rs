@@ -22,6 +22,7 @@ pub(super) enum Kind {
     Tiled,
     Hierarchical,
     HierarchicalRows,
+    Streaming,
     Wavefront,
     Boundary,
 }
@@ -34,6 +35,7 @@ impl Kind {
             Kind::Tiled => "tiled",
             Kind::Hierarchical => "hier",
             Kind::HierarchicalRows => "hier_rows",
+            Kind::Streaming => "stream",
             Kind::Wavefront => "wavefront",
             Kind::Boundary => "boundary",
         }
@@ -46,6 +48,7 @@ impl Kind {
             Kind::Tiled => "Tiled",
             Kind::Hierarchical => "Hierarchical",
             Kind::HierarchicalRows => "HierarchicalRows",
+            Kind::Streaming => "Streaming",
             Kind::Wavefront => "Wavefront",
             Kind::Boundary => "Boundary",
         }
@@ -209,6 +212,7 @@ impl Signature {
     pub fn extern_c(&self) -> String {
         let bounds = match self.kind {
             Kind::HierarchicalRows => format!("__launch_bounds__({REGISTER_WIDTH}, HIER_MIN_BLOCKS) "),
+            Kind::Streaming => "__launch_bounds__(STREAM_THREADS) ".into(),
             _ => String::new(),
         };
         let params: Vec<String> = self.params.iter().map(Param::declaration).collect();
@@ -251,6 +255,18 @@ pub(super) fn plain_defines(s: &Stencil) -> Vec<(&'static str, String)> {
 /// The definitions of the register kernel.
 pub(super) fn rows_defines() -> Vec<(&'static str, String)> {
     vec![("HIER_ROWS", "1".into()), ("HIER_MIN_BLOCKS", "1".into())]
+}
+
+/// The definitions of the streaming kernel: the levels its registers and shared memory hold
+/// (at least the cycle's subiterations; 0 compiles it empty), the region's columns per
+/// thread, its threads per block, and whether the mirror rule is compiled.
+pub(super) fn stream_defines() -> Vec<(&'static str, String)> {
+    vec![
+        ("STREAM_SUB", "0".into()),
+        ("STREAM_COLS", "1".into()),
+        ("STREAM_THREADS", "1024".into()),
+        ("STREAM_MIRRORS", "0".into()),
+    ]
 }
 
 /// The definitions of the wavefront kernel (`WF_WIN` is set by the runtime from the
@@ -316,6 +332,7 @@ pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
         Kind::PlainMeasure => (jacobi().chain(checks()).collect(), plain_defines(s)),
         Kind::Hierarchical => (jacobi().chain(cycle()).collect(), Vec::new()),
         Kind::HierarchicalRows => (jacobi().chain(cycle()).collect(), rows_defines()),
+        Kind::Streaming => (jacobi().chain(cycle()).collect(), stream_defines()),
         Kind::Wavefront => {
             let pencils = [
                 Param::new("order", Role::PencilOrder, CType::ConstIntPtr),
@@ -352,7 +369,7 @@ fn fill_maps() -> impl Iterator<Item = Param> {
 
 /// The kernels of `s`'s translation unit, in the order it holds them.
 pub(super) fn kernels(s: &Stencil) -> Vec<Kind> {
-    let mut kinds = vec![Kind::Plain, Kind::PlainMeasure, Kind::Tiled, Kind::Hierarchical];
+    let mut kinds = vec![Kind::Plain, Kind::PlainMeasure, Kind::Tiled, Kind::Hierarchical, Kind::Streaming];
     // The register kernel keeps one unknown's columns in registers; a system's cycles run
     // in shared memory.
     if s.dim <= 2 && !s.is_system() {

@@ -59,10 +59,8 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
         let shape = u.shape();
         let next = if second { super::second_buffer(u)? } else { Vec::new() };
         Ok(Self {
-            cycle: match schedule {
-                Schedule::Hierarchical { tile, halo, .. } => Some((tile, halo)),
-                _ => None,
-            },
+            // A streaming cycle runs as the exact hierarchical cycle it equals.
+            cycle: schedule.cycle_sizes(S::META).map(|sizes| (sizes.tile, sizes.halo)),
             next,
             u,
             more: Vec::new(),

@@ -74,6 +74,8 @@ pub struct Gpu {
     /// Largest shared memory of one block in bytes, dynamic memory opted in above the
     /// default 48 KiB (227 KiB on Hopper).
     pub max_shared_per_block: usize,
+    /// Streaming multiprocessors.
+    pub multiprocessors: usize,
 }
 
 impl Gpu {
@@ -88,6 +90,7 @@ impl Gpu {
             max_threads: self.max_threads_per_block as usize,
             max_grid_yz: self.max_grid_yz as usize,
             max_shared: self.max_shared_per_block,
+            multiprocessors: self.multiprocessors,
         }
     }
 
@@ -132,6 +135,8 @@ impl Gpu {
             as u32;
         let max_shared_per_block =
             attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize;
+        let multiprocessors =
+            attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1) as usize;
         let mut driver_version = 0;
         // SAFETY: the driver library is loaded (checked above) and the pointer is valid.
         unsafe { sys::cuDriverGetVersion(&mut driver_version) }
@@ -147,6 +152,7 @@ impl Gpu {
             max_threads_per_block,
             max_grid_yz,
             max_shared_per_block,
+            multiprocessors,
         })
     }
 }

@@ -29,7 +29,9 @@ pub use nvrtc::{EXTRA_OPTIONS_VAR, Mode, nvrtc_available};
 pub use cache::{Compiled, get as compile_cached};
 #[doc(hidden)]
 pub use nvrtc::{CompileOptions, Ptx, compile};
-pub use options::{CudaOptions, HIER_KERNEL_VAR, HierarchicalKernel, SHAPE_VAR, VECTOR_VAR, WAVEFRONT_CHUNK_VAR};
+pub use options::{
+    CudaOptions, HIER_KERNEL_VAR, HierarchicalKernel, SHAPE_VAR, STREAM_THREADS_VAR, VECTOR_VAR, WAVEFRONT_CHUNK_VAR,
+};
 pub use probe::copy_bandwidth;
 
 /// Compares every kernel of `S`'s translation unit, compiled for `T` and loaded on device

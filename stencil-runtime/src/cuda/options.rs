@@ -23,6 +23,10 @@ pub const HIER_KERNEL_VAR: &str = "STENCIL_CUDA_HIER";
 /// (see [`CudaOptions::wavefront_chunk`]).
 pub const WAVEFRONT_CHUNK_VAR: &str = "STENCIL_CUDA_WAVEFRONT_CHUNK";
 
+/// Environment variable overriding the streaming kernel's threads per block (see
+/// [`CudaOptions::stream_threads`]).
+pub const STREAM_THREADS_VAR: &str = "STENCIL_CUDA_STREAM_THREADS";
+
 /// Which kernel runs hierarchical cycles where both could.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -60,11 +64,15 @@ pub struct CudaOptions {
     pub hierarchical_kernel: HierarchicalKernel,
     /// Planes a wavefront's pencil computes between two ready flags; `None`: the tile edge.
     pub wavefront_chunk: Option<usize>,
+    /// Threads per block of the streaming kernel (`Schedule::Streaming`), 32 to 1024; each
+    /// thread takes as many of a working region's columns as it needs. `None`: 1024.
+    pub stream_threads: Option<u32>,
 }
 
 impl CudaOptions {
     /// These options with every environment variable that is set ([`SHAPE_VAR`],
-    /// [`VECTOR_VAR`], [`HIER_KERNEL_VAR`], [`WAVEFRONT_CHUNK_VAR`]) in place of its own.
+    /// [`VECTOR_VAR`], [`HIER_KERNEL_VAR`], [`WAVEFRONT_CHUNK_VAR`], [`STREAM_THREADS_VAR`]) in
+    /// place of its own.
     ///
     /// **Errors**: [`Error::Launch`] for a variable that does not parse.
     pub fn with_environment(mut self) -> Result<Self> {
@@ -94,6 +102,10 @@ impl CudaOptions {
             let chunk = text.trim().parse::<usize>().ok().filter(|&c| c > 0);
             self.wavefront_chunk = Some(chunk.ok_or_else(|| fail(WAVEFRONT_CHUNK_VAR, &text, "a positive number"))?);
         }
+        if let Ok(text) = std::env::var(STREAM_THREADS_VAR) {
+            let threads = text.trim().parse::<u32>().ok().filter(|t| (32..=1024).contains(t));
+            self.stream_threads = Some(threads.ok_or_else(|| fail(STREAM_THREADS_VAR, &text, "32 to 1024"))?);
+        }
         Ok(self)
     }
 
@@ -105,6 +117,11 @@ impl CudaOptions {
             Some([x, y, m]) => [x, if dim == 3 { y } else { 1 }, if dim == 1 { 1 } else { m }],
             None => manifest.plain_block,
         }
+    }
+
+    /// The streaming kernel's threads per block asked for, if any.
+    pub(crate) fn stream_threads(&self) -> Option<usize> {
+        self.stream_threads.map(|t| t as usize)
     }
 
     /// The plain pass's points per thread for elements of `bytes` bytes on a grid of `dim`

@@ -100,9 +100,9 @@ pub(crate) fn out_of_core(needed: usize, usable: usize) -> Choice {
     }
 }
 
-/// The exact hierarchical configurations worth timing for a stencil: in 1-D and 2-D, working
-/// regions one warp (32 points) wide, which run in registers; in 3-D, small cubes in shared
-/// memory.
+/// The exact temporal blocking worth timing for a stencil: hierarchical cycles (in 1-D and
+/// 2-D, working regions one warp (32 points) wide, which run in registers; in 3-D, small
+/// cubes in shared memory) and, in 2-D and 3-D, a streaming configuration.
 pub(crate) fn candidates(meta: &StencilMeta) -> Vec<Schedule> {
     let radius = meta.radius.iter().copied().max().unwrap_or(0);
     let mut list = vec![Schedule::Plain];
@@ -118,6 +118,12 @@ pub(crate) fn candidates(meta: &StencilMeta) -> Vec<Schedule> {
             list.push(Schedule::Hierarchical { tile, halo, sub });
         }
     }
+    let streaming = match meta.dim {
+        2 => Some(Schedule::Streaming { tile: 256, sub: 8 }),
+        3 => Some(Schedule::Streaming { tile: 24, sub: 4 }),
+        _ => None,
+    };
+    list.extend(streaming.filter(|s| s.cycle_sizes(meta).is_some_and(|c| TRIAL_ITERATIONS.is_multiple_of(c.sub))));
     list
 }
 
@@ -223,13 +229,16 @@ mod tests {
         let m = meta(2, &[1, 1]);
         let list = candidates(&m);
         assert_eq!(list[0], Schedule::Plain);
-        assert_eq!(list.len(), 4);
+        assert_eq!(list.len(), 5);
         for s in &list[1..] {
             assert!(s.is_exact_blocking(&m), "{s}");
-            let Schedule::Hierarchical { tile, halo, .. } = *s else { unreachable!() };
-            assert_eq!(tile + 2 * halo, 32);
+            match *s {
+                Schedule::Hierarchical { tile, halo, .. } => assert_eq!(tile + 2 * halo, 32),
+                Schedule::Streaming { .. } => {}
+                _ => panic!("{s} is not temporal blocking"),
+            }
         }
-        // Radius 2: sub 8 would leave no core.
+        // Radius 2: sub 8 would leave no core; 1-D does not stream.
         assert_eq!(candidates(&meta(1, &[2])).len(), 3);
         assert!(candidates(&meta(3, &[1, 1, 1])).iter().skip(1).all(|s| s.is_exact_blocking(&meta(3, &[1, 1, 1]))));
     }

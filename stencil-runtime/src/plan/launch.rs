@@ -16,6 +16,8 @@ pub(crate) struct Limits {
     pub max_grid_yz: usize,
     /// Shared memory of one block in bytes, dynamic memory opted in.
     pub max_shared: usize,
+    /// Streaming multiprocessors.
+    pub multiprocessors: usize,
 }
 
 /// A launch's shape: blocks per axis, threads per block, dynamic shared memory.
@@ -33,7 +35,7 @@ impl Shape {
     }
 }
 
-fn launch_error(manifest: &KernelManifest, kind: KernelKind, reason: String) -> Error {
+pub(crate) fn launch_error(manifest: &KernelManifest, kind: KernelKind, reason: String) -> Error {
     let kernel = manifest.kernel(kind).map_or("a kernel", |k| k.symbol).to_owned();
     Error::Launch { kernel, reason }
 }
@@ -340,7 +342,8 @@ mod tests {
     use super::*;
     use crate::kernel::HierarchicalFacts;
 
-    const LIMITS: Limits = Limits { max_threads: 1024, max_grid_yz: 65535, max_shared: 227 * 1024 };
+    const LIMITS: Limits =
+        Limits { max_threads: 1024, max_grid_yz: 65535, max_shared: 227 * 1024, multiprocessors: 132 };
 
     fn manifest(radius: [usize; 3], axes: &'static [usize]) -> KernelManifest {
         KernelManifest {

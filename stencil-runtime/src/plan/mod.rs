@@ -10,5 +10,6 @@ pub(crate) mod layout;
 pub mod model;
 pub(crate) mod planes;
 pub(crate) mod slabs;
+pub(crate) mod stream;
 
 pub(crate) use layout::Layout;

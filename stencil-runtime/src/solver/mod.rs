@@ -431,7 +431,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             Some(_) => period,
         };
         let check_every = match (self.check_every, schedule) {
-            (None, Schedule::Hierarchical { sub, .. }) if !chosen => Some(natural(sub)),
+            (None, Schedule::Hierarchical { sub, .. } | Schedule::Streaming { sub, .. }) if !chosen => {
+                Some(natural(sub))
+            }
             // No pass is longer than the grid's planes (`Slabs::over`).
             (None, Schedule::OutOfCore { height, .. }) => Some(natural(height.min(planes))),
             (m, _) => m,

@@ -190,10 +190,14 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         let schedule = match self.schedule.resolve(meta)? {
             schedule @ (Schedule::Plain | Schedule::Tiled | Schedule::Wavefront { .. }) => schedule,
             given @ Schedule::Hierarchical { .. } => self.cycles_across_ranks(given, subdomain, wraps)?,
+            Schedule::Streaming { tile, sub } => {
+                let largest = subdomain.global_shape().into_iter().max().unwrap_or(1);
+                Schedule::Streaming { tile: tile.min(largest), sub }
+            }
             schedule @ Schedule::OutOfCore { .. } => schedule,
             _ => {
                 return Err(invalid(
-                    "distributed runs take `Plain`, `Tiled`, `Hierarchical` or `OutOfCore` on each rank, and `Plain` or \
+                    "distributed runs take `Plain`, `Tiled`, `Hierarchical`, `Streaming` or `OutOfCore` on each rank, and `Plain` or \
                      `Wavefront` for a sweep stencil",
                 ));
             }
@@ -212,7 +216,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         check_cut_boundaries(&self.boundaries, meta, &planes)?;
         // As in one process: a hierarchical schedule checks once per cycle by default.
         let check_every = match (self.check_every, schedule) {
-            (None, Schedule::Hierarchical { sub, .. }) => Some(sub),
+            (None, Schedule::Hierarchical { sub, .. } | Schedule::Streaming { sub, .. }) => Some(sub),
             // Once per pass, and a pass ends at every exchange.
             (None, Schedule::OutOfCore { height, .. }) => Some(height.min(planes.depth)),
             (m, _) => m,

@@ -14,6 +14,7 @@ use crate::cuda::options::HierarchicalKernel;
 use crate::kernel::KernelKind;
 use crate::plan::fill::FillCopy;
 use crate::plan::launch::{CYCLE_INTS, Cycle, Shape};
+use crate::plan::stream::StreamBuild;
 use crate::schedule::CycleSizes;
 use crate::{Error, Real, Result, ScalarValue, Schedule, Stencil};
 
@@ -32,17 +33,25 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
     ) -> Result<(Jacobi, usize, JitTime)> {
         // The whole local grid is the largest window: its geometry bounds every launch's
         // shared memory (which depends on the tile and halo, not on the cycle's length).
-        let whole_cycle = match build.schedule {
+        let edges = build.cycle_edges;
+        let (whole_cycle, stream) = match build.schedule {
             Schedule::Hierarchical { tile, halo, sub } => {
                 let registers = build.alone && build.options.hierarchical_kernel == HierarchicalKernel::Auto;
                 let sizes = CycleSizes { tile, halo, sub };
-                let edges = build.cycle_edges;
-                Some((Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, gpu.limits(), edges)?, sizes))
+                (Some((Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, gpu.limits(), edges)?, sizes)), None)
             }
-            _ => None,
+            streaming @ Schedule::Streaming { .. } => {
+                let sizes = streaming.cycle_sizes(S::META).expect("a streaming schedule has cycle sizes");
+                let mirrors = edges.iter().any(|e| e & 6 != 0);
+                let stream = StreamBuild::new(S::KERNELS, dims, sizes, build.options.stream_threads(), mirrors);
+                let cycle = stream.cycle(S::KERNELS, dims, sizes, T::BYTES, gpu.limits(), edges)?;
+                (Some((cycle, sizes)), Some(stream))
+            }
+            _ => (None, None),
         };
         let rows = whole_cycle.as_ref().filter(|(c, _)| c.kind == KernelKind::HierarchicalRows).map(|(c, _)| c.rows);
-        let defines: Vec<(&str, usize)> = rows.map(|rows| ("HIER_ROWS", rows)).into_iter().collect();
+        let mut defines: Vec<(&str, usize)> = rows.map(|rows| ("HIER_ROWS", rows)).into_iter().collect();
+        defines.extend(stream.iter().flat_map(StreamBuild::defines));
         let (module, jit) = Module::<S>::load::<T, N>(gpu, &build.options, dims, &defines)?;
         let pass = module.kernel::<N>(if build.schedule == Schedule::Tiled {
             KernelKind::Tiled
@@ -53,7 +62,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
         let cycle = match &whole_cycle {
             Some((geometry, sizes)) => {
                 let kernel = module.kernel::<N>(geometry.kind)?;
-                if geometry.kind == KernelKind::Hierarchical {
+                if geometry.kind != KernelKind::HierarchicalRows {
                     kernel.allow_shared(geometry.shape.shared as usize)?;
                 }
                 Some((kernel, *sizes))
@@ -61,7 +70,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
             None => None,
         };
         let blocks = whole_cycle.map_or(0, |(c, _)| c.shape.blocks());
-        Ok((Jacobi { pass, measure, cycle, registers: rows.is_some() }, blocks, jit))
+        Ok((Jacobi { pass, measure, cycle, registers: rows.is_some(), stream }, blocks, jit))
     }
 
     pub(super) fn elements(&self, planes: &Range<usize>) -> Range<usize> {
@@ -146,7 +155,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
         let registers = jacobi.registers && whole;
         let sizes = CycleSizes { sub: steps, ..sizes };
         let edges = self.cycle_edges(&planes);
-        let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, self.gpu.limits(), edges)?;
+        let geometry = match &jacobi.stream {
+            Some(stream) => stream.cycle(S::KERNELS, dims, sizes, T::BYTES, self.gpu.limits(), edges)?,
+            None => Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, self.gpu.limits(), edges)?,
+        };
         let cycle = geometry.ints(steps, if measure { steps } else { 0 })?;
         self.layers.next = false;
         self.launch_window(&kernel, geometry.shape, self.elements(&planes), dims, cycle, measure, None)

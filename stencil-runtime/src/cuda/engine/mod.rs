@@ -28,6 +28,7 @@ use crate::kernel::KernelKind;
 use crate::plan::fill::{Fill, FillCopy};
 use crate::plan::launch::{CYCLE_INTS, Cycle, plain, tiled};
 use crate::plan::planes::{Exchange, Halo};
+use crate::plan::stream::StreamBuild;
 use crate::schedule::CycleSizes;
 use crate::{Error, Grid, Real, Result, Schedule, Stencil};
 
@@ -44,6 +45,8 @@ struct Jacobi {
     cycle: Option<(Kernel, CycleSizes)>,
     /// Whether cycles over the whole grid run the register kernel (compiled for its rows).
     registers: bool,
+    /// For a streaming schedule: what its kernel was compiled with (cycles run it).
+    stream: Option<StreamBuild>,
 }
 
 /// What an engine is built for.

@@ -1,0 +1,349 @@
+//! Streaming (2.5-D) temporal blocking: an exact hierarchical cycle whose blocks tile the two
+//! fast axes and march the slowest, carrying every subiteration ("level") one plane behind
+//! the one before it through a ring of planes in shared memory and registers. Each plane of
+//! the unknowns is read from memory once and written once per cycle, and nothing along the
+//! marching axis is computed twice except the halos of the chunks it is cut into.
+
+use super::common::*;
+use super::hierarchical::core_bounds;
+use super::signature::{Kind, define_defaults, signature};
+use crate::ir::Stencil;
+use crate::writer::Writer;
+
+/// Planes a level lags behind the level before it: the radius on the marching axis plus one,
+/// so that a level reads only planes the level before finished at an earlier step (one
+/// barrier per step).
+fn lag(s: &Stencil) -> usize {
+    to_3d(&s.radius)[0] + 1
+}
+
+/// The planes of a level's ring in shared memory: from the oldest plane a read takes from
+/// shared memory to the plane the level writes while the next level reads, `lag − min d0 + 1`,
+/// rounded up to a power of two.
+/// Reads of an unknown at its own column (d1 = d2 = 0) come from registers, so only reads
+/// across columns count; with a mirrored (Neumann) side every read of an unknown goes
+/// through shared memory (its mirror is another column or plane), and the ring spans the
+/// whole radius: the second number.
+pub(super) fn stream_rings(s: &Stencil) -> (usize, usize) {
+    let r0 = to_3d(&s.radius)[0];
+    let lowest = s
+        .reads
+        .iter()
+        .filter(|r| s.unknowns.contains(&r.field))
+        .map(|r| to_3d(&r.offset))
+        .filter(|d| d[1] != 0 || d[2] != 0)
+        .map(|d| d[0])
+        .min()
+        .unwrap_or(0)
+        .min(0);
+    let plain = (lag(s) as i64 - i64::from(lowest) + 1) as usize;
+    // Powers of two, so that a plane's slot is a mask of its index.
+    (plain.next_power_of_two(), (2 * r0 + 2).next_power_of_two())
+}
+
+/// Read-only fields read only at the point itself: each level's value for the next step is
+/// loaded at the end of a step, so that the load's latency passes during the barrier.
+fn point_fields(s: &Stencil) -> Vec<usize> {
+    (0..s.fields.len())
+        .filter(|f| !s.unknowns.contains(f))
+        .filter(|&f| s.reads.iter().filter(|r| r.field == f).all(|r| r.offset.iter().all(|&d| d == 0)))
+        .filter(|&f| s.reads.iter().any(|r| r.field == f))
+        .collect()
+}
+
+/// The device function that maps a read of the working region onto the point whose value it
+/// takes under the mirror rule: a point in a Neumann outer layer, and in no other outer
+/// layer, stands for its mirror point (on every axis at once), as after a hierarchical
+/// subiteration. Returns the region's local coordinates.
+fn emit_mirror_map(w: &mut Writer) {
+    w.line("// The local coordinates (plane, then column within the plane) of the region point whose value a");
+    w.line("// read of region point (l0, l1, l2) takes: itself, or its mirror point when it lies in a mirrored");
+    w.line("// (Neumann) outer layer and in no kept one.");
+    w.open(
+        "__device__ __forceinline__ void stencil_stream_mirror(int& l0, int& l1, int& l2, const idx o0, const idx o1, \
+         const idx o2, const idx N0, const idx N1, const idx N2, const int edges0, const int edges1, const int edges2)",
+    );
+    w.line("int m[3] = {l0, l1, l2};");
+    w.line("bool mirrored = false, kept = false;");
+    w.line(
+        "const idx x[3] = {o0 + l0, o1 + l1, o2 + l2}, n[3] = {N0, N1, N2}, r[3] = {R0, R1, R2}, o[3] = {o0, o1, o2};",
+    );
+    w.line("const int edges[3] = {edges0, edges1, edges2};");
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < 3; ++k)");
+    w.line("if (edges[k] & 1) continue;");
+    w.open("if (x[k] < r[k])");
+    w.line("if (edges[k] & 2) { m[k] = (int)(2 * r[k] - 1 - x[k] - o[k]); mirrored = true; } else kept = true;");
+    w.reopen("else if (x[k] >= n[k] - r[k])");
+    w.line(
+        "if (edges[k] & 4) { m[k] = (int)(2 * (n[k] - r[k]) - 1 - x[k] - o[k]); mirrored = true; } else kept = true;",
+    );
+    w.close("");
+    w.close("");
+    w.open("if (mirrored && !kept)");
+    w.line("l0 = m[0]; l1 = m[1]; l2 = m[2];");
+    w.close("");
+    w.close("");
+}
+
+pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
+    let (ring, mirrored_ring) = stream_rings(s);
+    let unknowns: Vec<String> = s.unknowns.iter().map(|&f| c_name(&s.fields[f].name)).collect();
+    w.line("// Streaming temporal blocking: an exact hierarchical cycle of `sub` subiterations (levels) whose");
+    w.line("// blocks each take one core tile of the two fast axes and a chunk of the slowest axis's cores");
+    w.line("// (the cores [lo0, hi0) cut into gridDim.z chunks), with the working region h1, h2 points wider on");
+    w.line("// each side and h0 planes longer at each end (clipped at the grid's edge, or wrapped on a periodic");
+    w.line("// axis). The block marches the region's planes: at step k it loads plane k (level 0) and level t");
+    w.line("// computes plane k − t·LAG, reading the previous level's planes within the radius, which it finished");
+    w.line("// at earlier steps; the last level's core points are written out. Reads at the thread's own column");
+    w.line("// come from registers (a queue of 2·R0 + 1 planes per level), the others from the previous level's");
+    w.line("// ring of planes in shared memory. Points within the radius of the region's edge keep their values,");
+    w.line("// and with mirrored (Neumann) sides every read goes through the mirror rule. One barrier per step.");
+    w.line("// Launch with gridDim = (tiles on axis 2, tiles on axis 1, chunks), blockDim = (STREAM_THREADS, 1, 1)");
+    w.line("// with STREAM_THREADS · STREAM_COLS ≥ the region's columns, STREAM_SUB ≥ sub (0, the default, compiles");
+    w.line("// an empty kernel: only a run that streams pays for its compilation), STREAM_MIRRORS = 1 if a region");
+    w.line("// may meet a mirrored side (else the mirror rule is not compiled), and dynamic shared memory of");
+    w.line(format!(
+        "// STREAM_SUB · {} · ring · w1 · w2 elements, ring = {ring} ({mirrored_ring} with a mirrored side).",
+        unknowns.len()
+    ));
+    define_defaults(w, &signature(s, Kind::Streaming).defines);
+    w.line(format!("#define STREAM_LAG {}", lag(s)));
+    w.line(format!("#define STREAM_RING {ring}"));
+    w.line(format!("#define STREAM_RING_MIRRORED {mirrored_ring}"));
+    w.line("#if STREAM_SUB > 0");
+    emit_mirror_map(w);
+    w.line("#endif");
+    signature(s, Kind::Streaming).open(w);
+    w.line("#if STREAM_SUB > 0");
+    w.line("extern __shared__ double stencil_shared[]; // double: aligned for either element type");
+    index_prologue(w);
+    emit_geometry(w, s);
+    w.line("// Unknown u's ring of level t (t < STREAM_SUB) starts at element ((u · STREAM_SUB + t) · ring) · area.");
+    for (u, n) in unknowns.iter().enumerate() {
+        w.line(format!("real* const ring_{n} = (real*)stencil_shared + {u} * STREAM_SUB * ring * area;"));
+        w.line(format!("real queue_{n}[STREAM_SUB][STREAM_COLS][2 * R0 + 1];"));
+        w.line(format!("real ahead_{n}[STREAM_COLS];"));
+    }
+    emit_columns(w, &unknowns);
+    let prefetched = point_fields(s);
+    for &f in &prefetched {
+        w.line(format!("real point_{}[STREAM_SUB][STREAM_COLS];", c_name(&s.fields[f].name)));
+    }
+    emit_prefetch(w, s, &prefetched, "0");
+    w.line("double my_max = 0.0, my_sum = 0.0;");
+    w.line("const int steps = (int)(e0 - o0) + sub * STREAM_LAG;");
+    w.open("for (int k = 0; k < steps; ++k)");
+    emit_levels(w, s, &unknowns);
+    emit_level_zero(w, &unknowns);
+    emit_prefetch(w, s, &prefetched, "k + 1");
+    w.line("__syncthreads();");
+    w.close("");
+    w.line("if (!measure) return;");
+    emit_block_reduction(w);
+    w.line("#endif");
+    w.close("");
+    w.blank();
+}
+
+/// The flags of the edges, the core and the working region per axis, and the ring's length.
+fn emit_geometry(w: &mut Writer, s: &Stencil) {
+    w.line("const bool wrap0 = edges0 & 1, wrap1 = edges1 & 1, wrap2 = edges2 & 1;");
+    w.line("const bool mirrors = ((edges0 | edges1 | edges2) & 6) != 0;");
+    w.line("const int ring = STREAM_MIRRORS && mirrors ? STREAM_RING_MIRRORED : STREAM_RING;");
+    w.line("// The core [c, e) and the working region [o, o + w) per axis.");
+    if s.dim == 1 {
+        let (axis_0, axis_2) = core_bounds(s);
+        w.line(format!("const idx c0 = {}, c1 = 0, c2 = {};", axis_0[0], axis_2[0]));
+        w.line(format!("const idx e0 = {}, e1 = 1, e2 = {};", axis_0[1], axis_2[1]));
+    } else {
+        w.line("const idx chunk = ((idx)hi0 - (idx)lo0 + (idx)gridDim.z - 1) / (idx)gridDim.z;");
+        w.line("const idx c0 = (idx)lo0 + (idx)blockIdx.z * chunk, e0 = min(c0 + chunk, (idx)hi0);");
+        w.line("const idx c1 = R1 + (idx)blockIdx.y * tile, e1 = min(c1 + (idx)tile, N1 - R1);");
+        w.line("const idx c2 = R2 + (idx)blockIdx.x * tile, e2 = min(c2 + (idx)tile, N2 - R2);");
+    }
+    w.line("const idx o0 = wrap0 ? c0 - (idx)h0 : max(c0 - (idx)h0, (idx)0);");
+    w.line("const idx o1 = wrap1 ? c1 - (idx)h1 : max(c1 - (idx)h1, (idx)0);");
+    w.line("const idx o2 = wrap2 ? c2 - (idx)h2 : max(c2 - (idx)h2, (idx)0);");
+    w.line("const int w0 = (int)((wrap0 ? e0 + (idx)h0 : min(e0 + (idx)h0, N0)) - o0);");
+    w.line("const int w1 = (int)((wrap1 ? e1 + (idx)h1 : min(e1 + (idx)h1, N1)) - o1);");
+    w.line("const int w2 = (int)((wrap2 ? e2 + (idx)h2 : min(e2 + (idx)h2, N2)) - o2);");
+    w.line("const int area = w1 * w2;");
+}
+
+/// Each thread's columns of the region: `col[j] = threadIdx.x + j · blockDim.x`, their
+/// coordinates, whether they are updated and in the core, and their memory offset within a
+/// plane (wrapped on a periodic axis).
+fn emit_columns(w: &mut Writer, unknowns: &[String]) {
+    w.line("int col_l1[STREAM_COLS], col_l2[STREAM_COLS];");
+    w.line("bool col_valid[STREAM_COLS], col_updates[STREAM_COLS], col_core[STREAM_COLS];");
+    w.line("idx col_g[STREAM_COLS];");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < STREAM_COLS; ++j)");
+    w.line("const int col = threadIdx.x + j * blockDim.x;");
+    w.line("col_valid[j] = col < area;");
+    w.line("const int c = col_valid[j] ? col : 0;");
+    w.line("col_l1[j] = c / w2;");
+    w.line("col_l2[j] = c % w2;");
+    w.line("col_updates[j] = col_l1[j] >= R1 && col_l1[j] < w1 - R1 && col_l2[j] >= R2 && col_l2[j] < w2 - R2;");
+    w.line("const idx x1 = o1 + col_l1[j], x2 = o2 + col_l2[j];");
+    w.line("col_core[j] = col_valid[j] && x1 >= c1 && x1 < e1 && x2 >= c2 && x2 < e2;");
+    w.line("col_g[j] = stencil_wrap(x1, N1, R1, wrap1) * s1 + stencil_wrap(x2, N2, R2, wrap2);");
+    for n in unknowns {
+        w.line(format!(
+            "ahead_{n}[j] = col_valid[j] ? f_{n}[stencil_wrap(o0, N0, R0, wrap0) * s0 + col_g[j]] : (real)0;"
+        ));
+    }
+    w.close("");
+}
+
+/// The levels of one step, the last first: level t computes local plane k − t·LAG from
+/// level t − 1's queue and ring, then (below the last level) writes its ring and pushes its
+/// value onto its queue, which level t + 1 has already read this step.
+fn emit_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
+    w.line("#pragma unroll");
+    w.open("for (int t = STREAM_SUB; t >= 1; --t)");
+    w.line("if (t > sub) continue;");
+    w.line("const int p = k - t * STREAM_LAG;");
+    w.line("const bool plane_valid = p >= 0 && p < w0;");
+    w.line("const bool plane_updates = p >= R0 && p < w0 - R0;");
+    w.line("const idx x0 = o0 + p;");
+    w.line("const bool plane_core = x0 >= c0 && x0 < e0;");
+    w.line("const idx g0 = stencil_wrap(x0, N0, R0, wrap0) * s0;");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < STREAM_COLS; ++j)");
+    for n in unknowns {
+        w.line(format!("real new_{n} = queue_{n}[t - 1][j][R0];"));
+    }
+    w.open("if (plane_valid && col_valid[j] && plane_updates && col_updates[j])");
+    w.line("const idx g = g0 + col_g[j];");
+    w.line("const int here = threadIdx.x + j * blockDim.x;");
+    w.line("#if STREAM_MIRRORS");
+    w.open("if (mirrors)");
+    define_access(w, s, true);
+    compute(w, s, unknowns);
+    w.close(" else");
+    w.line("#endif");
+    w.open("");
+    define_access(w, s, false);
+    compute(w, s, unknowns);
+    w.close("");
+    w.close("");
+    w.open("if (t == sub && plane_valid && plane_core && col_core[j])");
+    w.line("const idx i = g0 + col_g[j];");
+    for (k, n) in unknowns.iter().enumerate() {
+        w.line(format!("{}[i] = new_{n};", output(k)));
+        w.line(format!("if (measure && !isfinite(new_{n})) atomicMin(first_bad, (unsigned long long)i);"));
+    }
+    w.close("");
+    w.open("if (t < sub)");
+    w.open("if (plane_valid && col_valid[j])");
+    for n in unknowns {
+        w.line(format!("ring_{n}[(t * ring + (p & (ring - 1))) * area + threadIdx.x + j * blockDim.x] = new_{n};"));
+    }
+    w.close("");
+    emit_push(w, unknowns, "t");
+    w.close("");
+    w.close("");
+    w.close("");
+}
+
+/// The accessors of the unknowns at level t − 1 around local plane p and column `here`, and of
+/// the read-only fields around global point `g`: through the mirror rule (`mirrored`), or
+/// from the queue at the own column and the ring elsewhere.
+fn define_access(w: &mut Writer, s: &Stencil, mirrored: bool) {
+    let prefetched = point_fields(s);
+    for (f, field) in s.fields.iter().enumerate() {
+        let n = &c_name(&field.name);
+        let access = if prefetched.contains(&f) {
+            format!("point_{n}[t - 1][j]")
+        } else if !s.unknowns.contains(&f) {
+            format!("__ldg(&f_{n}[g + (d0) * s0 + (d1) * s1 + (d2)])")
+        } else if mirrored {
+            format!("stencil_stream_read(ring_{n} + (t - 1) * ring * area, p, col_l1[j], col_l2[j], d0, d1, d2)")
+        } else {
+            format!(
+                "((d1) == 0 && (d2) == 0 ? queue_{n}[t - 1][j][R0 + (d0)] \
+                 : ring_{n}[((t - 1) * ring + ((p + (d0)) & (ring - 1))) * area + here + (d1) * w2 + (d2)])"
+            )
+        };
+        w.line(format!("#define AT_{n}(d0, d1, d2) {access}"));
+    }
+    if mirrored {
+        w.line("#define stencil_stream_read(r, p, l1, l2, d0, d1, d2) ([&]() -> real { \\");
+        w.line("    int m0 = (p) + (d0), m1 = (l1) + (d1), m2 = (l2) + (d2); \\");
+        w.line("    stencil_stream_mirror(m0, m1, m2, o0, o1, o2, N0, N1, N2, edges0, edges1, edges2); \\");
+        w.line("    return (r)[(m0 & (ring - 1)) * area + m1 * w2 + m2]; }())");
+    }
+}
+
+/// Loads, for step `step`, every level's value of the read-only fields read only at the point
+/// (at the level's plane, clamped to the region).
+fn emit_prefetch(w: &mut Writer, s: &Stencil, fields: &[usize], step: &str) {
+    if fields.is_empty() {
+        return;
+    }
+    w.line("#pragma unroll");
+    w.open("for (int t = 1; t <= STREAM_SUB; ++t)");
+    w.line(format!("const int p = min(max({step} - t * STREAM_LAG, 0), w0 - 1);"));
+    w.line("const idx g0 = stencil_wrap(o0 + p, N0, R0, wrap0) * s0;");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < STREAM_COLS; ++j)");
+    for &f in fields {
+        let n = c_name(&s.fields[f].name);
+        w.line(format!("point_{n}[t - 1][j] = col_valid[j] ? __ldg(&f_{n}[g0 + col_g[j]]) : (real)0;"));
+    }
+    w.close("");
+    w.close("");
+}
+
+/// The point function on the accessors; the measured level adds S(u) − u over the core.
+fn compute(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
+    point_call(w, s);
+    undefine_access(w, s);
+    w.line("#undef stencil_stream_read");
+    w.open("if (measure == t && plane_core && col_core[j])");
+    for (k, n) in unknowns.iter().enumerate() {
+        match s.is_system() {
+            true => accumulate_change(w, s, k, &format!("new_{n}")),
+            false => accumulate_residual(w, &format!("new_{n}")),
+        }
+    }
+    w.close("");
+    for (k, n) in unknowns.iter().enumerate() {
+        w.line(format!("new_{n} = {};", value(s, k)));
+    }
+}
+
+/// Pushes `new_<u>` onto level `level`'s queue of column j.
+fn emit_push(w: &mut Writer, unknowns: &[String], level: &str) {
+    w.line("#pragma unroll");
+    w.open("for (int i = 0; i < 2 * R0; ++i)");
+    for n in unknowns {
+        w.line(format!("queue_{n}[{level}][j][i] = queue_{n}[{level}][j][i + 1];"));
+    }
+    w.close("");
+    for n in unknowns {
+        w.line(format!("queue_{n}[{level}][j][2 * R0] = new_{n};"));
+    }
+}
+
+/// Level 0: the plane loaded at the previous step (`ahead`) goes to the ring and the queue,
+/// and the next plane's load is issued, to arrive while the next step computes. Past the
+/// region's last plane the queue still moves, so that it stays aligned with the levels.
+fn emit_level_zero(w: &mut Writer, unknowns: &[String]) {
+    w.line("const idx next0 = stencil_wrap(o0 + min(k + 1, w0 - 1), N0, R0, wrap0) * s0;");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < STREAM_COLS; ++j)");
+    for n in unknowns {
+        w.line(format!("const real new_{n} = ahead_{n}[j];"));
+    }
+    w.open("if (k < w0 && col_valid[j])");
+    for n in unknowns {
+        w.line(format!("ring_{n}[(k & (ring - 1)) * area + threadIdx.x + j * blockDim.x] = new_{n};"));
+        w.line(format!("ahead_{n}[j] = f_{n}[next0 + col_g[j]];"));
+    }
+    w.close("");
+    emit_push(w, unknowns, "0");
+    w.close("");
+}

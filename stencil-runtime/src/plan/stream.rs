@@ -1,0 +1,136 @@
+//! The streaming kernel's launch (`Schedule::Streaming`): one block per core tile of the
+//! two fast axes and chunk of the slowest axis's cores, marching the chunk's working region
+//! plane by plane. Computed from the kernel manifest's facts and the device's limits only.
+
+use super::launch::{Cycle, Limits, Shape, launch_error};
+use crate::Result;
+use crate::kernel::{KernelKind, KernelManifest};
+use crate::schedule::CycleSizes;
+
+/// Threads per block unless asked otherwise: a 3-D region of 32 × 32 columns, one column
+/// per thread.
+pub(crate) const DEFAULT_STREAM_THREADS: usize = 1024;
+
+/// Threads resident on one multiprocessor (Hopper, Ampere).
+const THREADS_PER_MULTIPROCESSOR: usize = 2048;
+
+/// Waves of blocks the chunks of axis 0 aim at, so that the last wave's idle
+/// multiprocessors cost little.
+const WAVES: usize = 4;
+
+/// What the streaming kernel is compiled with: its `-D` definitions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StreamBuild {
+    /// Levels held (`STREAM_SUB`): the longest cycle a launch may run.
+    pub levels: usize,
+    /// Region columns per thread (`STREAM_COLS`).
+    pub cols: usize,
+    /// Threads per block (`STREAM_THREADS`).
+    pub threads: usize,
+    /// Whether the mirror rule is compiled (`STREAM_MIRRORS`): some region may meet a
+    /// Neumann side.
+    pub mirrors: bool,
+}
+
+impl StreamBuild {
+    /// The build for cycles of at most `sizes.sub` subiterations on a grid seen as `dims`,
+    /// with `threads` per block asked for (default [`DEFAULT_STREAM_THREADS`]).
+    pub fn new(
+        manifest: &KernelManifest,
+        dims: [usize; 3],
+        sizes: CycleSizes,
+        threads: Option<usize>,
+        mirrors: bool,
+    ) -> Self {
+        let columns = region_columns(manifest, dims, sizes);
+        let most = threads.unwrap_or(DEFAULT_STREAM_THREADS).clamp(32, 1024);
+        let cols = columns.div_ceil(most);
+        let threads = columns.div_ceil(cols).next_multiple_of(32);
+        Self { levels: sizes.sub, cols, threads, mirrors }
+    }
+
+    /// The definitions the module is compiled with.
+    pub fn defines(&self) -> [(&'static str, usize); 4] {
+        [
+            ("STREAM_SUB", self.levels),
+            ("STREAM_COLS", self.cols),
+            ("STREAM_THREADS", self.threads),
+            ("STREAM_MIRRORS", usize::from(self.mirrors)),
+        ]
+    }
+
+    /// The launch of a cycle of `sizes` over a grid seen as `dims`, whose working regions
+    /// meet the grid's edges as `edges` says (per kernel axis), on a module of this build.
+    pub fn cycle(
+        &self,
+        manifest: &KernelManifest,
+        dims: [usize; 3],
+        sizes: CycleSizes,
+        elem: usize,
+        limits: Limits,
+        edges: [i32; 3],
+    ) -> Result<Cycle> {
+        let fail = |reason| launch_error(manifest, KernelKind::Streaming, reason);
+        if sizes.sub > self.levels {
+            return Err(fail(format!("a cycle of {} subiterations on a kernel built for {}", sizes.sub, self.levels)));
+        }
+        let mirrored = edges.iter().any(|e| e & 6 != 0);
+        if mirrored && !self.mirrors {
+            return Err(fail(
+                "a region meets a mirrored side, and the kernel was built without the mirror rule".into(),
+            ));
+        }
+        // The same tiles, halos and cores as a hierarchical cycle; the shape is the
+        // streaming kernel's.
+        let base = Cycle::new(manifest, dims, sizes, elem, false, Limits { max_shared: usize::MAX, ..limits }, edges)?;
+        let radius = manifest.radius;
+        let extent = |a: usize| {
+            let interior = dims[a] - 2 * radius[a];
+            let wide = base.tile.min(interior) + 2 * base.halo[a];
+            if edges[a] & 1 != 0 { wide } else { wide.min(dims[a]) }
+        };
+        let area = extent(1) * extent(2);
+        let shared = manifest.streaming.shared_bytes(self.levels, manifest.hierarchical.unknowns, area, elem, mirrored);
+        if shared > limits.max_shared {
+            return Err(fail(format!(
+                "{} levels of {} planes of {}×{} points need {shared} B of shared memory, and the device allows {} \
+                 B per block: use a smaller tile or fewer subiterations",
+                self.levels,
+                if mirrored { manifest.streaming.mirrored_ring } else { manifest.streaming.ring },
+                extent(1),
+                extent(2),
+                limits.max_shared
+            )));
+        }
+        let [tiles2, tiles1, _] = base.shape.grid;
+        let shape = if base.axis0 == 0 {
+            // Chunks of axis 0's cores: enough blocks for a few waves, each chunk long
+            // enough that its halos and the levels' lag cost little.
+            let cores = base.cores0.1 - base.cores0.0;
+            let lag = radius[0] + 1;
+            // From the levels built, not the cycle's length: every launch of a run then has
+            // the same blocks, which bound its check buffers.
+            let shortest = (8 * self.levels * lag).max(1);
+            let resident = (THREADS_PER_MULTIPROCESSOR / self.threads).min(limits.max_shared / shared.max(1)).max(1);
+            let wanted = (WAVES * limits.multiprocessors * resident).div_ceil(tiles1 as usize * tiles2 as usize);
+            let chunks = wanted.min(cores.div_ceil(shortest)).clamp(1, limits.max_grid_yz);
+            Shape { grid: [tiles2, tiles1, chunks as u32], block: [self.threads as u32, 1, 1], shared: shared as u32 }
+        } else {
+            Shape { grid: [tiles2, 1, 1], block: [self.threads as u32, 1, 1], shared: shared as u32 }
+        };
+        if self.threads * self.cols < area {
+            return Err(fail(format!("{} threads of {} columns cannot hold {area} columns", self.threads, self.cols)));
+        }
+        Ok(Cycle { kind: KernelKind::Streaming, shape, ..base })
+    }
+}
+
+/// The widest working region's columns (points of the two fast axes) for `sizes`.
+fn region_columns(manifest: &KernelManifest, dims: [usize; 3], sizes: CycleSizes) -> usize {
+    let extent = |a: usize| {
+        let r = manifest.radius[a];
+        let halo = if r == 0 { 0 } else { sizes.halo };
+        sizes.tile.min(dims[a] - 2 * r) + 2 * halo
+    };
+    extent(1) * extent(2)
+}
