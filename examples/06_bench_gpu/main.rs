@@ -272,6 +272,32 @@ fn solver<S: Stencil<N>, T: Real, const N: usize>(
         .check_every(k)
 }
 
+/// The best of `--repeats` runs of `args.iterations` iterations and the steady rate in
+/// Gpoint/s from the runs of k and 2k iterations.
+fn measure_case<const N: usize>(
+    run: &impl Fn(Schedule, Boundaries<N>, usize) -> stencil::Result<Report>,
+    schedule: Schedule,
+    boundary: Boundary,
+    points: usize,
+    args: &Args,
+) -> stencil::Result<(Report, f64)> {
+    let time = |k: usize| -> stencil::Result<(f64, Report)> {
+        let mut best: Option<Report> = None;
+        for _ in 0..=args.repeats {
+            let report = run(schedule, Boundaries::all(boundary), k)?;
+            if best.as_ref().is_none_or(|b| report.wall < b.wall) {
+                best = Some(report);
+            }
+        }
+        let best = best.expect("at least one run");
+        Ok((best.wall.as_secs_f64(), best))
+    };
+    let (t1, report) = time(args.iterations)?;
+    let (t2, _) = time(2 * args.iterations)?;
+    let steady = points as f64 * args.iterations as f64 / (t2 - t1).max(1e-12) / 1e9;
+    Ok((report, steady))
+}
+
 /// A row of the table for every schedule and boundary condition; `run(schedule, boundaries,
 /// k)` runs `k` iterations of `S` from the same start each time.
 fn rows<S: Stencil<N>, T: Real, const N: usize>(
@@ -285,32 +311,30 @@ fn rows<S: Stencil<N>, T: Real, const N: usize>(
     let mut rows = Vec::new();
     let cases = args.schedules.iter().flat_map(|&s| args.boundaries.iter().map(move |&b| (s, b)));
     for (schedule, boundary) in cases {
-        let time = |k: usize| -> Result<(f64, Report), Box<dyn std::error::Error>> {
-            let mut best: Option<Report> = None;
-            for _ in 0..=args.repeats {
-                let report = run(schedule, Boundaries::all(boundary), k)?;
-                if best.as_ref().is_none_or(|b| report.wall < b.wall) {
-                    best = Some(report);
-                }
-            }
-            let best = best.expect("at least one run");
-            Ok((best.wall.as_secs_f64(), best))
+        let name = |what: &str| {
+            let grid = shape.iter().map(ToString::to_string).collect::<Vec<_>>().join("×");
+            format!(
+                "| {} | {} | {grid} | {schedule} | {} | {what}",
+                S::META.name,
+                T::NAME,
+                Boundaries::<N>::all(boundary)
+            )
         };
-        let (t1, report) = time(args.iterations)?;
-        let (t2, _) = time(2 * args.iterations)?;
-        let steady = points as f64 * args.iterations as f64 / (t2 - t1).max(1e-12) / 1e9;
-        let gbs = report.effective_gb_per_s();
-        rows.push(format!(
-            "| {} | {} | {} | {schedule} | {} | {:.1} | {:.0} | {copy:.0} | {:.0} % | {steady:.1} | {:.0} % |",
-            S::META.name,
-            T::NAME,
-            shape.iter().map(ToString::to_string).collect::<Vec<_>>().join("×"),
-            Boundaries::<N>::all(boundary),
-            report.gpoints_per_s(),
-            gbs,
-            100.0 * gbs / copy,
-            100.0 * steady * bytes_per_point as f64 / copy,
-        ));
+        // A configuration the device refuses (too much shared memory, say) is a row that says
+        // why, so that the table keeps every other row.
+        match measure_case(&run, schedule, boundary, points, args) {
+            Ok((report, steady)) => {
+                let gbs = report.effective_gb_per_s();
+                rows.push(name(&format!(
+                    "{:.1} | {:.0} | {copy:.0} | {:.0} % | {steady:.1} | {:.0} % |",
+                    report.gpoints_per_s(),
+                    gbs,
+                    100.0 * gbs / copy,
+                    100.0 * steady * bytes_per_point as f64 / copy,
+                )));
+            }
+            Err(error) => rows.push(name(&format!("{error} | | | | | |"))),
+        }
     }
     Ok(rows)
 }

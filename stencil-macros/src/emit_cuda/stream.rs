@@ -89,6 +89,7 @@ fn emit_mirror_map(w: &mut Writer) {
 pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     let (ring, mirrored_ring) = stream_rings(s);
     let unknowns: Vec<String> = s.unknowns.iter().map(|&f| c_name(&s.fields[f].name)).collect();
+    let prefetched = point_fields(s);
     w.line("// Streaming temporal blocking: an exact hierarchical cycle of `sub` subiterations (levels) whose");
     w.line("// blocks each take one core tile of the two fast axes and a chunk of the slowest axis's cores");
     w.line("// (the cores [lo0, hi0) cut into gridDim.z chunks), with the working region h1, h2 points wider on");
@@ -98,19 +99,23 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line("// at earlier steps; the last level's core points are written out. Reads at the thread's own column");
     w.line("// come from registers (a queue of 2·R0 + 1 planes per level), the others from the previous level's");
     w.line("// ring of planes in shared memory. Points within the radius of the region's edge keep their values,");
-    w.line("// and with mirrored (Neumann) sides every read goes through the mirror rule. One barrier per step.");
+    w.line("// and with mirrored (Neumann) sides every read goes through the mirror rule. One barrier per step;");
+    w.line("// the steps where every level's plane is updated take a path without the edges' tests.");
     w.line("// Launch with gridDim = (tiles on axis 2, tiles on axis 1, chunks), blockDim = (STREAM_THREADS, 1, 1)");
-    w.line("// with STREAM_THREADS · STREAM_COLS ≥ the region's columns, STREAM_SUB ≥ sub (0, the default, compiles");
-    w.line("// an empty kernel: only a run that streams pays for its compilation), STREAM_MIRRORS = 1 if a region");
-    w.line("// may meet a mirrored side (else the mirror rule is not compiled), and dynamic shared memory of");
+    w.line("// with STREAM_THREADS · STREAM_COLS ≥ STREAM_W1 · STREAM_W2 (the widest region's extents on axes 1");
+    w.line("// and 2: a region's column (l1, l2) is element l1 · STREAM_W2 + l2 of a plane), STREAM_SUB ≥ sub (0,");
+    w.line("// the default, compiles an empty kernel: only a run that streams pays for its compilation),");
+    w.line("// STREAM_MIRRORS = 1 if a region may meet a mirrored side (else the mirror rule is not compiled), and");
     w.line(format!(
-        "// STREAM_SUB · {} · ring · w1 · w2 elements, ring = {ring} ({mirrored_ring} with a mirrored side).",
+        "// dynamic shared memory of STREAM_SUB · {} · ring · STREAM_W1 · STREAM_W2 elements, ring = {ring}",
         unknowns.len()
     ));
+    w.line(format!("// ({mirrored_ring} with a mirrored side)."));
     define_defaults(w, &signature(s, Kind::Streaming).defines);
     w.line(format!("#define STREAM_LAG {}", lag(s)));
     w.line(format!("#define STREAM_RING {ring}"));
     w.line(format!("#define STREAM_RING_MIRRORED {mirrored_ring}"));
+    w.line("#define STREAM_PITCH (STREAM_W1 * STREAM_W2)");
     w.line("#if STREAM_SUB > 0");
     emit_mirror_map(w);
     w.line("#endif");
@@ -119,24 +124,37 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line("extern __shared__ double stencil_shared[]; // double: aligned for either element type");
     index_prologue(w);
     emit_geometry(w, s);
-    w.line("// Unknown u's ring of level t (t < STREAM_SUB) starts at element ((u · STREAM_SUB + t) · ring) · area.");
+    w.line("// Unknown u's ring of level t (t < STREAM_SUB) starts at element (u · STREAM_SUB + t) · ring · PITCH.");
     for (u, n) in unknowns.iter().enumerate() {
-        w.line(format!("real* const ring_{n} = (real*)stencil_shared + {u} * STREAM_SUB * ring * area;"));
+        w.line(format!("real* const ring_{n} = (real*)stencil_shared + {u} * STREAM_SUB * ring * STREAM_PITCH;"));
         w.line(format!("real queue_{n}[STREAM_SUB][STREAM_COLS][2 * R0 + 1];"));
         w.line(format!("real ahead_{n}[STREAM_COLS];"));
     }
     emit_columns(w, &unknowns);
-    let prefetched = point_fields(s);
     for &f in &prefetched {
         w.line(format!("real point_{}[STREAM_SUB][STREAM_COLS];", c_name(&s.fields[f].name)));
     }
-    emit_prefetch(w, s, &prefetched, "0");
+    emit_prefetch(w, s, &prefetched, "0", false);
     w.line("double my_max = 0.0, my_sum = 0.0;");
     w.line("const int steps = (int)(e0 - o0) + sub * STREAM_LAG;");
+    w.line("// The steps whose every level computes an updated plane, and the last one a core plane, with the");
+    w.line("// kernel's full length and no wrapped or mirrored edge: no test of the edges there.");
+    w.line("const bool plain_edges = sub == STREAM_SUB && !wrap0 && !(STREAM_MIRRORS && mirrors);");
+    w.line("const int steady_from = STREAM_SUB * STREAM_LAG + max(R0, (int)(c0 - o0));");
+    w.line("const int steady_to = min(w0 - R0 + STREAM_LAG, (int)(e0 - o0) + STREAM_SUB * STREAM_LAG);");
     w.open("for (int k = 0; k < steps; ++k)");
+    w.line("const bool steady = plain_edges && k >= steady_from && k < steady_to;");
+    w.open("if (steady)");
+    emit_steady_levels(w, s, &unknowns);
+    w.reopen("else");
     emit_levels(w, s, &unknowns);
+    w.close("");
     emit_level_zero(w, &unknowns);
-    emit_prefetch(w, s, &prefetched, "k + 1");
+    w.open("if (steady && k + 1 < steady_to)");
+    emit_prefetch(w, s, &prefetched, "k + 1", true);
+    w.reopen("else");
+    emit_prefetch(w, s, &prefetched, "k + 1", false);
+    w.close("");
     w.line("__syncthreads();");
     w.close("");
     w.line("if (!measure) return;");
@@ -168,27 +186,25 @@ fn emit_geometry(w: &mut Writer, s: &Stencil) {
     w.line("const int w0 = (int)((wrap0 ? e0 + (idx)h0 : min(e0 + (idx)h0, N0)) - o0);");
     w.line("const int w1 = (int)((wrap1 ? e1 + (idx)h1 : min(e1 + (idx)h1, N1)) - o1);");
     w.line("const int w2 = (int)((wrap2 ? e2 + (idx)h2 : min(e2 + (idx)h2, N2)) - o2);");
-    w.line("const int area = w1 * w2;");
 }
 
-/// Each thread's columns of the region: `col[j] = threadIdx.x + j · blockDim.x`, their
-/// coordinates, whether they are updated and in the core, and their memory offset within a
-/// plane (wrapped on a periodic axis).
+/// Each thread's columns of the region: `col = threadIdx.x + j · STREAM_THREADS` is column
+/// (col / STREAM_W2, col % STREAM_W2); whether it is in the region, updated and in the core,
+/// and its memory offset within a plane (wrapped on a periodic axis).
 fn emit_columns(w: &mut Writer, unknowns: &[String]) {
     w.line("int col_l1[STREAM_COLS], col_l2[STREAM_COLS];");
     w.line("bool col_valid[STREAM_COLS], col_updates[STREAM_COLS], col_core[STREAM_COLS];");
     w.line("idx col_g[STREAM_COLS];");
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < STREAM_COLS; ++j)");
-    w.line("const int col = threadIdx.x + j * blockDim.x;");
-    w.line("col_valid[j] = col < area;");
-    w.line("const int c = col_valid[j] ? col : 0;");
-    w.line("col_l1[j] = c / w2;");
-    w.line("col_l2[j] = c % w2;");
+    w.line("const int col = threadIdx.x + j * STREAM_THREADS;");
+    w.line("col_l1[j] = col / STREAM_W2;");
+    w.line("col_l2[j] = col % STREAM_W2;");
+    w.line("col_valid[j] = col_l1[j] < w1 && col_l2[j] < w2;");
     w.line("col_updates[j] = col_l1[j] >= R1 && col_l1[j] < w1 - R1 && col_l2[j] >= R2 && col_l2[j] < w2 - R2;");
     w.line("const idx x1 = o1 + col_l1[j], x2 = o2 + col_l2[j];");
     w.line("col_core[j] = col_valid[j] && x1 >= c1 && x1 < e1 && x2 >= c2 && x2 < e2;");
-    w.line("col_g[j] = stencil_wrap(x1, N1, R1, wrap1) * s1 + stencil_wrap(x2, N2, R2, wrap2);");
+    w.line("col_g[j] = col_valid[j] ? stencil_wrap(x1, N1, R1, wrap1) * s1 + stencil_wrap(x2, N2, R2, wrap2) : 0;");
     for n in unknowns {
         w.line(format!(
             "ahead_{n}[j] = col_valid[j] ? f_{n}[stencil_wrap(o0, N0, R0, wrap0) * s0 + col_g[j]] : (real)0;"
@@ -215,37 +231,81 @@ fn emit_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
     for n in unknowns {
         w.line(format!("real new_{n} = queue_{n}[t - 1][j][R0];"));
     }
-    w.open("if (plane_valid && col_valid[j] && plane_updates && col_updates[j])");
+    w.open("if (plane_valid && plane_updates && col_updates[j])");
     w.line("const idx g = g0 + col_g[j];");
-    w.line("const int here = threadIdx.x + j * blockDim.x;");
+    w.line("const int here = threadIdx.x + j * STREAM_THREADS;");
     w.line("#if STREAM_MIRRORS");
     w.open("if (mirrors)");
     define_access(w, s, true);
-    compute(w, s, unknowns);
+    compute(w, s, unknowns, "measure == t && plane_core && col_core[j]");
     w.close(" else");
     w.line("#endif");
     w.open("");
     define_access(w, s, false);
-    compute(w, s, unknowns);
+    compute(w, s, unknowns, "measure == t && plane_core && col_core[j]");
     w.close("");
     w.close("");
     w.open("if (t == sub && plane_valid && plane_core && col_core[j])");
-    w.line("const idx i = g0 + col_g[j];");
-    for (k, n) in unknowns.iter().enumerate() {
-        w.line(format!("{}[i] = new_{n};", output(k)));
-        w.line(format!("if (measure && !isfinite(new_{n})) atomicMin(first_bad, (unsigned long long)i);"));
-    }
+    emit_store(w, unknowns);
     w.close("");
     w.open("if (t < sub)");
     w.open("if (plane_valid && col_valid[j])");
     for n in unknowns {
-        w.line(format!("ring_{n}[(t * ring + (p & (ring - 1))) * area + threadIdx.x + j * blockDim.x] = new_{n};"));
+        w.line(format!(
+            "ring_{n}[(t * ring + (p & (ring - 1))) * STREAM_PITCH + threadIdx.x + j * STREAM_THREADS] = new_{n};"
+        ));
     }
     w.close("");
     emit_push(w, unknowns, "t");
     w.close("");
     w.close("");
     w.close("");
+}
+
+/// The levels of a steady step: every level's plane is updated and the last one's is in the
+/// core, the cycle has the kernel's full length, and no edge wraps or mirrors. The plane
+/// offsets follow from k without tests.
+fn emit_steady_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
+    w.line("const idx gk = (o0 + k) * s0;");
+    w.line("#pragma unroll");
+    w.open("for (int t = STREAM_SUB; t >= 1; --t)");
+    w.line("const int p = k - t * STREAM_LAG;");
+    w.line("const idx g0 = gk - (idx)(t * STREAM_LAG) * s0;");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < STREAM_COLS; ++j)");
+    w.line("const int here = threadIdx.x + j * STREAM_THREADS;");
+    for n in unknowns {
+        w.line(format!("real new_{n} = queue_{n}[t - 1][j][R0];"));
+    }
+    w.open("if (col_updates[j])");
+    w.line("const idx g = g0 + col_g[j];");
+    define_access(w, s, false);
+    compute(w, s, unknowns, "measure == t && col_core[j]");
+    w.close("");
+    w.open("if (t == STREAM_SUB)");
+    w.open("if (col_core[j])");
+    emit_store(w, unknowns);
+    w.close("");
+    w.reopen("else");
+    w.open("if (col_valid[j])");
+    for n in unknowns {
+        w.line(format!("ring_{n}[(t * ring + (p & (ring - 1))) * STREAM_PITCH + here] = new_{n};"));
+    }
+    w.close("");
+    emit_push(w, unknowns, "t");
+    w.close("");
+    w.close("");
+    w.close("");
+}
+
+/// The last level's stores of column j at plane offset g0, with the check of non-finite
+/// values of a measured cycle.
+fn emit_store(w: &mut Writer, unknowns: &[String]) {
+    w.line("const idx i = g0 + col_g[j];");
+    for (k, n) in unknowns.iter().enumerate() {
+        w.line(format!("{}[i] = new_{n};", output(k)));
+        w.line(format!("if (measure && !isfinite(new_{n})) atomicMin(first_bad, (unsigned long long)i);"));
+    }
 }
 
 /// The accessors of the unknowns at level t − 1 around local plane p and column `here`, and of
@@ -260,11 +320,13 @@ fn define_access(w: &mut Writer, s: &Stencil, mirrored: bool) {
         } else if !s.unknowns.contains(&f) {
             format!("__ldg(&f_{n}[g + (d0) * s0 + (d1) * s1 + (d2)])")
         } else if mirrored {
-            format!("stencil_stream_read(ring_{n} + (t - 1) * ring * area, p, col_l1[j], col_l2[j], d0, d1, d2)")
+            format!(
+                "stencil_stream_read(ring_{n} + (t - 1) * ring * STREAM_PITCH, p, col_l1[j], col_l2[j], d0, d1, d2)"
+            )
         } else {
             format!(
                 "((d1) == 0 && (d2) == 0 ? queue_{n}[t - 1][j][R0 + (d0)] \
-                 : ring_{n}[((t - 1) * ring + ((p + (d0)) & (ring - 1))) * area + here + (d1) * w2 + (d2)])"
+                 : ring_{n}[((t - 1) * ring + ((p + (d0)) & (ring - 1))) * STREAM_PITCH + here + (d1) * STREAM_W2 + (d2)])"
             )
         };
         w.line(format!("#define AT_{n}(d0, d1, d2) {access}"));
@@ -273,20 +335,28 @@ fn define_access(w: &mut Writer, s: &Stencil, mirrored: bool) {
         w.line("#define stencil_stream_read(r, p, l1, l2, d0, d1, d2) ([&]() -> real { \\");
         w.line("    int m0 = (p) + (d0), m1 = (l1) + (d1), m2 = (l2) + (d2); \\");
         w.line("    stencil_stream_mirror(m0, m1, m2, o0, o1, o2, N0, N1, N2, edges0, edges1, edges2); \\");
-        w.line("    return (r)[(m0 & (ring - 1)) * area + m1 * w2 + m2]; }())");
+        w.line("    return (r)[(m0 & (ring - 1)) * STREAM_PITCH + m1 * STREAM_W2 + m2]; }())");
     }
 }
 
 /// Loads, for step `step`, every level's value of the read-only fields read only at the point
-/// (at the level's plane, clamped to the region).
-fn emit_prefetch(w: &mut Writer, s: &Stencil, fields: &[usize], step: &str) {
+/// (at the level's plane, clamped to the region; `steady`: a steady step's plane, in the
+/// region and not wrapped).
+fn emit_prefetch(w: &mut Writer, s: &Stencil, fields: &[usize], step: &str, steady: bool) {
     if fields.is_empty() {
         return;
     }
+    if steady {
+        w.line(format!("const idx gn = (o0 + {step}) * s0;"));
+    }
     w.line("#pragma unroll");
     w.open("for (int t = 1; t <= STREAM_SUB; ++t)");
-    w.line(format!("const int p = min(max({step} - t * STREAM_LAG, 0), w0 - 1);"));
-    w.line("const idx g0 = stencil_wrap(o0 + p, N0, R0, wrap0) * s0;");
+    if steady {
+        w.line("const idx g0 = gn - (idx)(t * STREAM_LAG) * s0;");
+    } else {
+        w.line(format!("const int p = min(max({step} - t * STREAM_LAG, 0), w0 - 1);"));
+        w.line("const idx g0 = stencil_wrap(o0 + p, N0, R0, wrap0) * s0;");
+    }
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < STREAM_COLS; ++j)");
     for &f in fields {
@@ -297,12 +367,12 @@ fn emit_prefetch(w: &mut Writer, s: &Stencil, fields: &[usize], step: &str) {
     w.close("");
 }
 
-/// The point function on the accessors; the measured level adds S(u) − u over the core.
-fn compute(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
+/// The point function on the accessors; where `measured` holds, the level adds S(u) − u.
+fn compute(w: &mut Writer, s: &Stencil, unknowns: &[String], measured: &str) {
     point_call(w, s);
     undefine_access(w, s);
     w.line("#undef stencil_stream_read");
-    w.open("if (measure == t && plane_core && col_core[j])");
+    w.open(format!("if ({measured})"));
     for (k, n) in unknowns.iter().enumerate() {
         match s.is_system() {
             true => accumulate_change(w, s, k, &format!("new_{n}")),
@@ -340,7 +410,7 @@ fn emit_level_zero(w: &mut Writer, unknowns: &[String]) {
     }
     w.open("if (k < w0 && col_valid[j])");
     for n in unknowns {
-        w.line(format!("ring_{n}[(k & (ring - 1)) * area + threadIdx.x + j * blockDim.x] = new_{n};"));
+        w.line(format!("ring_{n}[(k & (ring - 1)) * STREAM_PITCH + threadIdx.x + j * STREAM_THREADS] = new_{n};"));
         w.line(format!("ahead_{n}[j] = f_{n}[next0 + col_g[j]];"));
     }
     w.close("");

@@ -27,34 +27,48 @@ pub(crate) struct StreamBuild {
     pub cols: usize,
     /// Threads per block (`STREAM_THREADS`).
     pub threads: usize,
+    /// The widest working region's extents on kernel axes 1 and 2 (`STREAM_W1`,
+    /// `STREAM_W2`): a plane's layout in shared memory.
+    pub extents: [usize; 2],
     /// Whether the mirror rule is compiled (`STREAM_MIRRORS`): some region may meet a
     /// Neumann side.
     pub mirrors: bool,
 }
 
 impl StreamBuild {
-    /// The build for cycles of at most `sizes.sub` subiterations on a grid seen as `dims`,
-    /// with `threads` per block asked for (default [`DEFAULT_STREAM_THREADS`]).
+    /// The build for cycles of at most `sizes.sub` subiterations on a grid seen as `dims`
+    /// whose working regions meet its edges as `edges` says (per kernel axis; a window's
+    /// regions meet the same edges on axes 1 and 2), with `threads` per block asked for
+    /// (default [`DEFAULT_STREAM_THREADS`]).
     pub fn new(
         manifest: &KernelManifest,
         dims: [usize; 3],
         sizes: CycleSizes,
         threads: Option<usize>,
-        mirrors: bool,
+        edges: [i32; 3],
     ) -> Self {
-        let columns = region_columns(manifest, dims, sizes);
+        let mirrors = edges.iter().any(|e| e & 6 != 0);
+        let extents = region_extents(manifest, dims, sizes, edges);
+        let columns = extents[0] * extents[1];
         let most = threads.unwrap_or(DEFAULT_STREAM_THREADS).clamp(32, 1024);
         let cols = columns.div_ceil(most);
         let threads = columns.div_ceil(cols).next_multiple_of(32);
-        Self { levels: sizes.sub, cols, threads, mirrors }
+        Self { levels: sizes.sub, cols, threads, extents, mirrors }
+    }
+
+    /// Elements of one plane in shared memory.
+    pub fn pitch(&self) -> usize {
+        self.extents[0] * self.extents[1]
     }
 
     /// The definitions the module is compiled with.
-    pub fn defines(&self) -> [(&'static str, usize); 4] {
+    pub fn defines(&self) -> [(&'static str, usize); 6] {
         [
             ("STREAM_SUB", self.levels),
             ("STREAM_COLS", self.cols),
             ("STREAM_THREADS", self.threads),
+            ("STREAM_W1", self.extents[0]),
+            ("STREAM_W2", self.extents[1]),
             ("STREAM_MIRRORS", usize::from(self.mirrors)),
         ]
     }
@@ -84,21 +98,20 @@ impl StreamBuild {
         // streaming kernel's.
         let base = Cycle::new(manifest, dims, sizes, elem, false, Limits { max_shared: usize::MAX, ..limits }, edges)?;
         let radius = manifest.radius;
-        let extent = |a: usize| {
-            let interior = dims[a] - 2 * radius[a];
-            let wide = base.tile.min(interior) + 2 * base.halo[a];
-            if edges[a] & 1 != 0 { wide } else { wide.min(dims[a]) }
-        };
-        let area = extent(1) * extent(2);
-        let shared = manifest.streaming.shared_bytes(self.levels, manifest.hierarchical.unknowns, area, elem, mirrored);
+        let [w1, w2] = region_extents(manifest, dims, sizes, edges);
+        if w1 > self.extents[0] || w2 > self.extents[1] {
+            return Err(fail(format!("a region of {w1}×{w2} columns on a kernel built for {:?}", self.extents)));
+        }
+        let shared =
+            manifest.streaming.shared_bytes(self.levels, manifest.hierarchical.unknowns, self.pitch(), elem, mirrored);
         if shared > limits.max_shared {
             return Err(fail(format!(
                 "{} levels of {} planes of {}×{} points need {shared} B of shared memory, and the device allows {} \
                  B per block: use a smaller tile or fewer subiterations",
                 self.levels,
                 if mirrored { manifest.streaming.mirrored_ring } else { manifest.streaming.ring },
-                extent(1),
-                extent(2),
+                self.extents[0],
+                self.extents[1],
                 limits.max_shared
             )));
         }
@@ -118,19 +131,21 @@ impl StreamBuild {
         } else {
             Shape { grid: [tiles2, 1, 1], block: [self.threads as u32, 1, 1], shared: shared as u32 }
         };
-        if self.threads * self.cols < area {
-            return Err(fail(format!("{} threads of {} columns cannot hold {area} columns", self.threads, self.cols)));
-        }
         Ok(Cycle { kind: KernelKind::Streaming, shape, ..base })
     }
 }
 
-/// The widest working region's columns (points of the two fast axes) for `sizes`.
-fn region_columns(manifest: &KernelManifest, dims: [usize; 3], sizes: CycleSizes) -> usize {
+/// The widest working region's extents on kernel axes 1 and 2 for `sizes`: clipped to the
+/// grid, except on a periodic axis, where a region goes on past its edge.
+fn region_extents(manifest: &KernelManifest, dims: [usize; 3], sizes: CycleSizes, edges: [i32; 3]) -> [usize; 2] {
+    // As `Cycle::new` clips them: a tile or halo beyond the grid computes what the grid's
+    // own width would.
+    let largest = dims.iter().copied().max().unwrap_or(1);
     let extent = |a: usize| {
         let r = manifest.radius[a];
-        let halo = if r == 0 { 0 } else { sizes.halo };
-        sizes.tile.min(dims[a] - 2 * r) + 2 * halo
+        let halo = if r == 0 { 0 } else { sizes.halo.min(largest) };
+        let wide = sizes.tile.min(largest).min(dims[a] - 2 * r) + 2 * halo;
+        if edges[a] & 1 != 0 { wide } else { wide.min(dims[a]) }
     };
-    extent(1) * extent(2)
+    [extent(1), extent(2)]
 }
