@@ -142,20 +142,26 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line("const bool plain_edges = sub == STREAM_SUB && !wrap0 && !(STREAM_MIRRORS && mirrors);");
     w.line("const int steady_from = STREAM_SUB * STREAM_LAG + max(R0, (int)(c0 - o0));");
     w.line("const int steady_to = min(w0 - R0 + STREAM_LAG, (int)(e0 - o0) + STREAM_SUB * STREAM_LAG);");
-    w.open("for (int k = 0; k < steps; ++k)");
-    w.line("const bool steady = plain_edges && k >= steady_from && k < steady_to;");
-    w.open("if (steady)");
+    w.open("for (int k = 0; k < steps;)");
+    w.open("if (plain_edges && k >= steady_from && k < steady_to)");
+    w.line("// Steady steps, one after another with no other test.");
+    w.open("for (; k < steady_to; ++k)");
     emit_steady_levels(w, s, &unknowns);
-    w.reopen("else");
-    emit_levels(w, s, &unknowns);
-    w.close("");
-    emit_level_zero(w, &unknowns);
-    w.open("if (steady && k + 1 < steady_to)");
+    emit_level_zero(w, &unknowns, true);
+    w.open("if (k + 1 < steady_to)");
     emit_prefetch(w, s, &prefetched, "k + 1", true);
     w.reopen("else");
     emit_prefetch(w, s, &prefetched, "k + 1", false);
     w.close("");
     w.line("__syncthreads();");
+    w.close("");
+    w.reopen("else");
+    emit_levels(w, s, &unknowns);
+    emit_level_zero(w, &unknowns, false);
+    emit_prefetch(w, s, &prefetched, "k + 1", false);
+    w.line("__syncthreads();");
+    w.line("++k;");
+    w.close("");
     w.close("");
     w.line("if (!measure) return;");
     emit_block_reduction(w);
@@ -401,14 +407,18 @@ fn emit_push(w: &mut Writer, unknowns: &[String], level: &str) {
 /// Level 0: the plane loaded at the previous step (`ahead`) goes to the ring and the queue,
 /// and the next plane's load is issued, to arrive while the next step computes. Past the
 /// region's last plane the queue still moves, so that it stays aligned with the levels.
-fn emit_level_zero(w: &mut Writer, unknowns: &[String]) {
-    w.line("const idx next0 = stencil_wrap(o0 + min(k + 1, w0 - 1), N0, R0, wrap0) * s0;");
+/// `steady`: a steady step, whose plane k is in the region and not wrapped.
+fn emit_level_zero(w: &mut Writer, unknowns: &[String], steady: bool) {
+    match steady {
+        true => w.line("const idx next0 = (o0 + min(k + 1, w0 - 1)) * s0;"),
+        false => w.line("const idx next0 = stencil_wrap(o0 + min(k + 1, w0 - 1), N0, R0, wrap0) * s0;"),
+    }
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < STREAM_COLS; ++j)");
     for n in unknowns {
         w.line(format!("const real new_{n} = ahead_{n}[j];"));
     }
-    w.open("if (k < w0 && col_valid[j])");
+    w.open(if steady { "if (col_valid[j])" } else { "if (k < w0 && col_valid[j])" });
     for n in unknowns {
         w.line(format!("ring_{n}[(k & (ring - 1)) * STREAM_PITCH + threadIdx.x + j * STREAM_THREADS] = new_{n};"));
         w.line(format!("ahead_{n}[j] = f_{n}[next0 + col_g[j]];"));
