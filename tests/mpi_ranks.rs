@@ -157,7 +157,9 @@ impl<S: Stencil<N>, const N: usize> Case<'_, S, N> {
         let one_process = if inexact::<S, N>(self.schedule) { self.schedule } else { Schedule::Plain };
         let mut plain = self.solver(f.as_ref(), Backend::Cpu).schedule(one_process);
         match (self.check_every, self.schedule) {
-            (None, Schedule::Hierarchical { sub, .. }) => plain = plain.check_every(sub),
+            (None, Schedule::Hierarchical { sub, .. } | Schedule::Streaming { sub, .. }) => {
+                plain = plain.check_every(sub)
+            }
             (None, Schedule::OutOfCore { height, .. }) => plain = plain.check_every(height.min(depth)),
             _ => {}
         }
@@ -320,7 +322,10 @@ fn periodic_cut_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Re
     }
     // Deeper splits: the other cuts carry all their ghost planes, and every local plane
     // holds the last iterate.
-    for (name, schedule) in [("plain", Schedule::Plain), ("out-of-core", slabs), ("hierarchical", exact)] {
+    let streaming = Schedule::Streaming { tile: 4, sub: 3 };
+    for (name, schedule) in
+        [("plain", Schedule::Plain), ("out-of-core", slabs), ("hierarchical", exact), ("streaming", streaming)]
+    {
         let case = jacobi7(schedule);
         results.push((format!("{kind} f64 jacobi7 {name}, periodic, depth 3"), case.check::<f64>(mpi, 3, backend)));
     }
@@ -882,6 +887,7 @@ fn main() {
             };
             // Exact: halo ≥ sub · radius.
             let hier = |tile, halo, sub| Schedule::Hierarchical { tile, halo, sub };
+            let streaming = |tile, sub| Schedule::Streaming { tile, sub };
             // Out-of-core slabs of the own planes, narrow enough that a rank has several.
             let slabs =
                 |slab, height, inner| Schedule::OutOfCore { slab: Some(slab), height, inner, device_memory: None };
@@ -892,6 +898,8 @@ fn main() {
                 jacobi("jacobi7 tiled, 7 iterations", 7, None, Some(3), Schedule::Tiled),
                 jacobi("jacobi7 hierarchical, 11 iterations", 11, None, Some(20), hier(4, 3, 3)),
                 jacobi("jacobi7 hierarchical to an absolute tolerance", 500, absolute, None, hier(8, 2, 2)),
+                jacobi("jacobi7 streaming, 11 iterations", 11, None, Some(20), streaming(4, 3)),
+                jacobi("jacobi7 streaming to an absolute tolerance", 500, absolute, None, streaming(8, 2)),
                 jacobi("jacobi7 out of core, 11 iterations", 11, None, Some(4), slabs(2, 3, Inner::Plain)),
                 jacobi("jacobi7 out of core to an absolute tolerance", 500, absolute, None, slabs(3, 2, in_slabs)),
                 jacobi("jacobi7 skewed slabs, 11 iterations", 11, None, Some(4), slabs(2, 3, Inner::Skewed)),
