@@ -136,6 +136,17 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     }
     emit_prefetch(w, s, &prefetched, "0", false);
     w.line("double my_max = 0.0, my_sum = 0.0;");
+    emit_march(w, s, &unknowns, &prefetched);
+    w.line("if (!measure) return;");
+    emit_block_reduction(w);
+    w.line("#endif");
+    w.close("");
+    w.blank();
+}
+
+/// The march over the region's planes: steady steps in a loop of their own, the others (the
+/// levels' start and end, shortened cycles, wrapped or mirrored edges) with every test.
+fn emit_march(w: &mut Writer, s: &Stencil, unknowns: &[String], prefetched: &[usize]) {
     w.line("const int steps = (int)(e0 - o0) + sub * STREAM_LAG;");
     w.line("// The steps whose every level computes an updated plane, and the last one a core plane, with the");
     w.line("// kernel's full length and no wrapped or mirrored edge: no test of the edges there.");
@@ -146,28 +157,23 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.open("if (plain_edges && k >= steady_from && k < steady_to)");
     w.line("// Steady steps, one after another with no other test.");
     w.open("for (; k < steady_to; ++k)");
-    emit_steady_levels(w, s, &unknowns);
-    emit_level_zero(w, &unknowns, true);
+    emit_steady_levels(w, s, unknowns);
+    emit_level_zero(w, unknowns, true);
     w.open("if (k + 1 < steady_to)");
-    emit_prefetch(w, s, &prefetched, "k + 1", true);
+    emit_prefetch(w, s, prefetched, "k + 1", true);
     w.reopen("else");
-    emit_prefetch(w, s, &prefetched, "k + 1", false);
+    emit_prefetch(w, s, prefetched, "k + 1", false);
     w.close("");
     w.line("__syncthreads();");
     w.close("");
     w.reopen("else");
-    emit_levels(w, s, &unknowns);
-    emit_level_zero(w, &unknowns, false);
-    emit_prefetch(w, s, &prefetched, "k + 1", false);
+    emit_levels(w, s, unknowns);
+    emit_level_zero(w, unknowns, false);
+    emit_prefetch(w, s, prefetched, "k + 1", false);
     w.line("__syncthreads();");
     w.line("++k;");
     w.close("");
     w.close("");
-    w.line("if (!measure) return;");
-    emit_block_reduction(w);
-    w.line("#endif");
-    w.close("");
-    w.blank();
 }
 
 /// The flags of the edges, the core and the working region per axis, and the ring's length.
