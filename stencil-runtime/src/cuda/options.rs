@@ -120,7 +120,7 @@ impl CudaOptions {
     }
 
     /// The streaming kernel's threads per block asked for, if any.
-    pub(crate) fn stream_threads(&self) -> Option<usize> {
+    pub(crate) fn stream_block_threads(&self) -> Option<usize> {
         self.stream_threads.map(|t| t as usize)
     }
 

@@ -42,7 +42,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
             }
             streaming @ Schedule::Streaming { .. } => {
                 let sizes = streaming.cycle_sizes(S::META).expect("a streaming schedule has cycle sizes");
-                let stream = StreamBuild::new(S::KERNELS, dims, sizes, build.options.stream_threads(), edges);
+                let stream = StreamBuild::new(S::KERNELS, dims, sizes, build.options.stream_block_threads(), edges);
                 let cycle = stream.cycle(S::KERNELS, dims, sizes, T::BYTES, gpu.limits(), edges)?;
                 (Some((cycle, sizes)), Some(stream))
             }
