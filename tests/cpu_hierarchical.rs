@@ -214,6 +214,21 @@ fn bad_configurations_are_errors_that_leave_the_grid_alone() {
         assert!(error.to_string().contains(needle), "{error}");
         assert!(u.as_slice() == u0.as_slice());
     }
+    // An exact cycle whose halo is wider than the grid would be clipped, which across a
+    // periodic edge changes the result: refused.
+    for schedule in [Schedule::Streaming { tile: 4, sub: 6 }, Schedule::Hierarchical { tile: 4, halo: 12, sub: 6 }] {
+        let mut u = u0.clone();
+        let error = Solver::new(Wide)
+            .input("k", &f)
+            .boundaries(stencil::Boundaries::all(stencil::Boundary::Periodic))
+            .schedule(schedule)
+            .max_iterations(6)
+            .run(&mut u)
+            .unwrap_err();
+        assert!(error.to_string().contains("wider than the grid's longest axis (10 points)"), "{error}");
+        assert!(error.to_string().contains("use sub ≤ 5"), "{error}");
+        assert!(u.as_slice() == u0.as_slice());
+    }
 }
 
 /// A streaming cycle on the CPU runs as the exact hierarchical cycle it equals: `Plain`'s

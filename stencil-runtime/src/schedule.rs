@@ -193,6 +193,38 @@ impl Schedule {
         }
     }
 
+    /// For exact temporal blocking on a grid of `shape` with periodic axes where `periodic`
+    /// says: an error when the cycle's halo is wider than the grid's longest axis. The
+    /// working regions are clipped to that width (as for any tile or halo beyond the grid),
+    /// which on a periodic axis lets the frozen ring reach a core, so the cycle would no
+    /// longer equal `sub` plain iterations.
+    pub(crate) fn check_wrapped_halo(
+        &self,
+        meta: &StencilMeta,
+        shape: &[usize],
+        periodic: impl Fn(usize) -> bool,
+    ) -> Result<()> {
+        let Some(CycleSizes { halo, .. }) = self.cycle_sizes(meta).filter(|_| self.is_exact_blocking(meta)) else {
+            return Ok(());
+        };
+        let largest = shape.iter().copied().max().unwrap_or(0);
+        let wraps = (0..shape.len()).any(|a| meta.radius[a] > 0 && periodic(a));
+        if halo <= largest || !wraps {
+            return Ok(());
+        }
+        let radius = meta.radius.iter().copied().max().unwrap_or(1).max(1);
+        Err(Error::InvalidSchedule {
+            schedule: self.to_string(),
+            stencil: meta.name,
+            reason: format!(
+                "the cycle's halo ({halo} points, sub · radius) is wider than the grid's longest axis ({largest} points): \
+                 working regions are clipped to that width, and across a periodic edge the cycle would then differ \
+                 from `sub` plain iterations; use sub ≤ {}",
+                largest / radius
+            ),
+        })
+    }
+
     /// The schedule a CPU runs for this one: a streaming schedule's exact hierarchical
     /// cycles (the same iterates); the others as they are.
     #[allow(dead_code)]

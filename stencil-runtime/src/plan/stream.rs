@@ -126,13 +126,21 @@ impl StreamBuild {
             let shortest = (8 * self.levels * lag).max(1);
             let resident = (THREADS_PER_MULTIPROCESSOR / self.threads).min(limits.max_shared / shared.max(1)).max(1);
             let wanted = (WAVES * limits.multiprocessors * resident).div_ceil(tiles1 as usize * tiles2 as usize);
-            let chunks = wanted.min(cores.div_ceil(shortest)).clamp(1, limits.max_grid_yz);
+            let chunks = chunks_of(cores, wanted.min(cores.div_ceil(shortest)).clamp(1, limits.max_grid_yz));
             Shape { grid: [tiles2, tiles1, chunks as u32], block: [self.threads as u32, 1, 1], shared: shared as u32 }
         } else {
             Shape { grid: [tiles2, 1, 1], block: [self.threads as u32, 1, 1], shared: shared as u32 }
         };
         Ok(Cycle { kind: KernelKind::Streaming, shape, ..base })
     }
+}
+
+/// The number of chunks the kernel cuts `cores` planes into when asked for `wanted`: it
+/// takes chunks of ⌈cores / chunks⌉ planes, so fewer may cover the planes, and a chunk past
+/// the last plane would start beyond the grid.
+fn chunks_of(cores: usize, wanted: usize) -> usize {
+    let wanted = wanted.clamp(1, cores.max(1));
+    cores.max(1).div_ceil(cores.max(1).div_ceil(wanted))
 }
 
 /// The widest working region's extents on kernel axes 1 and 2 for `sizes`: clipped to the
@@ -148,4 +156,23 @@ fn region_extents(manifest: &KernelManifest, dims: [usize; 3], sizes: CycleSizes
         if edges[a] & 1 != 0 { wide } else { wide.min(dims[a]) }
     };
     [extent(1), extent(2)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chunks_of;
+
+    #[test]
+    fn every_chunk_starts_inside_the_planes() {
+        for cores in [1, 2, 7, 64, 130, 8449, 100_000] {
+            for wanted in [1, 2, 3, 63, 132, 133, 1000, 200_000] {
+                let chunks = chunks_of(cores, wanted);
+                let length = cores.div_ceil(chunks);
+                assert!(chunks >= 1 && chunks <= wanted.max(1), "{cores} planes, {wanted} wanted: {chunks}");
+                assert!(length * (chunks - 1) < cores, "{cores} planes, {wanted} wanted: an empty chunk");
+                assert!(length * chunks >= cores, "{cores} planes, {wanted} wanted: planes left out");
+            }
+        }
+        assert_eq!(chunks_of(8449, 132), 130, "chunks of 65 planes");
+    }
 }

@@ -332,6 +332,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         let choice = self.choose(u, device)?;
         let schedule = choice.as_ref().map_or(self.schedule, |c| c.schedule).resolve(S::META)?;
         let boundaries = self.boundaries_for(u.shape())?;
+        schedule.check_wrapped_halo(S::META, &u.shape(), |a| boundaries.is_periodic(a))?;
         let mut stop = self.stop_rule(schedule, choice.is_some(), u.shape()[0])?;
         stop.observe_every = self.observe_period()?;
         let inputs = self.resolve_inputs(u.shape())?;

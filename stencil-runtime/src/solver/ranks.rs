@@ -212,7 +212,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             check_part_of(name, grid, subdomain)?;
         }
         crate::plan::Layout::new(meta, subdomain.global_shape())?;
-        self.boundaries_for(subdomain.global_shape())?;
+        let boundaries = self.boundaries_for(subdomain.global_shape())?;
+        schedule.check_wrapped_halo(meta, &subdomain.global_shape(), |a| boundaries.is_periodic(a))?;
         check_cut_boundaries(&self.boundaries, meta, &planes)?;
         // As in one process: a hierarchical schedule checks once per cycle by default.
         let check_every = match (self.check_every, schedule) {
