@@ -42,11 +42,10 @@ fn emit_wrap(w: &mut Writer) {
     w.close("");
 }
 
-/// After a subiteration, the working region's points in a mirrored (Neumann) outer layer,
-/// and in no other outer layer, take their mirror points' new values.
-fn emit_mirror(w: &mut Writer, unknowns: &[String]) {
-    w.open("if (mirrors)");
-    region_loops(w, ["0", "0", "0"], ["w0", "w1", "w2"]);
+/// The mirror rule at region point (l0, l1, l2) of a region at (o0, o1, o2): `m` its mirror
+/// point's local coordinates on every mirrored (Neumann) axis where it is in the outer
+/// layer; `mirrored`, whether there is one; `kept`, whether it is in another outer layer.
+pub(super) fn mirror_rule(w: &mut Writer) {
     w.line("int m[3] = {l0, l1, l2};");
     w.line("bool mirrored = false, kept = false;");
     w.line(
@@ -64,6 +63,14 @@ fn emit_mirror(w: &mut Writer, unknowns: &[String]) {
     );
     w.close("");
     w.close("");
+}
+
+/// After a subiteration, the working region's points in a mirrored (Neumann) outer layer,
+/// and in no other outer layer, take their mirror points' new values.
+fn emit_mirror(w: &mut Writer, unknowns: &[String]) {
+    w.open("if (mirrors)");
+    region_loops(w, ["0", "0", "0"], ["w0", "w1", "w2"]);
+    mirror_rule(w);
     w.open("if (mirrored && !kept)");
     w.line("const int source = (m[0] * w1 + m[1]) * w2 + m[2];");
     for n in unknowns {

@@ -5,7 +5,7 @@
 //! marching axis is computed twice except the halos of the chunks it is cut into.
 
 use super::common::*;
-use super::hierarchical::core_bounds;
+use super::hierarchical::{core_bounds, mirror_rule};
 use super::signature::{Kind, define_defaults, signature};
 use crate::ir::Stencil;
 use crate::writer::Writer;
@@ -63,23 +63,7 @@ fn emit_mirror_map(w: &mut Writer) {
         "__device__ __forceinline__ void stencil_stream_mirror(int& l0, int& l1, int& l2, const idx o0, const idx o1, \
          const idx o2, const idx N0, const idx N1, const idx N2, const int edges0, const int edges1, const int edges2)",
     );
-    w.line("int m[3] = {l0, l1, l2};");
-    w.line("bool mirrored = false, kept = false;");
-    w.line(
-        "const idx x[3] = {o0 + l0, o1 + l1, o2 + l2}, n[3] = {N0, N1, N2}, r[3] = {R0, R1, R2}, o[3] = {o0, o1, o2};",
-    );
-    w.line("const int edges[3] = {edges0, edges1, edges2};");
-    w.line("#pragma unroll");
-    w.open("for (int k = 0; k < 3; ++k)");
-    w.line("if (edges[k] & 1) continue;");
-    w.open("if (x[k] < r[k])");
-    w.line("if (edges[k] & 2) { m[k] = (int)(2 * r[k] - 1 - x[k] - o[k]); mirrored = true; } else kept = true;");
-    w.reopen("else if (x[k] >= n[k] - r[k])");
-    w.line(
-        "if (edges[k] & 4) { m[k] = (int)(2 * (n[k] - r[k]) - 1 - x[k] - o[k]); mirrored = true; } else kept = true;",
-    );
-    w.close("");
-    w.close("");
+    mirror_rule(w);
     w.open("if (mirrored && !kept)");
     w.line("l0 = m[0]; l1 = m[1]; l2 = m[2];");
     w.close("");
