@@ -1,6 +1,6 @@
 //! The module cache: memory first, then disk, then NVRTC; keyed by everything that changes
-//! the PTX. Needs the NVRTC library: ignored unless asked for (`-- --ignored`, as `.ci/run`
-//! does), and then fails without it.
+//! the device code. Needs the NVRTC library: ignored unless asked for (`-- --ignored`, as
+//! `.ci/run` does), and then fails without it.
 
 use stencil::builtin::Jacobi5;
 use stencil::cuda::{self, CompileOptions, Mode, Origin, compile_cached, nvrtc_available};
@@ -23,7 +23,7 @@ fn modules_come_from_memory_then_disk_then_nvrtc() {
     assert_eq!(compile_cached("jacobi5", source, &options, 13000).unwrap().origin, Origin::Memory);
     cuda::clear_memory_cache();
     let from_disk = compile_cached("jacobi5", source, &options, 13000).unwrap();
-    assert_eq!((from_disk.origin, &from_disk.ptx), (Origin::Disk, &first.ptx));
+    assert_eq!((from_disk.origin, &from_disk.cubin), (Origin::Disk, &first.cubin));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     assert_eq!(std::fs::read_to_string(dump.path().join("jacobi5.cu")).unwrap(), source);
 

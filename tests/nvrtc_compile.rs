@@ -129,7 +129,7 @@ fn compile_all<S: Stencil<N>, const N: usize>() {
                 .define("STREAM_COLS", cols)
                 .define("STREAM_THREADS", 256)
                 .define("STREAM_MIRRORS", mirrors);
-            let ptx = compile(name, S::CUDA_SOURCE, &options).unwrap_or_else(|e| panic!("{e}"));
+            let ptx = compile(name, S::CUDA_SOURCE, &options).unwrap_or_else(|e| panic!("{e}")).ptx;
             for kernel in S::KERNELS.kernels {
                 let sizes = entry_param_sizes(&ptx.0, kernel.symbol)
                     .unwrap_or_else(|| panic!("{name}: no `.entry {}` in the PTX ({options:?})", kernel.symbol));
@@ -139,6 +139,24 @@ fn compile_all<S: Stencil<N>, const N: usize>() {
             let entries = ptx.0.matches(".entry ").count();
             assert_eq!(entries, S::KERNELS.kernels.len(), "{name}: kernels in the PTX and in the manifest");
         }
+    }
+}
+
+/// Each kernel of the stencil's manifest compiles alone, with every other kernel's guard
+/// at 0, as a run that launches only it compiles it: nothing it needs lies in another
+/// kernel's part of the unit, and the guards leave the others out.
+fn compile_each_alone<S: Stencil<N>, const N: usize>() {
+    let name = S::META.name;
+    for kernel in S::KERNELS.kernels {
+        let mut options = CompileOptions::new::<f32>(Mode::Exact, "sm_90").define("STREAM_SUB", 2);
+        for other in S::KERNELS.kernels {
+            options = options.define(other.guard, u8::from(other.kind == kernel.kind));
+        }
+        let output = compile(name, S::CUDA_SOURCE, &options).unwrap_or_else(|e| panic!("{}: {e}", kernel.symbol));
+        let entries: Vec<&str> = output.ptx.0.lines().filter(|l| l.contains(".entry ")).collect();
+        assert_eq!(entries.len(), 1, "{}: the PTX's entries {entries:?}", kernel.symbol);
+        assert!(entries[0].contains(&format!(".entry {}(", kernel.symbol)), "{}: {entries:?}", kernel.symbol);
+        assert!(!output.cubin.0.is_empty(), "{}: no device code", kernel.symbol);
     }
 }
 
@@ -173,6 +191,17 @@ fn names_the_generated_code_uses_compile() {
     compile_all::<Clash, 2>();
     compile_all::<Idx, 2>();
     compile_all::<At, 2>();
+}
+
+#[test]
+#[ignore = "needs the NVRTC library"]
+fn each_kernel_compiles_alone() {
+    require_nvrtc();
+    compile_each_alone::<Jacobi5, 2>();
+    compile_each_alone::<Jacobi7, 3>();
+    compile_each_alone::<GrayScott, 2>();
+    compile_each_alone::<Skewed3, 3>();
+    compile_each_alone::<Line, 1>();
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! Hand-written peers of `jacobi7` (`peers.cu`), compiled with NVRTC and timed in the
-//! benchmark's own process, so that every table shows them beside the generated kernels:
+//! Hand-written peers of `jacobi7` (`peers.cu`), compiled with NVRTC to device code as the
+//! generated kernels are, and timed in the benchmark's own process, so that every table shows them beside the generated kernels:
 //! one thread per point, and columns marching along z with a register queue (64 × 4 threads
 //! marching 8 planes, 32 × 8 threads marching 16).
 
@@ -7,7 +7,8 @@ use std::error::Error;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{CudaContext, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
-use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
+use cudarc::nvrtc::Ptx;
+use stencil::cuda::{CompileOptions, Mode, compile};
 
 const SOURCE: &str = include_str!("peers.cu");
 
@@ -31,11 +32,12 @@ where
     let ctx = CudaContext::new(0)?;
     let major = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
     let minor = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-    let options = CompileOptions {
-        options: vec![format!("--gpu-architecture=sm_{major}{minor}"), format!("-DREAL={c_type}")],
-        ..CompileOptions::default()
+    let arch = format!("sm_{major}{minor}");
+    let options = match c_type {
+        "double" => CompileOptions::new::<f64>(Mode::Fast, arch),
+        _ => CompileOptions::new::<f32>(Mode::Fast, arch),
     };
-    let module = ctx.load_module(compile_ptx_with_opts(SOURCE, options)?)?;
+    let module = ctx.load_module(Ptx::from_binary(compile("peers", SOURCE, &options)?.cubin.0))?;
     let stream = ctx.default_stream();
     // A pattern, not zeros (some memory systems move zeros faster).
     let pattern: Vec<T> = (0..n * n * n).map(|i| T::from((i % 1013) as f32 * 1e-3)).collect();

@@ -145,6 +145,8 @@ pub struct KernelSpec {
     pub kind: KernelKind,
     /// The `extern "C"` symbol.
     pub symbol: &'static str,
+    /// The macro that compiles the kernel in (`1`, its default) or leaves it out (`0`).
+    pub guard: &'static str,
     /// Its parameters, in order.
     pub params: &'static [KernelParam],
     /// The `-D` definitions it reads (beyond `REAL` and `INDEX`), each with its default.

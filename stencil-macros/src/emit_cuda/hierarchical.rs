@@ -30,8 +30,9 @@ pub(super) fn region_loops(w: &mut Writer, lo: [&str; 3], hi: [&str; 3]) {
     w.line("    + stencil_wrap(o2 + l2, N2, R2, wrap2);");
 }
 
-/// The device function that wraps a coordinate of a periodic axis onto the interior.
-fn emit_wrap(w: &mut Writer) {
+/// The device function that wraps a coordinate of a periodic axis onto the interior (the
+/// hierarchical and streaming kernels' working regions use it).
+pub(super) fn emit_wrap(w: &mut Writer) {
     w.line("// A working region's coordinate x on an axis of n points and radius r: itself, or on a periodic");
     w.line("// axis (wrap) the interior point it stands for, r + (x − r) mod (n − 2r).");
     w.open("__device__ __forceinline__ idx stencil_wrap(const idx x, const idx n, const idx r, const bool wrap)");
@@ -109,7 +110,6 @@ pub(super) fn emit_hierarchical(w: &mut Writer, s: &Stencil) {
         2 * k,
         staged.len()
     ));
-    emit_wrap(w);
     signature(s, Kind::Hierarchical).open(w);
     w.line("extern __shared__ double stencil_shared[]; // double: aligned for either element type");
     index_prologue(w);

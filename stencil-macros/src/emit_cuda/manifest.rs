@@ -17,6 +17,7 @@ pub fn manifest(s: &Stencil) -> TokenStream {
     let p = quote!(::stencil::__private);
     let kernels = kernels(s).into_iter().map(|kind| {
         let sig = signature(s, kind);
+        let guard = kind.guard();
         let kind = format_ident!("{}", kind.variant());
         let symbol = &sig.symbol;
         let params = sig.params.iter().map(|param| {
@@ -24,7 +25,7 @@ pub fn manifest(s: &Stencil) -> TokenStream {
             quote!(#p::KernelParam { name: #name, role: #role, ty: #p::ParamType::#ty })
         });
         let defines = sig.defines.iter().map(|(name, default)| quote!((#name, #default)));
-        quote!(#p::KernelSpec { kind: #p::KernelKind::#kind, symbol: #symbol, params: &[#(#params),*], defines: &[#(#defines),*] })
+        quote!(#p::KernelSpec { kind: #p::KernelKind::#kind, symbol: #symbol, guard: #guard, params: &[#(#params),*], defines: &[#(#defines),*] })
     });
     let axes: &[usize] = match s.dim {
         1 => &[2],

@@ -41,6 +41,20 @@ impl Kind {
         }
     }
 
+    /// The macro that compiles the kernel in (1, its default) or leaves it out (0).
+    pub fn guard(self) -> &'static str {
+        match self {
+            Kind::Plain => "KERNEL_PLAIN",
+            Kind::PlainMeasure => "KERNEL_PLAIN_MEASURE",
+            Kind::Tiled => "KERNEL_TILED",
+            Kind::Hierarchical => "KERNEL_HIER",
+            Kind::HierarchicalRows => "KERNEL_HIER_ROWS",
+            Kind::Streaming => "KERNEL_STREAM",
+            Kind::Wavefront => "KERNEL_WAVEFRONT",
+            Kind::Boundary => "KERNEL_BOUNDARY",
+        }
+    }
+
     pub fn variant(self) -> &'static str {
         match self {
             Kind::Plain => "Plain",

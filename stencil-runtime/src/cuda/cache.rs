@@ -7,7 +7,7 @@ use std::sync::{Mutex, OnceLock};
 
 use sha2::{Digest, Sha256};
 
-use super::nvrtc::{CompileOptions, Ptx, compile};
+use super::nvrtc::{CompileOptions, Cubin, compile};
 use crate::Result;
 use crate::report::Origin;
 
@@ -19,16 +19,16 @@ pub const CACHE_DIR_VAR: &str = "STENCIL_CACHE_DIR";
 /// also written, as `<stencil>.cu`, so that users can read what runs.
 pub const DUMP_DIR_VAR: &str = "STENCIL_DUMP_CUDA";
 
-/// PTX and where it came from.
+/// A module's device code and where it came from.
 pub struct Compiled {
-    /// The module.
-    pub ptx: Ptx,
+    /// The device code.
+    pub cubin: Cubin,
     /// Where it came from.
     pub origin: Origin,
 }
 
-fn memory() -> &'static Mutex<HashMap<String, Ptx>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Ptx>>> = OnceLock::new();
+fn memory() -> &'static Mutex<HashMap<String, Cubin>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Cubin>>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
@@ -50,7 +50,7 @@ pub fn cache_dir() -> Option<PathBuf> {
     }
 }
 
-/// The cache key: SHA-256 of everything that changes the PTX.
+/// The cache key: SHA-256 of everything that changes the device code.
 pub fn key(source: &str, options: &CompileOptions, driver_version: i32) -> String {
     let mut h = Sha256::new();
     h.update(source.as_bytes());
@@ -62,8 +62,8 @@ pub fn key(source: &str, options: &CompileOptions, driver_version: i32) -> Strin
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The PTX of `source` under `options`, from memory, from disk, or compiled (and then stored
-/// in both). A disk cache that cannot be read or written is skipped, never an error.
+/// The device code of `source` under `options`, from memory, from disk, or compiled (and
+/// then stored in both). A disk cache that cannot be read or written is skipped, never an error.
 pub fn get(stencil: &'static str, source: &str, options: &CompileOptions, driver_version: i32) -> Result<Compiled> {
     let key = key(source, options, driver_version);
     if let Some(dir) = std::env::var_os(DUMP_DIR_VAR) {
@@ -71,26 +71,26 @@ pub fn get(stencil: &'static str, source: &str, options: &CompileOptions, driver
         let _ = std::fs::create_dir_all(&dir);
         let _ = std::fs::write(dir.join(format!("{stencil}.cu")), source);
     }
-    if let Some(ptx) = memory().lock().expect("cache lock").get(&key) {
-        return Ok(Compiled { ptx: ptx.clone(), origin: Origin::Memory });
+    if let Some(cubin) = memory().lock().expect("cache lock").get(&key) {
+        return Ok(Compiled { cubin: cubin.clone(), origin: Origin::Memory });
     }
-    let file = cache_dir().map(|d| d.join(format!("{stencil}-{key}.ptx")));
-    if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
-        let ptx = Ptx(text);
-        memory().lock().expect("cache lock").insert(key, ptx.clone());
-        return Ok(Compiled { ptx, origin: Origin::Disk });
+    let file = cache_dir().map(|d| d.join(format!("{stencil}-{key}.cubin")));
+    if let Some(image) = file.as_ref().and_then(|f| std::fs::read(f).ok()) {
+        let cubin = Cubin(image);
+        memory().lock().expect("cache lock").insert(key, cubin.clone());
+        return Ok(Compiled { cubin, origin: Origin::Disk });
     }
-    let ptx = compile(stencil, source, options)?;
+    let cubin = compile(stencil, source, options)?.cubin;
     if let Some(file) = &file {
         if let Some(dir) = file.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         // Written under a temporary name and renamed, so a concurrent reader never sees half.
         let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, &ptx.0).is_ok() {
+        if std::fs::write(&tmp, &cubin.0).is_ok() {
             let _ = std::fs::rename(&tmp, file);
         }
     }
-    memory().lock().expect("cache lock").insert(key, ptx.clone());
-    Ok(Compiled { ptx, origin: Origin::Compiled })
+    memory().lock().expect("cache lock").insert(key, cubin.clone());
+    Ok(Compiled { cubin, origin: Origin::Compiled })
 }

@@ -40,6 +40,22 @@ pub fn unusable_reason(ordinal: usize) -> Option<String> {
     }
 }
 
+/// Device `ordinal`'s architecture for NVRTC (`sm_90`), read without a context.
+fn device_arch(ordinal: usize) -> Option<String> {
+    use sys::CUdevice_attribute::{
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR as MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR as MINOR,
+    };
+    let device = cudarc::driver::result::device::get(ordinal as i32).ok()?;
+    // SAFETY: `device` is a valid device handle of the initialised driver.
+    let (major, minor) = unsafe {
+        (
+            cudarc::driver::result::device::get_attribute(device, MAJOR).ok()?,
+            cudarc::driver::result::device::get_attribute(device, MINOR).ok()?,
+        )
+    };
+    Some(format!("sm_{major}{minor}"))
+}
+
 pub(crate) fn driver_error(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> Error + '_ {
     move |e| Error::Cuda { what: what.to_owned(), message: format!("{e:?}") }
 }
@@ -122,6 +138,10 @@ impl Gpu {
     pub fn open(ordinal: usize) -> Result<Self> {
         if let Some(reason) = unusable_reason(ordinal) {
             return Err(Error::NoGpu { reason });
+        }
+        // The compiler starts while the context is created (the driver is initialised by now).
+        if let Some(arch) = device_arch(ordinal) {
+            super::nvrtc::prepare(&arch);
         }
         let ctx = CudaContext::new(ordinal).map_err(driver_error("creating a context"))?;
         let stream = ctx.default_stream();

@@ -1,6 +1,7 @@
-//! The CUDA backend: NVRTC turns a stencil's generated CUDA C into PTX (cached in memory and
-//! on disk), and an engine runs it on a device. Every entry point checks that the libraries
-//! are present first, because cudarc's dynamic loading panics when they are not.
+//! The CUDA backend: NVRTC turns a stencil's generated CUDA C into device code (cached in
+//! memory and on disk), and an engine runs it on a device. Every entry point checks that
+//! the libraries are present first, because cudarc's dynamic loading panics when they are
+//! not.
 //!
 //! `device.rs` is the thin layer over the raw driver (devices, memory, page-locking);
 //! `launch.rs` the one place a generated kernel is launched, from its manifest; `engine.rs`
@@ -28,7 +29,7 @@ pub use nvrtc::{EXTRA_OPTIONS_VAR, Mode, nvrtc_available};
 #[doc(hidden)]
 pub use cache::{Compiled, get as compile_cached};
 #[doc(hidden)]
-pub use nvrtc::{CompileOptions, Ptx, compile};
+pub use nvrtc::{CompileOptions, Cubin, Output, Ptx, compile};
 pub use options::{
     CudaOptions, HIER_KERNEL_VAR, HierarchicalKernel, SHAPE_VAR, STREAM_THREADS_VAR, VECTOR_VAR, WAVEFRONT_CHUNK_VAR,
 };
@@ -44,7 +45,8 @@ pub fn check_manifest<S: crate::Stencil<N>, T: crate::Real, const N: usize>(devi
     // A grid of a few points per axis: the parameters do not depend on the grid.
     let dims = S::KERNELS.view(&[8; N], 1);
     let defines = [("HIER_ROWS", 8), ("WF_TILE", 4), ("WF_CHUNK", 4), ("WF_WIN", 32)];
-    let (module, _) = module::Module::<S>::load::<T, N>(&gpu, &CudaOptions::default(), dims, &defines)?;
+    let kinds: Vec<_> = S::KERNELS.kernels.iter().map(|spec| spec.kind).collect();
+    let (module, _) = module::Module::<S>::load::<T, N>(&gpu, &CudaOptions::default(), dims, &kinds, &defines)?;
     for spec in S::KERNELS.kernels {
         let loaded = module.kernel::<N>(spec.kind)?.loaded_params()?;
         let fail = |reason: String| crate::Error::Launch { kernel: spec.symbol.into(), reason };

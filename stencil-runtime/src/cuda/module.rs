@@ -31,22 +31,27 @@ impl JitTime {
     }
 }
 
-/// A stencil's module for a grid seen as `dims` (kernel axes).
+/// A stencil's module for a grid seen as `dims` (kernel axes), holding the kernels a run
+/// asked for.
 pub(crate) struct Module<S> {
     module: Arc<CudaModule>,
+    /// The kernels compiled in.
+    kinds: Vec<KernelKind>,
     /// The plain pass's points per thread (its `VEC`).
     vector: u32,
     _stencil: std::marker::PhantomData<S>,
 }
 
 impl<S> Module<S> {
-    /// Compiles (or takes from the cache) and loads `S`'s module for elements `T`, a grid
-    /// seen as `dims`, `options`, and the kernels' own `defines` (the register kernel's
-    /// rows, the wavefront's tile).
+    /// Compiles (or takes from the cache) and loads `S`'s kernels `kinds` for elements `T`,
+    /// a grid seen as `dims`, `options`, and the kernels' own `defines` (the register
+    /// kernel's rows, the wavefront's tile). The unit's other kernels are left out of the
+    /// compilation: a run compiles only what it launches.
     pub fn load<T: Real, const N: usize>(
         gpu: &Gpu,
         options: &CudaOptions,
         dims: [usize; 3],
+        kinds: &[KernelKind],
         defines: &[(&str, usize)],
     ) -> Result<(Self, JitTime)>
     where
@@ -65,13 +70,16 @@ impl<S> Module<S> {
         for &(name, value) in defines {
             compile = compile.define(name, value);
         }
+        for spec in S::KERNELS.kernels {
+            compile = compile.define(spec.guard, u8::from(kinds.contains(&spec.kind)));
+        }
         let started = Instant::now();
         let compiled = cache::get(S::META.name, S::CUDA_SOURCE, &compile, gpu.driver_version)?;
         let module = gpu
             .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx.0))
+            .load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin.0))
             .map_err(driver_error("loading the compiled module"))?;
-        let module = Self { module, vector, _stencil: std::marker::PhantomData };
+        let module = Self { module, kinds: kinds.to_vec(), vector, _stencil: std::marker::PhantomData };
         Ok((module, JitTime { time: started.elapsed(), origin: compiled.origin }))
     }
 
@@ -80,6 +88,12 @@ impl<S> Module<S> {
     where
         S: Stencil<N>,
     {
+        if !self.kinds.contains(&kind) {
+            return Err(crate::Error::Launch {
+                kernel: format!("{}'s {kind:?} kernel", S::META.name),
+                reason: "the module was compiled without it".into(),
+            });
+        }
         let vector = if kind == KernelKind::Plain { self.vector } else { 1 };
         Ok(Kernel::load(&self.module, S::KERNELS, kind)?.with_vector(vector))
     }

@@ -1,6 +1,11 @@
 //! NVRTC: a stencil's CUDA translation unit → PTX, specialised with `-D` options.
 
+use std::ffi::CString;
 use std::fmt::Write;
+use std::sync::{Mutex, Once, PoisonError};
+use std::thread::JoinHandle;
+
+use cudarc::nvrtc::result;
 
 use crate::{Error, Result};
 
@@ -77,6 +82,20 @@ pub const EXTRA_OPTIONS_VAR: &str = "STENCIL_NVRTC_OPTIONS";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ptx(pub String);
 
+/// Device code for the architecture compiled for (a CUBIN image), which the driver loads
+/// without compiling it again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cubin(pub Vec<u8>);
+
+/// What NVRTC makes of a translation unit: the PTX, to read, and the CUBIN, to load.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Output {
+    /// The PTX.
+    pub ptx: Ptx,
+    /// The device code.
+    pub cubin: Cubin,
+}
+
 /// Whether the NVRTC library can be loaded (it is looked for on the loader path).
 pub fn nvrtc_available() -> bool {
     // SAFETY: only tries to open the shared library; nothing from it is called.
@@ -92,38 +111,95 @@ pub fn numbered(source: &str) -> String {
     out
 }
 
-/// Compiles the translation unit of stencil `stencil`.
+/// NVRTC's start in this process, when [`prepare`] began it on a thread of its own.
+static PREPARING: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+
+/// Begins NVRTC's one-time start in this process on a thread of its own: loading its
+/// libraries and a first compilation for `arch`, which on a fresh machine take most of the
+/// first compilation's time. It then overlaps the device's start (the context, the
+/// uploads); the first [`compile`] waits for it to end. Later calls do nothing.
+pub(crate) fn prepare(arch: &str) {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        let options = CompileOptions { real: "float", mode: Mode::Fast, arch: arch.to_owned(), defines: Vec::new() };
+        let thread = std::thread::Builder::new().name("nvrtc-start".into()).spawn(move || {
+            // A failure here is met again, and reported, by the compilation that needs it.
+            let _ = compile_now("stencil_start", "extern \"C\" __global__ void stencil_start() {}", &options);
+        });
+        *PREPARING.lock().unwrap_or_else(PoisonError::into_inner) = thread.ok();
+    });
+}
+
+/// Compiles the translation unit of stencil `stencil` for `options.arch` (a real
+/// architecture such as `sm_90`, so that NVRTC also gives the device code).
 ///
 /// **Errors**: [`Error::NvrtcUnavailable`] if the library cannot be loaded,
 /// [`Error::Nvrtc`] with NVRTC's log and the numbered source if compilation fails.
-pub fn compile(stencil: &'static str, source: &str, options: &CompileOptions) -> Result<Ptx> {
+pub fn compile(stencil: &'static str, source: &str, options: &CompileOptions) -> Result<Output> {
+    let preparing = PREPARING.lock().unwrap_or_else(PoisonError::into_inner).take();
+    if let Some(thread) = preparing {
+        let _ = thread.join();
+    }
+    compile_now(stencil, source, options)
+}
+
+/// [`compile`], without waiting for [`prepare`].
+fn compile_now(stencil: &'static str, source: &str, options: &CompileOptions) -> Result<Output> {
     if !nvrtc_available() {
         return Err(Error::NvrtcUnavailable);
     }
     let args = options.to_args();
-    if source.contains('\0') {
-        return Err(Error::Nvrtc {
-            stencil,
-            options: args,
-            log: "the source contains a NUL character".into(),
-            source_numbered: numbered(source),
-        });
-    }
-    let cudarc_options = cudarc::nvrtc::CompileOptions {
-        options: args.clone(),
-        name: Some(format!("{stencil}.cu")),
-        ..Default::default()
+    let failed = |log: String| Error::Nvrtc { stencil, options: args.clone(), log, source_numbered: numbered(source) };
+    let (Ok(c_source), Ok(name)) = (CString::new(source), CString::new(format!("{stencil}.cu"))) else {
+        return Err(failed("the source or the stencil's name contains a NUL character".into()));
     };
-    match cudarc::nvrtc::compile_ptx_with_opts(source, cudarc_options) {
-        Ok(ptx) => Ok(Ptx(ptx.to_src())),
-        Err(e) => {
-            let log = match e {
-                cudarc::nvrtc::CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
-                other => format!("{other:?}"),
-            };
-            Err(Error::Nvrtc { stencil, options: args, log, source_numbered: numbered(source) })
+    let program = Program(result::create_program(&c_source, Some(&name)).map_err(|e| failed(format!("{e:?}")))?);
+    // SAFETY: the program was created above and is destroyed only when `program` drops;
+    // the source and name it refers to outlive it.
+    unsafe {
+        if let Err(e) = result::compile_program(program.0, &args) {
+            let log = result::get_program_log(program.0).map(|log| c_text(&log)).unwrap_or_default();
+            return Err(failed(if log.trim().is_empty() { format!("{e:?}") } else { log }));
+        }
+        let ptx = result::get_ptx(program.0).map_err(|e| failed(format!("reading the PTX: {e:?}")))?;
+        let cubin = program.cubin().map_err(|e| failed(format!("reading the device code: {e:?}")))?;
+        Ok(Output { ptx: Ptx(c_text(&ptx)), cubin: Cubin(cubin) })
+    }
+}
+
+/// An NVRTC program, destroyed when dropped.
+struct Program(cudarc::nvrtc::sys::nvrtcProgram);
+
+impl Program {
+    /// The compiled program's CUBIN.
+    ///
+    /// # Safety
+    ///
+    /// The program must have compiled for a real architecture.
+    unsafe fn cubin(&self) -> std::result::Result<Vec<u8>, result::NvrtcError> {
+        use cudarc::nvrtc::sys;
+        let mut size = 0usize;
+        // SAFETY: the program is alive; NVRTC writes the size, then `size` bytes.
+        unsafe {
+            sys::nvrtcGetCUBINSize(self.0, &mut size).result()?;
+            let mut image = vec![0u8; size];
+            sys::nvrtcGetCUBIN(self.0, image.as_mut_ptr().cast()).result()?;
+            Ok(image)
         }
     }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: created by `create_program` and destroyed only here.
+        let _ = unsafe { result::destroy_program(self.0) };
+    }
+}
+
+/// NVRTC's NUL-terminated text as a string.
+fn c_text(text: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = text.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 #[cfg(test)]

@@ -22,9 +22,11 @@ extern "C" __global__ void stencil_copy(const float4* __restrict__ a, float4* __
 /// **Errors**: [`Error::NoGpu`](crate::Error::NoGpu) and driver or NVRTC errors.
 pub fn copy_bandwidth(device: usize, bytes: usize, repetitions: usize) -> Result<f64> {
     let gpu = Gpu::open(device)?;
-    let ptx = compile("stencil_copy", COPY, &CompileOptions::new::<f32>(Mode::Fast, gpu.arch.clone()))?;
-    let module =
-        gpu.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx.0)).map_err(driver_error("loading the copy kernel"))?;
+    let output = compile("stencil_copy", COPY, &CompileOptions::new::<f32>(Mode::Fast, gpu.arch.clone()))?;
+    let module = gpu
+        .ctx
+        .load_module(cudarc::nvrtc::Ptx::from_binary(output.cubin.0))
+        .map_err(driver_error("loading the copy kernel"))?;
     let copy = module.load_function("stencil_copy").map_err(driver_error("finding the copy kernel"))?;
     let n = (bytes / 2 / 16).max(1);
     let stream = &gpu.stream;

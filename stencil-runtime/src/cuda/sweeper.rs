@@ -97,7 +97,8 @@ impl<T: Real> Sweeper<T> {
             }
         };
         let defines = [("WF_TILE", tile), ("WF_CHUNK", pencils.chunk), ("WF_WIN", pencils.window)];
-        let (module, jit) = Module::<S>::load::<T, N>(gpu, options, S::KERNELS.view(&shape, 1), &defines)?;
+        let (module, jit) =
+            Module::<S>::load::<T, N>(gpu, options, S::KERNELS.view(&shape, 1), &[KernelKind::Wavefront], &defines)?;
         let kernel = module.kernel::<N>(KernelKind::Wavefront)?;
         kernel.allow_shared(pencils.shape.shared as usize)?;
         let (chunk, window) = (pencils.chunk, pencils.window);

@@ -24,41 +24,32 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
         self.edges.map_or([0; 3], |fill| fill.cycle_edges(window).flags(S::KERNELS.axes))
     }
 
-    /// The Jacobi kernels for a grid seen as `dims`, the block entries the whole grid's
-    /// cycles need, and the time taken to get them.
-    pub(super) fn jacobi_kernels(
-        gpu: &Gpu,
-        build: &Build<'_, T>,
-        dims: [usize; 3],
-    ) -> Result<(Jacobi, usize, JitTime)> {
-        // The whole local grid is the largest window: its geometry bounds every launch's
-        // shared memory (which depends on the tile and halo, not on the cycle's length).
-        let edges = build.cycle_edges;
-        let (whole_cycle, stream) = match build.schedule {
-            Schedule::Hierarchical { tile, halo, sub } => {
-                let registers = build.alone && build.options.hierarchical_kernel == HierarchicalKernel::Auto;
-                let sizes = CycleSizes { tile, halo, sub };
-                (Some((Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, gpu.limits(), edges)?, sizes)), None)
-            }
-            streaming @ Schedule::Streaming { .. } => {
-                let sizes = streaming.cycle_sizes(S::META).expect("a streaming schedule has cycle sizes");
-                let stream = StreamBuild::new(S::KERNELS, dims, sizes, build.options.stream_block_threads(), edges);
-                let cycle = stream.cycle(S::KERNELS, dims, sizes, T::BYTES, gpu.limits(), edges)?;
-                (Some((cycle, sizes)), Some(stream))
-            }
-            _ => (None, None),
+    /// The Jacobi kernels and the boundary fill's that `build` asks for, for a grid seen as
+    /// `dims`, compiled together into one module.
+    pub(super) fn kernels(gpu: &Gpu, build: &Build<'_, T>, dims: [usize; 3]) -> Result<EngineKernels> {
+        let plan = if build.jacobi { Some(CyclePlan::new::<S, T, N>(gpu, build, dims)?) } else { None };
+        let pass_kind = if build.schedule == Schedule::Tiled { KernelKind::Tiled } else { KernelKind::Plain };
+        let mut kinds = Vec::new();
+        if let Some(plan) = &plan {
+            kinds.extend([pass_kind, KernelKind::PlainMeasure]);
+            kinds.extend(plan.whole.as_ref().map(|(cycle, _)| cycle.kind));
+        }
+        if !build.fill.is_empty() {
+            kinds.push(KernelKind::Boundary);
+        }
+        if kinds.is_empty() {
+            return Ok(EngineKernels { jacobi: None, cycle_blocks: 0, fill: None, jit: None });
+        }
+        let defines = plan.as_ref().map_or_else(Vec::new, CyclePlan::defines);
+        let (module, jit) = Module::<S>::load::<T, N>(gpu, &build.options, dims, &kinds, &defines)?;
+        let fill = match build.fill.is_empty() {
+            true => None,
+            false => Some((module.kernel::<N>(KernelKind::Boundary)?, build.fill.clone())),
         };
-        let rows = whole_cycle.as_ref().filter(|(c, _)| c.kind == KernelKind::HierarchicalRows).map(|(c, _)| c.rows);
-        let mut defines: Vec<(&str, usize)> = rows.map(|rows| ("HIER_ROWS", rows)).into_iter().collect();
-        defines.extend(stream.iter().flat_map(StreamBuild::defines));
-        let (module, jit) = Module::<S>::load::<T, N>(gpu, &build.options, dims, &defines)?;
-        let pass = module.kernel::<N>(if build.schedule == Schedule::Tiled {
-            KernelKind::Tiled
-        } else {
-            KernelKind::Plain
-        })?;
-        let measure = module.kernel::<N>(KernelKind::PlainMeasure)?;
-        let cycle = match &whole_cycle {
+        let Some(CyclePlan { whole, stream }) = plan else {
+            return Ok(EngineKernels { jacobi: None, cycle_blocks: 0, fill, jit: Some(jit) });
+        };
+        let cycle = match &whole {
             Some((geometry, sizes)) => {
                 let kernel = module.kernel::<N>(geometry.kind)?;
                 if geometry.kind != KernelKind::HierarchicalRows {
@@ -68,8 +59,16 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
             }
             None => None,
         };
-        let blocks = whole_cycle.map_or(0, |(c, _)| c.shape.blocks());
-        Ok((Jacobi { pass, measure, cycle, registers: rows.is_some(), stream }, blocks, jit))
+        let registers = whole.as_ref().is_some_and(|(c, _)| c.kind == KernelKind::HierarchicalRows);
+        let jacobi = Jacobi {
+            pass: module.kernel::<N>(pass_kind)?,
+            measure: module.kernel::<N>(KernelKind::PlainMeasure)?,
+            cycle,
+            registers,
+            stream,
+        };
+        let cycle_blocks = whole.map_or(0, |(c, _)| c.shape.blocks());
+        Ok(EngineKernels { jacobi: Some(jacobi), cycle_blocks, fill, jit: Some(jit) })
     }
 
     pub(super) fn elements(&self, planes: &Range<usize>) -> Range<usize> {
@@ -162,21 +161,52 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
         self.layers.next = false;
         self.launch_window(&kernel, geometry.shape, self.elements(&planes), dims, cycle, measure, None)
     }
+}
 
-    /// The boundary fill's kernel and copies, when `build` has copies; the time taken to get
-    /// the kernel is added to `jit`.
-    pub(super) fn fill_kernel(
-        gpu: &Gpu,
-        build: &Build<'_, T>,
-        dims: [usize; 3],
-        jit: &mut Option<JitTime>,
-    ) -> Result<Option<(Kernel, Vec<FillCopy>)>> {
-        if build.fill.is_empty() {
-            return Ok(None);
-        }
-        let (module, fill_jit) = Module::<S>::load::<T, N>(gpu, &build.options, dims, &[])?;
-        *jit = Some(jit.map_or(fill_jit, |j| j.and(fill_jit)));
-        Ok(Some((module.kernel::<N>(KernelKind::Boundary)?, build.fill.clone())))
+/// The kernels an engine gets, and the time taken to get them (none without kernels).
+pub(super) struct EngineKernels {
+    pub jacobi: Option<Jacobi>,
+    /// The block entries the whole grid's cycles need.
+    pub cycle_blocks: usize,
+    pub fill: Option<(Kernel, Vec<FillCopy>)>,
+    pub jit: Option<JitTime>,
+}
+
+/// A schedule's cycles over the whole local grid (the largest window: its geometry bounds
+/// every launch's shared memory, which depends on the tile and halo, not on the cycle's
+/// length), and what a streaming kernel is compiled with.
+struct CyclePlan {
+    whole: Option<(Cycle, CycleSizes)>,
+    stream: Option<StreamBuild>,
+}
+
+impl CyclePlan {
+    fn new<S: Stencil<N>, T: Real, const N: usize>(gpu: &Gpu, build: &Build<'_, T>, dims: [usize; 3]) -> Result<Self> {
+        let edges = build.cycle_edges;
+        Ok(match build.schedule {
+            Schedule::Hierarchical { tile, halo, sub } => {
+                let registers = build.alone && build.options.hierarchical_kernel == HierarchicalKernel::Auto;
+                let sizes = CycleSizes { tile, halo, sub };
+                let cycle = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, registers, gpu.limits(), edges)?;
+                Self { whole: Some((cycle, sizes)), stream: None }
+            }
+            streaming @ Schedule::Streaming { .. } => {
+                let sizes = streaming.cycle_sizes(S::META).expect("a streaming schedule has cycle sizes");
+                let stream = StreamBuild::new(S::KERNELS, dims, sizes, build.options.stream_block_threads(), edges);
+                let cycle = stream.cycle(S::KERNELS, dims, sizes, T::BYTES, gpu.limits(), edges)?;
+                Self { whole: Some((cycle, sizes)), stream: Some(stream) }
+            }
+            _ => Self { whole: None, stream: None },
+        })
+    }
+
+    /// The definitions the cycle kernel is compiled with: the register kernel's rows, or
+    /// the streaming kernel's levels and extents.
+    fn defines(&self) -> Vec<(&'static str, usize)> {
+        let rows = self.whole.as_ref().filter(|(c, _)| c.kind == KernelKind::HierarchicalRows).map(|(c, _)| c.rows);
+        let mut defines: Vec<(&str, usize)> = rows.map(|rows| ("HIER_ROWS", rows)).into_iter().collect();
+        defines.extend(self.stream.iter().flat_map(StreamBuild::defines));
+        defines
     }
 }
 

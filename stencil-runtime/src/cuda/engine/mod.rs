@@ -159,14 +159,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         let block = build.options.plain_block(S::KERNELS, N);
         // The measuring kernel's launch over the whole grid: one thread per point.
         let whole = plain(S::KERNELS, dims, block, 1, gpu.limits())?;
-        let (jacobi, cycle_blocks, mut jit) = match build.jacobi {
-            true => {
-                let (jacobi, blocks, jit) = Self::jacobi_kernels(&gpu, &build, dims)?;
-                (Some(jacobi), blocks, Some(jit))
-            }
-            false => (None, 0, None),
-        };
-        let fill = Self::fill_kernel(&gpu, &build, dims, &mut jit)?;
+        let launches::EngineKernels { jacobi, cycle_blocks, fill, mut jit } = Self::kernels(&gpu, &build, dims)?;
         let mut sweepers = Vec::new();
         if S::META.is_sweep() {
             let (sweeper, sweep_jit) =

@@ -51,7 +51,7 @@ pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
     let device_copy = best_of(&mut || stream.memcpy_dtod(&a, &mut b).map_err(driver_error("probing copies")))?;
 
     let dims = view_dims::<S, N>(grid, planes);
-    let (module, jit) = Module::<S>::load::<T, N>(gpu, options, dims, &[])?;
+    let (module, jit) = Module::<S>::load::<T, N>(gpu, options, dims, &[KernelKind::Plain], &[])?;
     let kernel = module.kernel::<N>(KernelKind::Plain)?;
     let launch_shape = plain(S::KERNELS, dims, options.plain_block(S::KERNELS, N), kernel.vector(), gpu.limits())?;
     let scalars = S::param_values(params);

@@ -132,6 +132,43 @@ pub(super) fn view_dims<S: Stencil<N>, const N: usize>(mut shape: [usize; N], pl
 }
 
 impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
+    /// The pass's kernels for chunks seen as `chunk_dims` at most, and the fill's when
+    /// `fill` has copies, compiled together.
+    fn kernels(
+        gpu: &Gpu,
+        options: &CudaOptions,
+        slabs: &Slabs,
+        inner: Inner,
+        fill: &Fill<N>,
+        chunk_dims: [usize; 3],
+    ) -> Result<(Kernels, Option<Kernel>, JitTime)> {
+        let pass = match inner {
+            Inner::Hierarchical { .. } => KernelKind::Hierarchical,
+            _ => KernelKind::Plain,
+        };
+        let mut kinds = vec![KernelKind::PlainMeasure, pass];
+        if fill.any() {
+            kinds.push(KernelKind::Boundary);
+        }
+        let (module, jit) = Module::<S>::load::<T, N>(gpu, options, chunk_dims, &kinds, &[])?;
+        let measure = module.kernel::<N>(KernelKind::PlainMeasure)?;
+        let kernels = match inner {
+            Inner::Hierarchical { tile, halo, sub } => {
+                let cycle = module.kernel::<N>(KernelKind::Hierarchical)?;
+                let sizes = CycleSizes { tile, halo, sub };
+                // A periodic axis widens the working regions (axis 0 only in a view of the whole
+                // grid, the largest chunk then).
+                let edges = fill.cycle_edges(&(0..slabs.max_chunk())).flags(S::KERNELS.axes);
+                let largest = Cycle::new(S::KERNELS, chunk_dims, sizes, T::BYTES, false, gpu.limits(), edges)?;
+                cycle.allow_shared(largest.shape.shared as usize)?;
+                Kernels::Hierarchical { cycle, measure, sizes }
+            }
+            _ => Kernels::Plain { pass: module.kernel::<N>(KernelKind::Plain)?, measure },
+        };
+        let fill_kernel = if fill.any() { Some(module.kernel::<N>(KernelKind::Boundary)?) } else { None };
+        Ok((kernels, fill_kernel, jit))
+    }
+
     /// Compiles the kernels for the largest chunk and allocates the buffers of `slabs` with
     /// `inner` iterations, for a grid of `fill.shape` whose read-only fields are the `Some`s
     /// of `inputs` (parameter order), its views filled by `fill`.
@@ -151,21 +188,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             measure_shapes.iter().scan(0, |total, s| Some(std::mem::replace(total, *total + s.blocks()))).collect();
         let total_blocks: usize = measure_shapes.iter().map(Shape::blocks).sum();
         let chunk_dims = view_dims::<S, N>(shape, slabs.max_chunk());
-        let (module, jit) = Module::<S>::load::<T, N>(gpu, options, chunk_dims, &[])?;
-        let measure = module.kernel::<N>(KernelKind::PlainMeasure)?;
-        let kernels = match inner {
-            Inner::Hierarchical { tile, halo, sub } => {
-                let cycle = module.kernel::<N>(KernelKind::Hierarchical)?;
-                let sizes = CycleSizes { tile, halo, sub };
-                // A periodic axis widens the working regions (axis 0 only in a view of the whole
-                // grid, the largest chunk then).
-                let edges = fill.cycle_edges(&(0..slabs.max_chunk())).flags(S::KERNELS.axes);
-                let largest = Cycle::new(S::KERNELS, chunk_dims, sizes, T::BYTES, false, gpu.limits(), edges)?;
-                cycle.allow_shared(largest.shape.shared as usize)?;
-                Kernels::Hierarchical { cycle, measure, sizes }
-            }
-            _ => Kernels::Plain { pass: module.kernel::<N>(KernelKind::Plain)?, measure },
-        };
+        let (kernels, fill_kernel, jit) = Self::kernels(gpu, options, &slabs, inner, &fill, chunk_dims)?;
         // Streams before buffers: cudarc tracks a buffer's uses across streams only when it is
         // allocated with more than one stream in the context.
         let stream = || gpu.ctx.new_stream().map_err(driver_error("creating a stream"));
@@ -205,10 +228,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             first_bad,
             scalars: S::param_values(params),
             fail_after: None,
-            fill: match fill.any() {
-                true => Some((module.kernel::<N>(KernelKind::Boundary)?, fill)),
-                false => None,
-            },
+            fill: fill_kernel.map(|kernel| (kernel, fill)),
             _stencil: std::marker::PhantomData,
         };
         Ok((pyramid, jit))
