@@ -114,20 +114,47 @@ pub fn numbered(source: &str) -> String {
 /// NVRTC's start in this process, when [`prepare`] began it on a thread of its own.
 static PREPARING: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
 
-/// Begins NVRTC's one-time start in this process on a thread of its own: loading its
-/// libraries and a first compilation for `arch`, which on a fresh machine take most of the
-/// first compilation's time. It then overlaps the device's start (the context, the
+/// Begins NVRTC's one-time start in this process on a thread of its own: reading its
+/// libraries in, and a first compilation for `arch`, which on a fresh machine take most of
+/// the first compilation's time. It then overlaps the device's start (the context, the
 /// uploads); the first [`compile`] waits for it to end. Later calls do nothing.
 pub(crate) fn prepare(arch: &str) {
     static STARTED: Once = Once::new();
     STARTED.call_once(|| {
         let options = CompileOptions { real: "float", mode: Mode::Fast, arch: arch.to_owned(), defines: Vec::new() };
         let thread = std::thread::Builder::new().name("nvrtc-start".into()).spawn(move || {
+            read_libraries_ahead();
             // A failure here is met again, and reported, by the compilation that needs it.
             let _ = compile_now("stencil_start", "extern \"C\" __global__ void stencil_start() {}", &options);
         });
         *PREPARING.lock().unwrap_or_else(PoisonError::into_inner) = thread.ok();
     });
+}
+
+/// Reads NVRTC's libraries (the one loaded, and its builtins beside it) from start to end,
+/// so that the compiler's first use finds their pages in memory: on a freshly started
+/// machine one sequential read is much faster than the scattered page faults of a first
+/// compilation. Where the libraries cannot be found (no `/proc/self/maps`), nothing is read.
+fn read_libraries_ahead() {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return };
+    let Some(loaded) = maps.lines().filter_map(|line| line.split_whitespace().nth(5)).find(|path| {
+        std::path::Path::new(path).file_name().is_some_and(|name| name.to_string_lossy().starts_with("libnvrtc"))
+    }) else {
+        return;
+    };
+    let Some(dir) = std::path::Path::new(loaded).parent() else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut buffer = vec![0u8; 1 << 20];
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let library = name.starts_with("libnvrtc") && name.contains(".so") && !name.contains(".alt.");
+        if !library || !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        if let Ok(mut file) = std::fs::File::open(entry.path()) {
+            while matches!(std::io::Read::read(&mut file, &mut buffer), Ok(n) if n > 0) {}
+        }
+    }
 }
 
 /// Compiles the translation unit of stencil `stencil` for `options.arch` (a real

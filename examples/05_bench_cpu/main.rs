@@ -12,12 +12,19 @@
 //! allocated before the clock starts); so the table also gives the steady rate of plain
 //! passes, from the difference between runs of k and 2k iterations.
 //!
+//! After the twin on a cubic grid, the C/OpenMP peer (`peer.c`, compiled with the system's C
+//! compiler at `-O3 -march=x86-64-v3 -fopenmp`) runs the same grid and iterations on the same
+//! threads, in both precisions (`--no-peer` leaves it out); its rate is the best of its own
+//! three runs, without a residual check, to be read beside the twin's steady rate.
+//!
 //! ```text
 //! cargo run --release --example 05_bench_cpu
 //! cargo run --release --example 05_bench_cpu -- --sizes 128x128x128,2048x2048 --iterations 100 --threads 1
 //! ```
 
+#[path = "../common/mod.rs"]
 mod common;
+mod peer;
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -45,6 +52,9 @@ struct Args {
     /// Timed runs of every measurement; the best is reported.
     #[arg(long, default_value_t = 3, value_parser = common::int(1..=1000))]
     repeats: usize,
+    /// Leave out the C/OpenMP peer.
+    #[arg(long)]
+    no_peer: bool,
 }
 
 fn parse_shape(s: &str) -> Result<Vec<usize>, String> {
@@ -83,12 +93,20 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     println!("  copy  b = a      {copy:.1} GB/s (8 B/element read + written)");
     println!("  add   c = a + b  {add:.1} GB/s (12 B/element: the traffic of an ideal Jacobi pass)\n");
 
+    let peers = match args.no_peer {
+        true => None,
+        false => Some(Peers::compile()),
+    };
     let mut rows = Vec::new();
+    let mut peer_rows = Vec::new();
     for shape in &args.sizes {
         if let &[a, b, c] = shape.as_slice() {
             let h2 = 1.0 / ((a - 1) as f64).powi(2);
             rows.push(bench(Jacobi7, Jacobi7Params { h2: h2 as f32 }, [a, b, c], &args)?);
             rows.push(bench(Jacobi7, Jacobi7Params { h2 }, [a, b, c], &args)?);
+            if let (Some(peers), true) = (&peers, a == b && b == c) {
+                peer_rows.extend(peers.rows(a, &args, copy));
+            }
         } else {
             let [a, b] = [shape[0], shape[1]];
             let h2 = 1.0 / ((a - 1) as f64).powi(2);
@@ -117,6 +135,12 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             100.0 * steady / copy,
         );
     }
+    for row in &peer_rows {
+        println!("{row}");
+    }
+    if let Some(peers) = &peers {
+        println!("\nThe peer: {}.", peers.note());
+    }
     println!(
         "\nGB/s count {} B/point in f32 and {} in f64 (read u and f, write u). \"steady\": runs of 2k less runs",
         Jacobi7::META.bytes_per_point(4),
@@ -124,6 +148,57 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("of k iterations, which leaves k plain passes without the final residual check.");
     Ok(())
+}
+
+/// The C/OpenMP peer in both precisions, or why it is missing.
+struct Peers {
+    dir: tempfile::TempDir,
+    compiled: Vec<(&'static str, Result<peer::Peer, String>)>,
+}
+
+impl Peers {
+    fn compile() -> Self {
+        let dir = tempfile::tempdir().expect("a temporary folder for the peer");
+        let compiled = [("f32", "float"), ("f64", "double")]
+            .into_iter()
+            .map(|(name, c_type)| (name, peer::Peer::compile(dir.path(), c_type)))
+            .collect();
+        Self { dir, compiled }
+    }
+
+    /// The peer's rows for an n³ grid: its rate, or why there is none.
+    fn rows(&self, n: usize, args: &Args, copy: f64) -> Vec<String> {
+        let threads = rayon::current_num_threads();
+        let bytes = Jacobi7::META.bytes_per_point(4) as f64;
+        self.compiled
+            .iter()
+            .map(|(precision, peer)| {
+                let scale = if *precision == "f32" { 1.0 } else { 2.0 };
+                match peer.as_ref().map_err(Clone::clone).and_then(|p| p.time(n, args.iterations, threads)) {
+                    Ok(rate) => format!(
+                        "| peer: C OpenMP loop | {precision} | {n}×{n}×{n} | {} | — | — | — | — | {:.1} | {:.0} % |",
+                        args.iterations,
+                        rate * bytes * scale,
+                        100.0 * rate * bytes * scale / copy
+                    ),
+                    Err(why) => format!("| peer: C OpenMP loop | {precision} | {n}×{n}×{n} | — | {why} |"),
+                }
+            })
+            .collect()
+    }
+
+    /// How the peer was compiled, and where.
+    fn note(&self) -> String {
+        let commands: Vec<String> =
+            self.compiled.iter().filter_map(|(_, p)| p.as_ref().ok().map(|p| p.command.clone())).collect();
+        match commands.first() {
+            Some(command) => format!(
+                "`{command}` (in {}), steady GB/s = its best run's rate × the twin's bytes per point",
+                self.dir.path().display()
+            ),
+            None => "not compiled (no C compiler with OpenMP)".into(),
+        }
+    }
 }
 
 /// Best bandwidths of `repeats` parallel copies `b = a` and adds `c = a + b` of
