@@ -169,17 +169,16 @@ impl Peers {
     /// The peer's rows for an n³ grid: its rate, or why there is none.
     fn rows(&self, n: usize, args: &Args, copy: f64) -> Vec<String> {
         let threads = rayon::current_num_threads();
-        let bytes = Jacobi7::META.bytes_per_point(4) as f64;
         self.compiled
             .iter()
             .map(|(precision, peer)| {
-                let scale = if *precision == "f32" { 1.0 } else { 2.0 };
+                let bytes = Jacobi7::META.bytes_per_point(if *precision == "f32" { 4 } else { 8 }) as f64;
                 match peer.as_ref().map_err(Clone::clone).and_then(|p| p.time(n, args.iterations, threads)) {
                     Ok(rate) => format!(
                         "| peer: C OpenMP loop | {precision} | {n}×{n}×{n} | {} | — | — | — | — | {:.1} | {:.0} % |",
                         args.iterations,
-                        rate * bytes * scale,
-                        100.0 * rate * bytes * scale / copy
+                        rate * bytes,
+                        100.0 * rate * bytes / copy
                     ),
                     Err(why) => format!("| peer: C OpenMP loop | {precision} | {n}×{n}×{n} | — | {why} |"),
                 }

@@ -1,7 +1,7 @@
 //! Hand-written peers of `jacobi7` (`peers.cu`), compiled with NVRTC to device code as the
-//! generated kernels are, and timed in the benchmark's own process, so that every table shows them beside the generated kernels:
-//! one thread per point, and columns marching along z with a register queue (64 × 4 threads
-//! marching 8 planes, 32 × 8 threads marching 16).
+//! generated kernels are, and timed in the benchmark's own process, so that every table shows
+//! them beside the generated kernels: one thread per point, and columns marching along z with
+//! a register queue (64 × 4 threads marching 8 planes, 32 × 8 threads marching 16).
 
 use std::error::Error;
 

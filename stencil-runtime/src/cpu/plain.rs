@@ -34,8 +34,8 @@ fn of_span<T: Real>(new: &[T], old: &[T], base: usize) -> Difference {
     Difference { max_abs: max.iter().copied().fold(0.0, f64::max), sum_sq, first_non_finite }
 }
 
-/// `S::apply_rows`, compiled for the widest vectors the processor has: with AVX2 on x86-64
-/// (checked once per process), else for the baseline the crate is built for. The values
+/// `S::apply_rows`, compiled for the widest vectors the processor has: with AVX2 on x86-64,
+/// else for the baseline the crate is built for. The values
 /// are the same either way: no operation is contracted or reordered (Rust never fuses a
 /// multiply and an add it was not asked to), only the vector width changes.
 fn apply_rows<S: Stencil<N>, T: Real, const N: usize>(reads: &[&[T]], outs: &mut [&mut [T]], params: &S::Params<T>) {
@@ -47,11 +47,10 @@ fn apply_rows<S: Stencil<N>, T: Real, const N: usize>(reads: &[&[T]], outs: &mut
     S::apply_rows(reads, outs, params);
 }
 
-/// Whether this x86-64 processor has AVX2 and FMA.
+/// Whether this x86-64 processor has AVX2 and FMA (the standard library caches the answer).
 #[cfg(target_arch = "x86_64")]
 fn wide_vectors() -> bool {
-    static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WIDE.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
+    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
 }
 
 /// `S::apply_rows` compiled with AVX2 and FMA enabled (the point function inlined into it).

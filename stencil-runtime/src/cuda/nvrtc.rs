@@ -1,4 +1,5 @@
-//! NVRTC: a stencil's CUDA translation unit → PTX, specialised with `-D` options.
+//! NVRTC: a stencil's CUDA translation unit → PTX and device code (CUBIN) for the device's
+//! architecture, specialised with `-D` options.
 
 use std::ffi::CString;
 use std::fmt::Write;
