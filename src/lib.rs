@@ -43,17 +43,17 @@ pub use stencil_macros::stencil;
 pub use stencil_runtime::{
     Alternating, Backend, Boundaries, Boundary, Checkpoint, ColorMap, DEFAULT_CHECK_EVERY, DEFAULT_TILE_2D,
     DEFAULT_TILE_3D, Device, Direction, Error, FieldMeta, Grid, Inner, InputFields, MAX_UNLIMITED_CHECK_EVERY,
-    MemoryKind, Norm, ParamMeta, Progress, RanOn, ReadMeta, Real, Report, ResidualSample, Result, RunInputs, Saved,
-    ScalarKind, Schedule, Side, SlabProgress, Slice, Solver, Stencil, StencilMeta, StepFn, StepsReport, StopReason,
-    SweepMeta, Tolerance,
+    MemoryKind, Norm, ParamMeta, Progress, RanOn, ReadMeta, Real, Report, Residual, ResidualSample, Result, RunInputs,
+    Saved, ScalarKind, Schedule, Side, SlabProgress, Slice, Solver, Stencil, StencilMeta, StepFn, StepsReport,
+    StopReason, SweepMeta, Tolerance,
 };
 pub use stencil_runtime::{compare, cuda, distributed, kernel, model};
 
 /// What a program that defines and runs stencils needs in scope.
 pub mod prelude {
     pub use crate::{
-        Backend, Boundaries, Boundary, Checkpoint, ColorMap, Grid, Inner, InputFields, Norm, Real, Report, Schedule,
-        Side, Slice, Solver, Stencil, StopReason, Tolerance, stencil,
+        Backend, Boundaries, Boundary, Checkpoint, ColorMap, Grid, Inner, InputFields, Norm, Real, Report, Residual,
+        Schedule, Side, Slice, Solver, Stencil, StopReason, Tolerance, stencil,
     };
 }
 

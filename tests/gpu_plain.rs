@@ -6,7 +6,7 @@
 use stencil::builtin::{Jacobi5, Jacobi7};
 use stencil::cuda::Mode;
 use stencil::prelude::*;
-use stencil::{Error, Report};
+use stencil::{Error, Report, Residual};
 
 mod common;
 use common::{random, require_gpu};
@@ -160,6 +160,61 @@ fn convergence_takes_the_same_iterations() {
     assert_eq!(cr.iterations, gr.iterations);
     assert!(cu.as_slice() == gu.as_slice());
     println!("{gr}");
+}
+
+/// The change since the last check (`Residual::SinceLastCheck`) on the GPU against the
+/// CPU twin's, exact mode: the same samples at every check, in 1-D, 2-D and 3-D, on the
+/// in-core schedules, f32 and f64; and the first non-finite value where the twin finds it.
+fn since_last_check_is_the_twins<T: Real>() {
+    fn both<S: Stencil<N>, T: Real, const N: usize>(stencil: S, shape: [usize; N], p: (&str, f64), schedule: Schedule) {
+        let (f, u0) = (random::<T, N>(shape, 2), random::<T, N>(shape, 1));
+        let run = |backend| {
+            let mut u = u0.clone();
+            let report = Solver::new(stencil)
+                .input("f", &f)
+                .param(p.0, p.1)
+                .backend(backend)
+                .schedule(schedule)
+                .mode(Mode::Exact)
+                .residual(Residual::SinceLastCheck)
+                .tolerance(Tolerance::Absolute { norm: Norm::Max, eps: 0.0 })
+                .max_iterations(7)
+                .check_every(3)
+                .run(&mut u)
+                .unwrap();
+            assert_eq!(report.residuals.iter().map(|r| r.iteration).collect::<Vec<_>>(), [3, 6, 7]);
+            (u, report)
+        };
+        let ((c, a), (g, b)) = (run(Backend::Cpu), run(Backend::Cuda { device: 0 }));
+        assert_bitwise(&format!("{} {} {shape:?} {schedule}", S::META.name, T::NAME), &c, &g, &a, &b);
+    }
+    for schedule in [Schedule::Plain, Schedule::Tiled, Schedule::Streaming { tile: 8, sub: 2 }] {
+        both::<_, T, 3>(Jacobi7, [37, 41, 29], ("h2", 0.01), schedule);
+        both::<_, T, 2>(Jacobi5, [131, 257], ("h2", 0.01), schedule);
+    }
+    both::<_, T, 1>(Wide, [1009], ("w", 3.0), Schedule::Plain);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_change_since_the_last_check_is_the_twins() {
+    require_gpu();
+    since_last_check_is_the_twins::<f32>();
+    since_last_check_is_the_twins::<f64>();
+    let mut f = Grid::<f32, 2>::filled([9, 9], 0.0).unwrap();
+    f[[4, 5]] = f32::INFINITY;
+    let run = |backend| {
+        let mut u = Grid::<f32, 2>::filled([9, 9], 1.0).unwrap();
+        let solver = Solver::new(Jacobi5).input("f", &f).param("h2", 1.0).backend(backend);
+        let solver =
+            solver.residual(Residual::SinceLastCheck).tolerance(Tolerance::Absolute { norm: Norm::Max, eps: 1e-9 });
+        match solver.max_iterations(10).check_every(5).run(&mut u).unwrap_err() {
+            Error::NonFinite { iteration, index, .. } => (iteration, index),
+            other => panic!("expected NonFinite, got {other}"),
+        }
+    };
+    assert_eq!(run(Backend::Cpu), (5, vec![1, 4]));
+    assert_eq!(run(Backend::Cuda { device: 0 }), (5, vec![1, 4]));
 }
 
 #[test]

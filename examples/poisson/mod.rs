@@ -28,8 +28,11 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     backend: BackendArg,
     /// How to run.
-    #[arg(long, value_enum, default_value_t = ScheduleArg::Plain)]
+    #[arg(long, value_enum, default_value_t = ScheduleArg::Auto)]
     schedule: ScheduleArg,
+    /// What the tolerance is compared with.
+    #[arg(long, value_enum, default_value_t = ResidualArg::Step)]
+    residual: ResidualArg,
     /// Floating-point mode of the GPU kernels.
     #[arg(long, value_enum, default_value_t = ModeArg::Fast)]
     mode: ModeArg,
@@ -68,10 +71,21 @@ enum BackendArg {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum ScheduleArg {
+    /// The library's choice for this grid and device (the report says what ran).
+    Auto,
     /// One Jacobi pass over memory per iteration.
     Plain,
     /// One Jacobi pass per iteration by the shared-memory tiled kernel (the plain pass on the CPU).
     Tiled,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ResidualArg {
+    /// ‖uᵏ⁺¹ − uᵏ‖∞ at each check: what one more iteration changes.
+    Step,
+    /// ‖uᵏ − uʲ‖∞, j the previous check: the change over a check period, as paper 000's
+    /// Algorithm 1 checks it after each pyramid pass (its counts agree with this reading).
+    SinceLastCheck,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -143,8 +157,13 @@ where
             ModeArg::Exact => stencil::cuda::Mode::Exact,
         })
         .schedule(match args.schedule {
+            ScheduleArg::Auto => Schedule::Auto,
             ScheduleArg::Plain => Schedule::Plain,
             ScheduleArg::Tiled => Schedule::Tiled,
+        })
+        .residual(match args.residual {
+            ResidualArg::Step => Residual::Step,
+            ResidualArg::SinceLastCheck => Residual::SinceLastCheck,
         })
         .tolerance(Tolerance::Absolute { norm: Norm::Max, eps: args.tolerance })
         .check_every(args.check_every)

@@ -149,12 +149,14 @@ fn advance<S: Stencil<N>, T: Real, const N: usize, P: Peers, E: Engine<T, N>>(
     let exact = schedule.is_exact_blocking(meta);
     let ran = match (meta.sweep.as_ref(), schedule) {
         (Some(sweep), _) => {
+            stop.measurable(false, "sweeps")?;
             let stencils = [(sweep.directions[0], place.planes.radius)];
             let radius = std::array::from_fn(|a| meta.radius[a]);
             let mut swept = Swept::new(engine, place, halos, stop, &stencils)?.with_boundaries(&boundaries, radius)?;
             drive::<S, T, N>(&mut monitor, &mut swept, observer)?
         }
         (None, Schedule::Hierarchical { tile, halo, sub }) if !exact && place.planes.has_neighbour() => {
+            stop.measurable(false, "inexact hierarchical cycles across ranks")?;
             let tiles = CycleSizes { tile, halo, sub };
             drive::<S, T, N>(&mut monitor, &mut Tiles::new(engine, place, halos, stop, tiles)?, observer)?
         }
@@ -182,6 +184,7 @@ fn out_of_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     let Schedule::OutOfCore { slab, height, inner, device_memory } = job.schedule else {
         unreachable!("an out-of-core schedule")
     };
+    job.stop.measurable(false, "out-of-core runs")?;
     let own = place.planes.own.clone();
     let fill = fill_of::<S, P, N>(job.boundaries, &place, u.shape());
     // A periodic axis 0 in one process wraps from the last slab to the first: each pass then

@@ -120,6 +120,12 @@ pub(crate) trait Engine<T: Real, const N: usize> {
     /// Copies `from` into `planes` of the current iterate, before any later update.
     fn write(&mut self, planes: Range<usize>, from: &[T]) -> Result<()>;
 
+    /// Keeps the current iterate of every unknown as the reference of later measurements:
+    /// from now on a measuring [`update`](Self::update) adds the next iterate minus the
+    /// reference over its planes' interior points (not S(u) − u), then makes its planes of
+    /// the next iterate the reference ([`Residual::SinceLastCheck`](crate::Residual)).
+    fn keep_reference(&mut self) -> Result<()>;
+
     /// Waits for the iteration's measurements and returns their difference (flat indices
     /// local), clearing them.
     fn difference(&mut self) -> Result<Difference>;

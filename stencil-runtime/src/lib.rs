@@ -46,4 +46,4 @@ pub use stencil::{
     Direction, FieldMeta, InputFields, ParamMeta, ReadMeta, ScalarKind, ScalarValue, Stencil, StencilMeta, SweepMeta,
 };
 pub use steps::{Alternating, StepFn, StepsReport};
-pub use stop::{DEFAULT_CHECK_EVERY, MAX_UNLIMITED_CHECK_EVERY, Norm, Tolerance};
+pub use stop::{DEFAULT_CHECK_EVERY, MAX_UNLIMITED_CHECK_EVERY, Norm, Residual, Tolerance};

@@ -136,9 +136,12 @@ pub struct Report {
     pub stop: StopReason,
     /// The tolerance in force, if any.
     pub tolerance: Option<crate::Tolerance>,
+    /// What the checks measured.
+    pub residual: crate::Residual,
     /// Every residual check, in order. For Jacobi stencils the sample at iteration k is
-    /// ‖uᵏ − uᵏ⁻¹‖ = ρ(uᵏ⁻¹); for sweep stencils it is ρ(uᵏ), measured by one plain
-    /// application.
+    /// ‖uᵏ − uᵏ⁻¹‖ = ρ(uᵏ⁻¹), or ‖uᵏ − uʲ‖ since the previous check j with
+    /// [`Residual::SinceLastCheck`](crate::Residual); for sweep stencils it is ρ(uᵏ),
+    /// measured by one plain application.
     pub residuals: Vec<ResidualSample>,
     /// Wall time of the iterations (set-up excluded).
     pub wall: Duration,
@@ -180,6 +183,9 @@ impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shape: Vec<String> = self.shape.iter().map(ToString::to_string).collect();
         let stop = match (self.stop, self.tolerance) {
+            (StopReason::Converged, Some(t)) if self.residual == crate::Residual::SinceLastCheck => {
+                format!("converged: {t}, ρ the change since the last check")
+            }
             (StopReason::Converged, Some(t)) => format!("converged: {t}"),
             (StopReason::Converged, None) => "converged".into(),
             (StopReason::IterationLimit, _) => "iteration limit reached".into(),
@@ -195,7 +201,11 @@ impl fmt::Display for Report {
             None => writeln!(f, "iterations   {} ({stop})", self.iterations)?,
         }
         match self.final_residual() {
-            Some(r) => writeln!(f, "residual     L∞ {:.4e}, L2 {:.4e} (at iteration {})", r.max, r.l2, r.iteration)?,
+            Some(r) => {
+                let since =
+                    if self.residual == crate::Residual::SinceLastCheck { ", since the last check" } else { "" };
+                writeln!(f, "residual     L∞ {:.4e}, L2 {:.4e} (at iteration {}{since})", r.max, r.l2, r.iteration)?
+            }
             None => writeln!(f, "residual     not measured")?,
         }
         writeln!(f, "wall time    {:.3} s", self.wall.as_secs_f64())?;

@@ -61,6 +61,32 @@ impl fmt::Display for Tolerance {
     }
 }
 
+/// What a check measures: the residual ρ that a [`Tolerance`] is compared with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Residual {
+    /// ρ = ‖S(u) − u‖, what one more iteration changes: the papers' ‖uᵏ⁺¹ − uᵏ‖ (the default).
+    #[default]
+    Step,
+    /// ρ = ‖uᵏ − uʲ‖, what the iterations since the previous check j changed (j = 0, or the
+    /// iteration resumed from, at the first check): with checks every c iterations, the
+    /// change over a check period. This is paper 000's Algorithm 1, which compares the grid
+    /// before and after each pyramid pass. Over an even period the Jacobi iteration's
+    /// oscillating modes (eigenvalues near −1, which flip sign at every iteration and barely
+    /// decay) cancel, so the rule stops far sooner than [`Step`](Self::Step) on fine grids.
+    /// Measured by Jacobi runs held in core (`Plain`, `Tiled`, exact hierarchical and
+    /// streaming cycles), alone or across ranks; an absolute tolerance only.
+    SinceLastCheck,
+}
+
+impl fmt::Display for Residual {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Residual::Step => "‖S(u) − u‖",
+            Residual::SinceLastCheck => "‖uᵏ − u(last check)‖",
+        })
+    }
+}
+
 /// The checked stopping rules of one run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct StopRule {
@@ -73,6 +99,8 @@ pub(crate) struct StopRule {
     pub observe_every: Option<usize>,
     /// Whether any iteration is checked (runs of a fixed number of steps check none).
     pub checks: bool,
+    /// What a check measures.
+    pub residual: Residual,
 }
 
 /// Check period when none is given: the papers' 100 iterations, or every iteration of a
@@ -119,8 +147,15 @@ impl StopRule {
             }
             _ => {}
         }
-        let rule =
-            Self { max_iterations, tolerance, check_every, checkpoint_every: None, observe_every: None, checks: true };
+        let rule = Self {
+            max_iterations,
+            tolerance,
+            check_every,
+            checkpoint_every: None,
+            observe_every: None,
+            checks: true,
+            residual: Residual::Step,
+        };
         rule.check_gap(check_every, "the residual is checked every")?;
         Ok(rule)
     }
@@ -171,7 +206,39 @@ impl StopRule {
             checkpoint_every: None,
             observe_every: None,
             checks: false,
+            residual: Residual::Step,
         }
+    }
+
+    /// This rule measuring `residual` at its checks. **Errors**:
+    /// [`Error::InvalidStoppingRule`] for a relative tolerance with
+    /// [`Residual::SinceLastCheck`], which has no value at the initial guess to be relative to.
+    pub fn measuring(self, residual: Residual) -> Result<Self> {
+        if residual == Residual::SinceLastCheck && matches!(self.tolerance, Some(Tolerance::Relative { .. })) {
+            return Err(Error::InvalidStoppingRule {
+                reason:
+                    "a relative tolerance compares ρ with ρ(u⁰), the residual of the initial guess, and the change \
+                         since the last check has no value there: use an absolute tolerance"
+                        .into(),
+            });
+        }
+        Ok(Self { residual, ..self })
+    }
+
+    /// That this rule's residual can be measured by `what` (a schedule, said as "out-of-core
+    /// runs"): [`Error::InvalidStoppingRule`] when it is [`Residual::SinceLastCheck`] and
+    /// `supported` is false.
+    pub fn measurable(&self, supported: bool, what: &str) -> Result<()> {
+        if supported || self.residual == Residual::Step {
+            return Ok(());
+        }
+        Err(Error::InvalidStoppingRule {
+            reason: format!(
+                "{what} measure the residual only as ‖S(u) − u‖, not as the change since the last check \
+                 (`Residual::SinceLastCheck`): run in core with `Plain`, `Tiled` or exact hierarchical cycles, or \
+                 measure `Residual::Step`"
+            ),
+        })
     }
 
     /// Whether iteration `k` (1-based) ends with a residual check.

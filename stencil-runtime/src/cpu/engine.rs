@@ -36,6 +36,9 @@ pub(crate) struct CpuEngine<'g, 'j, S: Stencil<N>, T: Real, const N: usize> {
     /// The hierarchical schedule's tile and halo, when it has cycles.
     cycle: Option<(usize, usize)>,
     measured: Option<Difference>,
+    /// Every unknown's iterate at the last check, when a check measures the change since
+    /// then (`Engine::keep_reference`).
+    reference: Option<Vec<Vec<T>>>,
     /// Whether an inexact cycle of this iteration looked for non-finite values.
     cycle_checked: bool,
     others: Vec<OtherSweep<'j, T, N>>,
@@ -71,6 +74,7 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
             radius: S::META.radius[0],
             plane_len: shape[1..].iter().product(),
             measured: None,
+            reference: None,
             cycle_checked: false,
             others: Vec::new(),
             fill: Vec::new(),
@@ -113,6 +117,20 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
 
     fn elements(&self, planes: &Range<usize>) -> Range<usize> {
         planes.start * self.plane_len..planes.end * self.plane_len
+    }
+
+    /// The next iterate's change from the reference over `planes`' interior points (every
+    /// unknown), after which those planes of the next iterate are the reference.
+    fn changed_since_reference(&mut self, planes: Range<usize>) -> Result<Difference> {
+        let layout = Layout::new(S::META, self.shape)?;
+        let elements = self.elements(&planes);
+        let nexts = std::iter::once(&self.next[..]).chain(self.more.iter().map(|m| &m.next[..]));
+        let mut changed = Difference::default();
+        for (next, reference) in nexts.zip(self.reference.iter_mut().flatten()) {
+            changed = changed.merge(plain::change(&layout, planes.clone(), next, reference));
+            reference[elements.clone()].copy_from_slice(&next[elements.clone()]);
+        }
+        Ok(changed)
     }
 
     fn add(&mut self, measured: Option<Difference>, offset: usize) {
@@ -166,6 +184,8 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
         let edges = self.cycle_edges(&window);
         let (currents, outs) = iterates(self.u, &mut self.next, &mut self.more, &elements);
         let fields = fields_of(&self.inputs, &elements, &currents);
+        // Against the reference, the change is measured after the update.
+        let (measure, against_reference) = (measure && self.reference.is_none(), measure && self.reference.is_some());
         let measured = match self.cycle {
             Some((tile, halo)) if steps > 1 => {
                 let cycle = hierarchical::Cycle { edges, ..hierarchical::Cycle::new(&layout, tile, halo, steps) };
@@ -175,6 +195,16 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for CpuEngine<'_, '_, 
             _ => plain::apply_all::<S, T, N>(&layout, &fields, outs, &self.params, measure),
         };
         self.add(measured, elements.start);
+        if against_reference {
+            let changed = self.changed_since_reference(planes)?;
+            self.add(Some(changed), 0);
+        }
+        Ok(())
+    }
+
+    fn keep_reference(&mut self) -> Result<()> {
+        let grids = std::iter::once(&*self.u).chain(self.more.iter().map(|m| &*m.grid));
+        self.reference = Some(grids.map(|g| g.as_slice().to_vec()).collect());
         Ok(())
     }
 

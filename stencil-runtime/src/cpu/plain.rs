@@ -34,6 +34,31 @@ fn of_span<T: Real>(new: &[T], old: &[T], base: usize) -> Difference {
     Difference { max_abs: max.iter().copied().fold(0.0, f64::max), sum_sq, first_non_finite }
 }
 
+/// The difference of `new` from `reference` (whole grids of `layout`'s shape) over the
+/// interior points of `planes` (interior planes of axis 0), flat indices of the grid.
+pub(crate) fn change<T: Real, const N: usize>(
+    layout: &Layout<N>,
+    planes: std::ops::Range<usize>,
+    new: &[T],
+    reference: &[T],
+) -> Difference {
+    let plane = layout.plane_len();
+    if N == 1 {
+        return of_span(&new[planes.clone()], &reference[planes.clone()], planes.start);
+    }
+    planes
+        .into_par_iter()
+        .map(|p| {
+            let mut d = Difference::default();
+            layout.for_each_row_in_plane(|start| {
+                let span = p * plane + start..p * plane + start + layout.row_len();
+                d = d.merge(of_span(&new[span.clone()], &reference[span.clone()], span.start));
+            });
+            d
+        })
+        .reduce(Difference::default, Difference::merge)
+}
+
 /// `S::apply_rows`, compiled for the widest vectors the processor has: with AVX2 on x86-64,
 /// else for the baseline the crate is built for. The values
 /// are the same either way: no operation is contracted or reordered (Rust never fuses a

@@ -16,7 +16,7 @@ use super::drive::{Advance, Unit, reduce_check};
 use super::peers::{Peers, Place};
 use crate::engine::{CycleCheck, Engine};
 use crate::plan::planes::{Exchange, Halo, Planes};
-use crate::stop::StopRule;
+use crate::stop::{Residual, StopRule};
 use crate::{Grid, Real, Result};
 
 /// How a run's cycles relate to plain iterations.
@@ -62,10 +62,15 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Jacobi<'p, P, E, T,
         stop: StopRule,
         cycles: Cycles,
     ) -> Result<Self> {
+        // An inexact cycle measures ρ of the iterate it starts from, inside the cycle.
+        stop.measurable(!matches!(cycles, Cycles::Inexact(_)), "inexact hierarchical cycles")?;
         let mut jacobi = Self { engine, peers, planes, stop, cycles, global, halos, phase: None };
         // The ghost planes of the first iterate from the ranks that own them: the planes the
         // rank was given there may differ, and across a periodic cut they are the outer layer.
         jacobi.exchange()?;
+        if stop.residual == Residual::SinceLastCheck {
+            jacobi.engine.keep_reference()?;
+        }
         Ok(jacobi)
     }
 

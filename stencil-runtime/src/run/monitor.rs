@@ -194,6 +194,7 @@ impl<'r, 'a> Monitor<'r, 'a> {
                 other => other,
             },
             tolerance: self.stop.tolerance,
+            residual: self.stop.residual,
             residuals: self.residuals,
             wall,
             jit,

@@ -16,7 +16,8 @@ use crate::run::job::{GridState, Held, Job, ObserveFn, Observer, ProgressFn, Sla
 use crate::run::peers::{Alone, Place};
 use crate::stop::StopRule;
 use crate::{
-    Backend, Boundaries, Error, Grid, Progress, Real, Report, Result, Schedule, SlabProgress, Stencil, Tolerance,
+    Backend, Boundaries, Error, Grid, Progress, Real, Report, Residual, Result, Schedule, SlabProgress, Stencil,
+    Tolerance,
 };
 
 /// Runs a stencil on a grid until a stopping rule holds.
@@ -35,6 +36,7 @@ pub struct Solver<'a, S: Stencil<N>, T: Real, const N: usize> {
     boundaries: Boundaries<N>,
     max_iterations: Option<usize>,
     tolerance: Option<Tolerance>,
+    residual: Residual,
     check_every: Option<usize>,
     cuda: CudaOptions,
     dump_cuda: Option<std::path::PathBuf>,
@@ -62,6 +64,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             boundaries: Boundaries::default(),
             max_iterations: None,
             tolerance: None,
+            residual: Residual::Step,
             check_every: None,
             cuda: CudaOptions::default(),
             dump_cuda: None,
@@ -146,6 +149,15 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// Stop once the residual meets `tolerance`.
     pub fn tolerance(mut self, tolerance: Tolerance) -> Self {
         self.tolerance = Some(tolerance);
+        self
+    }
+
+    /// What the residual is (what the tolerance is compared with): ‖S(u) − u‖ by default,
+    /// or [`Residual::SinceLastCheck`], the change over the iterations since the previous
+    /// check, as paper 000's Algorithm 1 measures it after each pyramid pass. The latter
+    /// keeps one more copy of the unknowns and is measured by Jacobi runs held in core.
+    pub fn residual(mut self, residual: Residual) -> Self {
+        self.residual = residual;
         self
     }
 
@@ -439,7 +451,7 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             (None, Schedule::OutOfCore { height, .. }) => Some(natural(height.min(planes))),
             (m, _) => m,
         };
-        let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?;
+        let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?.measuring(self.residual)?;
         if let Schedule::Hierarchical { sub, .. } = schedule
             && !schedule.is_exact_blocking(S::META)
         {

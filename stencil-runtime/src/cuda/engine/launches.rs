@@ -8,12 +8,12 @@ use cudarc::driver::CudaSlice;
 
 use super::{Build, GpuEngine, Jacobi, MEASURED_LAUNCHES, Unknown};
 use crate::cuda::device::{Gpu, driver_error};
-use crate::cuda::launch::{Args, Kernel, launch};
+use crate::cuda::launch::{Args, Kernel, launch, shell_maps};
 use crate::cuda::module::{JitTime, Module};
 use crate::cuda::options::HierarchicalKernel;
 use crate::kernel::KernelKind;
 use crate::plan::fill::FillCopy;
-use crate::plan::launch::{CYCLE_INTS, Cycle, Shape};
+use crate::plan::launch::{CYCLE_INTS, Cycle, Shape, plain, tiled};
 use crate::plan::stream::StreamBuild;
 use crate::schedule::CycleSizes;
 use crate::{Error, Real, Result, ScalarValue, Schedule, Stencil};
@@ -131,6 +131,39 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
             self.measured.push((window.start, entries));
         }
         Ok(())
+    }
+
+    /// Updates `planes` into the next iterate, `steps` iterations later (the engine's
+    /// `update`), measuring S(u) − u with `measure`.
+    pub(super) fn advance(&mut self, planes: Range<usize>, steps: usize, measure: bool) -> Result<()> {
+        if planes.is_empty() {
+            return Ok(());
+        }
+        if steps > 1 {
+            return self.run_cycle(planes, steps, measure);
+        }
+        // The kernels run on a window of the buffers: the planes and their neighbours, seen
+        // as a grid whose interior is `planes`.
+        let r = S::META.radius[0];
+        let window = self.elements(&(planes.start - r..planes.end + r));
+        let mut shape = self.shape;
+        shape[0] = planes.len() + 2 * r;
+        let dims = S::KERNELS.view(&shape, 1);
+        let jacobi = self.jacobi()?;
+        let kernel = if measure { jacobi.measure.clone() } else { jacobi.pass.clone() };
+        let launch_shape = match kernel.kind() {
+            KernelKind::Tiled => tiled(S::KERNELS, dims, self.block, self.gpu.limits())?,
+            _ => plain(S::KERNELS, dims, self.block, kernel.vector(), self.gpu.limits())?,
+        };
+        // A plain pass over the whole grid writes the next iterate's outer layers too.
+        let maps = match &self.fill {
+            Some((fill, copies)) if kernel.kind() == KernelKind::Plain && planes == (r..self.shape[0] - r) => {
+                Some(shell_maps(fill, S::KERNELS, dims, copies)?.map(|m| m.values()))
+            }
+            _ => None,
+        };
+        self.layers.next = maps.is_some();
+        self.launch_window(&kernel, launch_shape, window, dims, [0; CYCLE_INTS], measure, maps)
     }
 
     /// An exact hierarchical cycle of `steps` iterations updating `planes`: the kernel runs

@@ -12,21 +12,21 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 
 mod buffers;
 mod launches;
+mod reference;
 
 use launches::WindowBuffers;
 
 use buffers::{BufferSizes, CycleChecks, untracked};
 
 use crate::cuda::device::{Gpu, Pinned, driver_error};
-use crate::cuda::launch::{Kernel, fill, launch, shell_maps};
+use crate::cuda::launch::{Kernel, fill, launch};
 use crate::cuda::module::JitTime;
 use crate::cuda::nccl::{Link, Nccl};
 use crate::cuda::options::CudaOptions;
 use crate::cuda::sweeper::Sweeper;
 use crate::engine::{CycleCheck, Difference, Engine};
-use crate::kernel::KernelKind;
 use crate::plan::fill::{Fill, FillCopy};
-use crate::plan::launch::{CYCLE_INTS, Cycle, plain, tiled};
+use crate::plan::launch::{Cycle, plain};
 use crate::plan::planes::{Exchange, Halo};
 use crate::plan::stream::StreamBuild;
 use crate::schedule::CycleSizes;
@@ -112,6 +112,9 @@ pub(crate) struct GpuEngine<'g, S: Stencil<N>, T: Real, const N: usize> {
     /// entries in the block arrays.
     measured: Vec<(usize, Range<usize>)>,
     marked: Option<CudaEvent>,
+    /// Every unknown's iterate at the last check, when a check measures the change since
+    /// then (`Engine::keep_reference`).
+    reference: Option<reference::Reference<T>>,
     /// The device buffers and communicator of exchanges over NCCL, when the planes go
     /// device to device (else through the host buffers the loop gives `stage`).
     link: Option<Link<T>>,
@@ -209,6 +212,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
             first_bad: buffers.first_bad,
             measured: Vec::new(),
             marked: None,
+            reference: None,
             link: None,
             jit,
             _pinned: pinned,
@@ -311,34 +315,17 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
     const QUEUED: bool = true;
 
     fn update(&mut self, planes: Range<usize>, steps: usize, measure: bool) -> Result<()> {
-        if planes.is_empty() {
-            return Ok(());
+        // Against the reference, the change is measured after the update.
+        let against_reference = measure && self.reference.is_some();
+        self.advance(planes.clone(), steps, measure && !against_reference)?;
+        if against_reference && !planes.is_empty() {
+            self.changed_since_reference(planes)?;
         }
-        if steps > 1 {
-            return self.run_cycle(planes, steps, measure);
-        }
-        // The kernels run on a window of the buffers: the planes and their neighbours, seen
-        // as a grid whose interior is `planes`.
-        let r = S::META.radius[0];
-        let window = self.elements(&(planes.start - r..planes.end + r));
-        let mut shape = self.shape;
-        shape[0] = planes.len() + 2 * r;
-        let dims = S::KERNELS.view(&shape, 1);
-        let jacobi = self.jacobi()?;
-        let kernel = if measure { jacobi.measure.clone() } else { jacobi.pass.clone() };
-        let launch_shape = match kernel.kind() {
-            KernelKind::Tiled => tiled(S::KERNELS, dims, self.block, self.gpu.limits())?,
-            _ => plain(S::KERNELS, dims, self.block, kernel.vector(), self.gpu.limits())?,
-        };
-        // A plain pass over the whole grid writes the next iterate's outer layers too.
-        let maps = match &self.fill {
-            Some((fill, copies)) if kernel.kind() == KernelKind::Plain && planes == (r..self.shape[0] - r) => {
-                Some(shell_maps(fill, S::KERNELS, dims, copies)?.map(|m| m.values()))
-            }
-            _ => None,
-        };
-        self.layers.next = maps.is_some();
-        self.launch_window(&kernel, launch_shape, window, dims, [0; CYCLE_INTS], measure, maps)
+        Ok(())
+    }
+
+    fn keep_reference(&mut self) -> Result<()> {
+        self.keep()
     }
 
     fn inexact_cycle(&mut self, cores: Range<usize>, len: usize, check: CycleCheck) -> Result<()> {
