@@ -16,7 +16,7 @@ use stencil::cuda::Mode;
 
 use stencil::distributed::{Mpi, Subdomain, Transport};
 use stencil::prelude::*;
-use stencil::{Alternating, Boundaries, Boundary, Error, Report};
+use stencil::{Alternating, Boundaries, Boundary, Error, Report, Residual};
 
 mod common;
 use common::{differing, random};
@@ -26,6 +26,8 @@ mod systems;
 thread_local! {
     /// How the ranks of the cases run now move their ghost planes (on GPUs).
     static TRANSPORT: Cell<Transport> = const { Cell::new(Transport::Auto) };
+    /// What the checks of the cases run now measure.
+    static RESIDUAL: Cell<Residual> = const { Cell::new(Residual::Step) };
 }
 
 /// `mpi.split` with the transport of the cases run now.
@@ -131,7 +133,7 @@ impl<S: Stencil<N>, const N: usize> Case<'_, S, N> {
     fn solver<'a, T: Real>(&self, f: Option<&'a Grid<T, N>>, backend: Backend) -> Solver<'a, S, T, N> {
         let mut solver =
             Solver::new(self.stencil).backend(backend).mode(Mode::Exact).max_iterations(self.max_iterations);
-        solver = solver.boundaries(self.boundaries);
+        solver = solver.boundaries(self.boundaries).residual(RESIDUAL.get());
         if let Some(m) = self.check_every {
             solver = solver.check_every(m);
         }
@@ -928,6 +930,13 @@ fn main() {
                 results
                     .push((format!("{kind} f32 {} depth {depth}", case.name), case.check::<f32>(&mpi, depth, backend)));
             }
+            // The change since the last check, over each rank's own planes (in core only).
+            RESIDUAL.set(Residual::SinceLastCheck);
+            for case in cases_3d.iter().filter(|c| !matches!(c.schedule, Schedule::OutOfCore { .. })) {
+                let name = format!("{kind} f32 {}, the change since the last check, depth {depth}", case.name);
+                results.push((name, case.check::<f32>(&mpi, depth, backend)));
+            }
+            RESIDUAL.set(Residual::Step);
             let wide = |name, schedule| Case {
                 name,
                 stencil: Wide,
