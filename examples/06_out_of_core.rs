@@ -50,9 +50,13 @@ struct Args {
     /// Run exactly this many iterations (a throughput measurement) instead of converging.
     #[arg(long, value_parser = common::at_least(1), conflicts_with = "tolerance")]
     iterations: Option<usize>,
-    /// Stop once ‖uᵏ⁺¹ − uᵏ‖∞ is below this (without `--iterations`).
+    /// Stop once ‖uᵏ⁺¹ − uᵏ‖∞ (or the change since the last check, see `--residual`) is
+    /// below this (without `--iterations`).
     #[arg(long, default_value_t = 1e-5, value_parser = common::real(0.0, 1.0))]
     tolerance: f64,
+    /// What the tolerance is compared with.
+    #[arg(long, value_enum, default_value_t = poisson::ResidualArg::Step, conflicts_with = "iterations")]
+    residual: poisson::ResidualArg,
     /// Also run `Plain` in core on the GPU, for comparison.
     #[arg(long)]
     in_core: bool,
@@ -343,7 +347,9 @@ fn configure<'a, T: Real>(
     }
     match args.iterations {
         Some(k) => solver.max_iterations(k),
-        None => solver.tolerance(Tolerance::Absolute { norm: Norm::Max, eps: args.tolerance }),
+        None => solver
+            .tolerance(Tolerance::Absolute { norm: Norm::Max, eps: args.tolerance })
+            .residual(args.residual.into()),
     }
 }
 

@@ -163,8 +163,8 @@ fn convergence_takes_the_same_iterations() {
 }
 
 /// The change since the last check (`Residual::SinceLastCheck`) on the GPU against the
-/// CPU twin's, exact mode: the same samples at every check, in 1-D, 2-D and 3-D, on the
-/// in-core schedules, f32 and f64; and the first non-finite value where the twin finds it.
+/// CPU twin's, exact mode: the same samples at every check, in 1-D, 2-D and 3-D, in core
+/// and out of core, f32 and f64; and the first non-finite value where the twin finds it.
 fn since_last_check_is_the_twins<T: Real>() {
     fn both<S: Stencil<N>, T: Real, const N: usize>(stencil: S, shape: [usize; N], p: (&str, f64), schedule: Schedule) {
         let (f, u0) = (random::<T, N>(shape, 2), random::<T, N>(shape, 1));
@@ -188,7 +188,15 @@ fn since_last_check_is_the_twins<T: Real>() {
         let ((c, a), (g, b)) = (run(Backend::Cpu), run(Backend::Cuda { device: 0 }));
         assert_bitwise(&format!("{} {} {shape:?} {schedule}", S::META.name, T::NAME), &c, &g, &a, &b);
     }
-    for schedule in [Schedule::Plain, Schedule::Tiled, Schedule::Streaming { tile: 8, sub: 2 }] {
+    let slabs = |slab, height, inner| Schedule::OutOfCore { slab: Some(slab), height, inner, device_memory: None };
+    let schedules = [
+        Schedule::Plain,
+        Schedule::Tiled,
+        Schedule::Streaming { tile: 8, sub: 2 },
+        slabs(5, 2, Inner::Plain),
+        slabs(4, 3, Inner::Skewed),
+    ];
+    for schedule in schedules {
         both::<_, T, 3>(Jacobi7, [37, 41, 29], ("h2", 0.01), schedule);
         both::<_, T, 2>(Jacobi5, [131, 257], ("h2", 0.01), schedule);
     }

@@ -79,13 +79,23 @@ enum ScheduleArg {
     Tiled,
 }
 
+/// `--residual`: what the tolerance is compared with.
 #[derive(Clone, Copy, ValueEnum)]
-enum ResidualArg {
+pub enum ResidualArg {
     /// ‖uᵏ⁺¹ − uᵏ‖∞ at each check: what one more iteration changes.
     Step,
     /// ‖uᵏ − uʲ‖∞, j the previous check: the change over a check period, as paper 000's
     /// Algorithm 1 checks it after each pyramid pass (its counts agree with this reading).
     SinceLastCheck,
+}
+
+impl From<ResidualArg> for Residual {
+    fn from(residual: ResidualArg) -> Self {
+        match residual {
+            ResidualArg::Step => Residual::Step,
+            ResidualArg::SinceLastCheck => Residual::SinceLastCheck,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -161,10 +171,7 @@ where
             ScheduleArg::Plain => Schedule::Plain,
             ScheduleArg::Tiled => Schedule::Tiled,
         })
-        .residual(match args.residual {
-            ResidualArg::Step => Residual::Step,
-            ResidualArg::SinceLastCheck => Residual::SinceLastCheck,
-        })
+        .residual(args.residual.into())
         .tolerance(Tolerance::Absolute { norm: Norm::Max, eps: args.tolerance })
         .check_every(args.check_every)
         .on_progress(|p| {

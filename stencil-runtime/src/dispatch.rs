@@ -184,7 +184,6 @@ fn out_of_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
     let Schedule::OutOfCore { slab, height, inner, device_memory } = job.schedule else {
         unreachable!("an out-of-core schedule")
     };
-    job.stop.measurable(false, "out-of-core runs")?;
     let own = place.planes.own.clone();
     let fill = fill_of::<S, P, N>(job.boundaries, &place, u.shape());
     // A periodic axis 0 in one process wraps from the last slab to the first: each pass then
@@ -274,7 +273,9 @@ fn passes_of<S: Stencil<N>, T: Real, const N: usize, P: Peers, X: Passes<T>>(
     let mut monitor = Monitor::for_job(&mut job, Layout::new(S::META, global)?.interior_points());
     let boundary = fill_of::<S, P, N>(job.boundaries, &place, grids[0].shape());
     let (whole, wrap) = (boundary.whole(), boundary.axis0_wrap());
-    let mut runner = Slabbed::new(passes, slabs, grids, place, halos, stop, told)?.with_fill(whole, wrap);
+    let layout = Layout::new(S::META, grids[0].shape())?;
+    let mut runner =
+        Slabbed::new(passes, slabs, grids, place, halos, stop, told)?.with_fill(whole, wrap).with_layout(layout);
     let ran = drive::<S, T, N>(&mut monitor, &mut runner, observer)?;
     let report = monitor.into_report::<S, T, N>(described.on, schedule, global, ran, described.jit);
     Ok((report, PassesRun { passes: runner.passes, lens: runner.lens }))

@@ -73,8 +73,8 @@ pub enum Residual {
     /// before and after each pyramid pass. Over an even period the Jacobi iteration's
     /// oscillating modes (eigenvalues near −1, which flip sign at every iteration and barely
     /// decay) cancel, so the rule stops far sooner than [`Step`](Self::Step) on fine grids.
-    /// Measured by Jacobi runs held in core (`Plain`, `Tiled`, exact hierarchical and
-    /// streaming cycles), alone or across ranks; an absolute tolerance only.
+    /// Measured by Jacobi runs (`Plain`, `Tiled`, exact hierarchical and streaming cycles,
+    /// out-of-core slabs), alone or across ranks; an absolute tolerance only.
     SinceLastCheck,
 }
 
@@ -225,9 +225,9 @@ impl StopRule {
         Ok(Self { residual, ..self })
     }
 
-    /// That this rule's residual can be measured by `what` (a schedule, said as "out-of-core
-    /// runs"): [`Error::InvalidStoppingRule`] when it is [`Residual::SinceLastCheck`] and
-    /// `supported` is false.
+    /// That this rule's residual can be measured by `what` (a schedule, said as "sweeps"):
+    /// [`Error::InvalidStoppingRule`] when it is [`Residual::SinceLastCheck`] and `supported`
+    /// is false.
     pub fn measurable(&self, supported: bool, what: &str) -> Result<()> {
         if supported || self.residual == Residual::Step {
             return Ok(());
@@ -235,8 +235,8 @@ impl StopRule {
         Err(Error::InvalidStoppingRule {
             reason: format!(
                 "{what} measure the residual only as ‖S(u) − u‖, not as the change since the last check \
-                 (`Residual::SinceLastCheck`): run in core with `Plain`, `Tiled` or exact hierarchical cycles, or \
-                 measure `Residual::Step`"
+                 (`Residual::SinceLastCheck`): run `Plain`, `Tiled`, exact hierarchical cycles or out-of-core \
+                 slabs, or measure `Residual::Step`"
             ),
         })
     }

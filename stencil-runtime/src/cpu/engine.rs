@@ -123,12 +123,10 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
     /// unknown), after which those planes of the next iterate are the reference.
     fn changed_since_reference(&mut self, planes: Range<usize>) -> Result<Difference> {
         let layout = Layout::new(S::META, self.shape)?;
-        let elements = self.elements(&planes);
         let nexts = std::iter::once(&self.next[..]).chain(self.more.iter().map(|m| &m.next[..]));
         let mut changed = Difference::default();
         for (next, reference) in nexts.zip(self.reference.iter_mut().flatten()) {
             changed = changed.merge(plain::change(&layout, planes.clone(), next, reference));
-            reference[elements.clone()].copy_from_slice(&next[elements.clone()]);
         }
         Ok(changed)
     }

@@ -35,24 +35,32 @@ fn of_span<T: Real>(new: &[T], old: &[T], base: usize) -> Difference {
 }
 
 /// The difference of `new` from `reference` (whole grids of `layout`'s shape) over the
-/// interior points of `planes` (interior planes of axis 0), flat indices of the grid.
+/// interior points of `planes` (interior planes of axis 0), flat indices of the grid; then
+/// `reference` holds `new` at those points.
 pub(crate) fn change<T: Real, const N: usize>(
     layout: &Layout<N>,
     planes: std::ops::Range<usize>,
     new: &[T],
-    reference: &[T],
+    reference: &mut [T],
 ) -> Difference {
-    let plane = layout.plane_len();
+    let of_row = |span: std::ops::Range<usize>, kept: &mut [T]| {
+        let d = of_span(&new[span.clone()], kept, span.start);
+        kept.copy_from_slice(&new[span]);
+        d
+    };
     if N == 1 {
-        return of_span(&new[planes.clone()], &reference[planes.clone()], planes.start);
+        return of_row(planes.clone(), &mut reference[planes]);
     }
-    planes
-        .into_par_iter()
-        .map(|p| {
+    let plane = layout.plane_len();
+    reference
+        .par_chunks_mut(plane)
+        .enumerate()
+        .filter(|(p, _)| planes.contains(p))
+        .map(|(p, kept)| {
             let mut d = Difference::default();
             layout.for_each_row_in_plane(|start| {
-                let span = p * plane + start..p * plane + start + layout.row_len();
-                d = d.merge(of_span(&new[span.clone()], &reference[span.clone()], span.start));
+                let row = start..start + layout.row_len();
+                d = d.merge(of_row(p * plane + row.start..p * plane + row.end, &mut kept[row]));
             });
             d
         })

@@ -16,11 +16,13 @@ use std::time::Instant;
 
 use super::drive::{Advance, Unit, reduce_check};
 use super::peers::{Peers, Place};
+use crate::cpu::change;
 use crate::engine::{Difference, PassPlan, Passes};
+use crate::plan::Layout;
 use crate::plan::fill::{FillCopy, fill};
 use crate::plan::planes::{Exchange, Planes};
 use crate::plan::slabs::Slabs;
-use crate::stop::StopRule;
+use crate::stop::{Residual, StopRule};
 use crate::{Grid, Real, Result, SlabProgress};
 
 /// Out-of-core passes of a backend over the user's grids.
@@ -49,6 +51,12 @@ pub(crate) struct Slabbed<'p, 'g, 'c, P: Peers, X, T: Real, const N: usize> {
     /// iteration): the first slab's ghost planes below are the last slab's, and the last
     /// slab's above the first slab's.
     wrap: Vec<FillCopy>,
+    /// The local grid's layout (which points are interior), for the change since the last
+    /// check.
+    layout: Option<Layout<N>>,
+    /// Every unknown's grid at the last check, when a check measures the change since then:
+    /// measured on the host after the pass, over the own planes.
+    reference: Option<Vec<Vec<T>>>,
 }
 
 impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g, 'c, P, X, T, N> {
@@ -80,7 +88,12 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
             lens: Vec::new(),
             fill: Vec::new(),
             wrap: Vec::new(),
+            layout: None,
+            reference: None,
         };
+        if stop.residual == Residual::SinceLastCheck {
+            slabbed.reference = Some(slabbed.grids.iter().map(|g| g.as_slice().to_vec()).collect());
+        }
         // The first pass reads ghost planes exchanged like every other's: across a periodic
         // cut the first rank's lower ones are the last rank's planes, not the outer layer the
         // local grid holds.
@@ -120,6 +133,24 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
         self
     }
 
+    /// These passes with the local grid's `layout`, which the change since the last check is
+    /// measured over.
+    pub fn with_layout(mut self, layout: Layout<N>) -> Self {
+        self.layout = Some(layout);
+        self
+    }
+
+    /// The change of every unknown's own planes since the reference, which then holds them.
+    fn changed_since_reference(&mut self) -> Result<Difference> {
+        let (Some(layout), Some(references)) = (&self.layout, &mut self.reference) else {
+            return Ok(Difference::default());
+        };
+        let own = self.planes.own.clone();
+        let changes =
+            self.grids.iter().zip(references).map(|(u, kept)| change(layout, own.clone(), u.as_slice(), kept));
+        Ok(changes.fold(Difference::default(), Difference::merge))
+    }
+
     /// Receives the ghost planes into `grids` (what the neighbours sent after the last pass).
     fn receive(
         peers: &P,
@@ -152,6 +183,9 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         let (start, end) = (iteration, iteration + plan.len);
         self.lens.push(plan.len);
         let measure = plan.measure_step.is_some();
+        // Against the reference, the change is measured on the host after the pass.
+        let (measure_pass, against_reference) =
+            (measure && self.reference.is_none(), measure && self.reference.is_some());
         let Self { passes, peers, planes, slabs, grids, halos, on_slab, started, wrap, .. } = self;
         if !wrap.is_empty() {
             // The planes copied were written back by the last pass.
@@ -175,7 +209,7 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         let ghosts = planes.has_neighbour().then_some(&mut ghosts as &mut dyn FnMut(&mut [&mut [T]]) -> Result<()>);
         let mut slices: Vec<&mut [T]> = grids.iter_mut().map(|g| g.as_mut_slice()).collect();
         let measured = passes
-            .pass(&mut slices, PassPlan { len: plan.len, measure }, ghosts, written)
+            .pass(&mut slices, PassPlan { len: plan.len, measure: measure_pass }, ghosts, written)
             .map_err(|(written, error)| slabs.interrupted(start..end, written, None, error))?;
         if planes.has_neighbour() {
             // The planes sent are read from host memory as soon as the pass has ended.
@@ -183,6 +217,11 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
             self.stage_sent();
         }
         self.measured = measured;
+        if against_reference {
+            let synchronized = self.passes.synchronize();
+            synchronized.map_err(|error| self.slabs.interrupted(start..end, count, None, error))?;
+            self.measured = Some(self.changed_since_reference()?);
+        }
         Ok(Some(Unit { end, record_at: measure.then_some(plan.record_at), host_holds: true }))
     }
 

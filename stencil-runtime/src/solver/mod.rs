@@ -155,7 +155,9 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
     /// What the residual is (what the tolerance is compared with): ‖S(u) − u‖ by default,
     /// or [`Residual::SinceLastCheck`], the change over the iterations since the previous
     /// check, as paper 000's Algorithm 1 measures it after each pyramid pass. The latter
-    /// keeps one more copy of the unknowns and is measured by Jacobi runs held in core.
+    /// keeps one more copy of the unknowns (where the run keeps them: on the device in core,
+    /// in host memory out of core) and is not measured by sweeps or inexact hierarchical
+    /// cycles.
     pub fn residual(mut self, residual: Residual) -> Self {
         self.residual = residual;
         self
