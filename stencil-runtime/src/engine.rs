@@ -5,6 +5,9 @@
 
 use std::ops::Range;
 
+use rayon::prelude::*;
+
+use crate::plan::Layout;
 use crate::plan::planes::Halo;
 use crate::{Error, Grid, Real, Result};
 
@@ -30,6 +33,67 @@ impl Difference {
                 (a, b) => a.or(b),
             },
         }
+    }
+
+    /// The difference over one contiguous span of new and old values, `base` its first flat
+    /// index. Four independent accumulators let the loop vectorise; a NaN or ±∞ makes the
+    /// sum non-finite, and only then is the span searched for the first such value.
+    pub fn of_span<T: Real>(new: &[T], old: &[T], base: usize) -> Difference {
+        const LANES: usize = 4;
+        let (mut sum, mut max) = ([0f64; LANES], [0f64; LANES]);
+        let mut add = |lane: usize, n: T, o: T| {
+            let d = (n - o).to_f64();
+            sum[lane] += d * d;
+            let a = d.abs();
+            max[lane] = if a > max[lane] { a } else { max[lane] };
+        };
+        let (new4, old4) = (new.chunks_exact(LANES), old.chunks_exact(LANES));
+        let (new_rest, old_rest) = (new4.remainder(), old4.remainder());
+        for (n, o) in new4.zip(old4) {
+            for lane in 0..LANES {
+                add(lane, n[lane], o[lane]);
+            }
+        }
+        for (n, o) in new_rest.iter().zip(old_rest) {
+            add(0, *n, *o);
+        }
+        let sum_sq: f64 = sum.iter().sum();
+        let first_non_finite =
+            if sum_sq.is_finite() { None } else { new.iter().position(|v| !v.is_finite()).map(|j| base + j) };
+        Difference { max_abs: max.iter().copied().fold(0.0, f64::max), sum_sq, first_non_finite }
+    }
+
+    /// The difference of `new` from `reference` (whole grids of `layout`'s shape) over the
+    /// interior points of `planes` (interior planes of axis 0), flat indices of the grid; then
+    /// `reference` holds `new` at those points.
+    pub fn since<T: Real, const N: usize>(
+        layout: &Layout<N>,
+        planes: Range<usize>,
+        new: &[T],
+        reference: &mut [T],
+    ) -> Difference {
+        let of_row = |span: Range<usize>, kept: &mut [T]| {
+            let d = Difference::of_span(&new[span.clone()], kept, span.start);
+            kept.copy_from_slice(&new[span]);
+            d
+        };
+        if N == 1 {
+            return of_row(planes.clone(), &mut reference[planes]);
+        }
+        let plane = layout.plane_len();
+        reference
+            .par_chunks_mut(plane)
+            .enumerate()
+            .filter(|(p, _)| planes.contains(p))
+            .map(|(p, kept)| {
+                let mut d = Difference::default();
+                layout.for_each_row_in_plane(|start| {
+                    let row = start..start + layout.row_len();
+                    d = d.merge(of_row(p * plane + row.start..p * plane + row.end, &mut kept[row]));
+                });
+                d
+            })
+            .reduce(Difference::default, Difference::merge)
     }
 
     /// The same measurement with its flat indices moved by `offset` (a view's measurement

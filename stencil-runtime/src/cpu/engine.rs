@@ -126,7 +126,7 @@ impl<'g, 'j, S: Stencil<N>, T: Real, const N: usize> CpuEngine<'g, 'j, S, T, N> 
         let nexts = std::iter::once(&self.next[..]).chain(self.more.iter().map(|m| &m.next[..]));
         let mut changed = Difference::default();
         for (next, reference) in nexts.zip(self.reference.iter_mut().flatten()) {
-            changed = changed.merge(plain::change(&layout, planes.clone(), next, reference));
+            changed = changed.merge(Difference::since(&layout, planes.clone(), next, reference));
         }
         Ok(changed)
     }

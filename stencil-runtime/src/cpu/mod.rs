@@ -11,7 +11,6 @@ mod sweep;
 
 pub(crate) use engine::CpuEngine;
 pub(crate) use out_of_core::CpuPasses;
-pub(crate) use plain::change;
 
 use crate::{Grid, Real, Result};
 

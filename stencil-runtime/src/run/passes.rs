@@ -16,7 +16,6 @@ use std::time::Instant;
 
 use super::drive::{Advance, Unit, reduce_check};
 use super::peers::{Peers, Place};
-use crate::cpu::change;
 use crate::engine::{Difference, PassPlan, Passes};
 use crate::plan::Layout;
 use crate::plan::fill::{FillCopy, fill};
@@ -146,8 +145,11 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
             return Ok(Difference::default());
         };
         let own = self.planes.own.clone();
-        let changes =
-            self.grids.iter().zip(references).map(|(u, kept)| change(layout, own.clone(), u.as_slice(), kept));
+        let changes = self
+            .grids
+            .iter()
+            .zip(references)
+            .map(|(u, kept)| Difference::since(layout, own.clone(), u.as_slice(), kept));
         Ok(changes.fold(Difference::default(), Difference::merge))
     }
 
