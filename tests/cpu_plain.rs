@@ -10,6 +10,11 @@ stencil! {
     fn line(mut u: Field1, k: Field1) -> Real {
         (k[0] * u[-2] + u[-1] + u[1]) / (k[0] + 2.0)
     }
+
+    /// A Gauss–Seidel sweep along a line.
+    sweep(+) fn smooth_line(mut u: Field1) -> Real {
+        (u[-1] + u[1]) / 2.0
+    }
 }
 
 #[test]
@@ -154,4 +159,10 @@ fn the_change_since_the_last_check_is_measured_between_checks() {
     assert!(refused(Solver::new(Jacobi7).tolerance(relative)).contains("absolute tolerance"));
     let inexact = Schedule::Hierarchical { tile: 4, halo: 1, sub: 2 };
     assert!(refused(Solver::new(Jacobi7).tolerance(absolute).schedule(inexact)).contains("inexact"));
+    let mut line = Grid::<f64, 1>::random_uniform([20], -1.0, 1.0, 3).unwrap();
+    let mut sweep = Solver::new(SmoothLine).residual(Residual::SinceLastCheck).tolerance(absolute).max_iterations(4);
+    match sweep.run(&mut line) {
+        Err(Error::InvalidStoppingRule { reason }) => assert!(reason.contains("sweeps"), "{reason}"),
+        other => panic!("expected the rule to be refused, got {other:?}"),
+    }
 }

@@ -149,7 +149,6 @@ fn advance<S: Stencil<N>, T: Real, const N: usize, P: Peers, E: Engine<T, N>>(
     let exact = schedule.is_exact_blocking(meta);
     let ran = match (meta.sweep.as_ref(), schedule) {
         (Some(sweep), _) => {
-            stop.measurable(false, "sweeps")?;
             let stencils = [(sweep.directions[0], place.planes.radius)];
             let radius = std::array::from_fn(|a| meta.radius[a]);
             let mut swept = Swept::new(engine, place, halos, stop, &stencils)?.with_boundaries(&boundaries, radius)?;

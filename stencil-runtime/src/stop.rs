@@ -69,7 +69,9 @@ pub enum Residual {
     Step,
     /// ρ = ‖uᵏ − uʲ‖, what the iterations since the previous check j changed (j = 0, or the
     /// iteration resumed from, at the first check): with checks every c iterations, the
-    /// change over a check period. This is paper 000's Algorithm 1, which compares the grid
+    /// change over a check period. Every check counts, also those of an observer, of
+    /// checkpoints and of the iteration limit: each shortens the span it ends (keep their
+    /// periods multiples of the check period to measure whole periods only). This is paper 000's Algorithm 1, which compares the grid
     /// before and after each pyramid pass. Over an even period the Jacobi iteration's
     /// oscillating modes (eigenvalues near −1, which flip sign at every iteration and barely
     /// decay) cancel, so the rule stops far sooner than [`Step`](Self::Step) on fine grids.

@@ -50,12 +50,10 @@ pub(crate) struct Slabbed<'p, 'g, 'c, P: Peers, X, T: Real, const N: usize> {
     /// iteration): the first slab's ghost planes below are the last slab's, and the last
     /// slab's above the first slab's.
     wrap: Vec<FillCopy>,
-    /// The local grid's layout (which points are interior), for the change since the last
-    /// check.
-    layout: Option<Layout<N>>,
-    /// Every unknown's grid at the last check, when a check measures the change since then:
-    /// measured on the host after the pass, over the own planes.
-    reference: Option<Vec<Vec<T>>>,
+    /// When a check measures the change since the last one: the local grid's layout (which
+    /// points are interior) and every unknown's grid at the last check, compared on the host
+    /// after the pass, over the own planes.
+    reference: Option<(Layout<N>, Vec<Vec<T>>)>,
 }
 
 impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g, 'c, P, X, T, N> {
@@ -87,12 +85,8 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
             lens: Vec::new(),
             fill: Vec::new(),
             wrap: Vec::new(),
-            layout: None,
             reference: None,
         };
-        if stop.residual == Residual::SinceLastCheck {
-            slabbed.reference = Some(slabbed.grids.iter().map(|g| g.as_slice().to_vec()).collect());
-        }
         // The first pass reads ghost planes exchanged like every other's: across a periodic
         // cut the first rank's lower ones are the last rank's planes, not the outer layer the
         // local grid holds.
@@ -132,25 +126,26 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
         self
     }
 
-    /// These passes with the local grid's `layout`, which the change since the last check is
-    /// measured over.
+    /// These passes on a local grid of `layout`: when the stopping rule measures the change
+    /// since the last check, a copy of every unknown's grid is kept for it.
     pub fn with_layout(mut self, layout: Layout<N>) -> Self {
-        self.layout = Some(layout);
+        if self.stop.residual == Residual::SinceLastCheck {
+            self.reference = Some((layout, self.grids.iter().map(|g| g.as_slice().to_vec()).collect()));
+        }
         self
     }
 
-    /// The change of every unknown's own planes since the reference, which then holds them.
-    fn changed_since_reference(&mut self) -> Result<Difference> {
-        let (Some(layout), Some(references)) = (&self.layout, &mut self.reference) else {
-            return Ok(Difference::default());
-        };
+    /// The change of every unknown's own planes since the reference, which then holds them
+    /// (`None` without a reference).
+    fn changed_since_reference(&mut self) -> Option<Difference> {
+        let (layout, references) = self.reference.as_mut()?;
         let own = self.planes.own.clone();
         let changes = self
             .grids
             .iter()
             .zip(references)
             .map(|(u, kept)| Difference::since(layout, own.clone(), u.as_slice(), kept));
-        Ok(changes.fold(Difference::default(), Difference::merge))
+        Some(changes.fold(Difference::default(), Difference::merge))
     }
 
     /// Receives the ghost planes into `grids` (what the neighbours sent after the last pass).
@@ -222,7 +217,7 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         if against_reference {
             let synchronized = self.passes.synchronize();
             synchronized.map_err(|error| self.slabs.interrupted(start..end, count, None, error))?;
-            self.measured = Some(self.changed_since_reference()?);
+            self.measured = self.changed_since_reference();
         }
         Ok(Some(Unit { end, record_at: measure.then_some(plan.record_at), host_holds: true }))
     }

@@ -454,6 +454,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             (m, _) => m,
         };
         let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?.measuring(self.residual)?;
+        // A sweep's check is one plain application after the sweeps: it has no other.
+        stop.measurable(!S::META.is_sweep(), "sweeps")?;
         if let Schedule::Hierarchical { sub, .. } = schedule
             && !schedule.is_exact_blocking(S::META)
         {
@@ -462,15 +464,17 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
         Ok(stop)
     }
 
-    /// `Some` out-of-core choice when an in-core run of `u` (every unknown twice and every
-    /// read-only field) does not fit 90 % of GPU `device`'s free memory.
+    /// `Some` out-of-core choice when an in-core run of `u` (every unknown twice, or three
+    /// times with the copy that [`Residual::SinceLastCheck`] keeps, and every read-only
+    /// field) does not fit 90 % of GPU `device`'s free memory.
     fn out_of_core(&self, u: &Grid<T, N>, device: usize) -> Result<Option<crate::plan::autotune::Choice>> {
         let gpu = crate::cuda::Gpu::open(device)?;
         let (free, _) = gpu
             .free_memory()
             .map_err(|message| Error::Cuda { what: "reading the free device memory".into(), message })?;
-        // Every unknown twice, every read-only field once.
-        let needed = (2 * S::META.unknowns.len() + self.inputs.len()) * u.as_slice().len() * T::BYTES;
+        // Every unknown twice (three times with the last check's copy), every read-only field once.
+        let copies = if self.residual == Residual::SinceLastCheck { 3 } else { 2 };
+        let needed = (copies * S::META.unknowns.len() + self.inputs.len()) * u.as_slice().len() * T::BYTES;
         let usable = free / 10 * 9;
         Ok((needed > usable).then(|| crate::plan::autotune::out_of_core(needed, usable)))
     }

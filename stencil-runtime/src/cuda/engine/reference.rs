@@ -84,6 +84,8 @@ impl<S: Stencil<N>, T: Real, const N: usize> GpuEngine<'_, S, T, N> {
             .load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin.0))
             .map_err(driver_error("loading the change kernel"))?;
         let kernel = module.load_function("stencil_change").map_err(driver_error("finding the change kernel"))?;
+        // The first exchange's ghost planes may still be arriving on the copy stream.
+        self.copy.synchronize().map_err(driver_error("waiting for the device"))?;
         let stream = &self.compute;
         let currents = std::iter::once(&self.current).chain(self.more.iter().map(|m| &m.current));
         let entries = MEASURED_LAUNCHES * (1 + self.more.len()) * MAX_BLOCKS;
