@@ -155,7 +155,6 @@ fn advance<S: Stencil<N>, T: Real, const N: usize, P: Peers, E: Engine<T, N>>(
             drive::<S, T, N>(&mut monitor, &mut swept, observer)?
         }
         (None, Schedule::Hierarchical { tile, halo, sub }) if !exact && place.planes.has_neighbour() => {
-            stop.measurable(false, "inexact hierarchical cycles across ranks")?;
             let tiles = CycleSizes { tile, halo, sub };
             drive::<S, T, N>(&mut monitor, &mut Tiles::new(engine, place, halos, stop, tiles)?, observer)?
         }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::{Error, Result};
+use crate::{Error, Result, Schedule, StencilMeta};
 
 /// A vector norm over the interior points.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -212,35 +212,39 @@ impl StopRule {
         }
     }
 
-    /// This rule measuring `residual` at its checks. **Errors**:
-    /// [`Error::InvalidStoppingRule`] for a relative tolerance with
-    /// [`Residual::SinceLastCheck`], which has no value at the initial guess to be relative to.
-    pub fn measuring(self, residual: Residual) -> Result<Self> {
-        if residual == Residual::SinceLastCheck && matches!(self.tolerance, Some(Tolerance::Relative { .. })) {
+    /// This rule measuring `residual` at its checks, for a run of the stencil of `meta`
+    /// under `schedule`. **Errors**: [`Error::InvalidStoppingRule`] for
+    /// [`Residual::SinceLastCheck`] with a relative tolerance (the change since the last
+    /// check has no value at the initial guess to be relative to), for a sweep stencil
+    /// (whose check is one plain application after the sweeps) and for inexact hierarchical
+    /// cycles (which measure ρ of the iterate they start from, inside the cycle).
+    pub fn measuring(self, residual: Residual, meta: &StencilMeta, schedule: Schedule) -> Result<Self> {
+        if residual == Residual::Step {
+            return Ok(self);
+        }
+        let refuse = |what: &str| {
+            Err(Error::InvalidStoppingRule {
+                reason: format!(
+                    "{what} measure the residual only as ‖S(u) − u‖, not as the change since the last check \
+                     (`Residual::SinceLastCheck`): run `Plain`, `Tiled`, exact hierarchical cycles or out-of-core \
+                     slabs, or measure `Residual::Step`"
+                ),
+            })
+        };
+        if matches!(self.tolerance, Some(Tolerance::Relative { .. })) {
             return Err(Error::InvalidStoppingRule {
-                reason:
-                    "a relative tolerance compares ρ with ρ(u⁰), the residual of the initial guess, and the change \
-                         since the last check has no value there: use an absolute tolerance"
-                        .into(),
+                reason: "a relative tolerance compares ρ with ρ(u⁰), the residual of the initial guess, and the \
+                         change since the last check has no value there: use an absolute tolerance"
+                    .into(),
             });
         }
-        Ok(Self { residual, ..self })
-    }
-
-    /// That this rule's residual can be measured by `what` (a schedule, said as "sweeps"):
-    /// [`Error::InvalidStoppingRule`] when it is [`Residual::SinceLastCheck`] and `supported`
-    /// is false.
-    pub fn measurable(&self, supported: bool, what: &str) -> Result<()> {
-        if supported || self.residual == Residual::Step {
-            return Ok(());
+        if meta.is_sweep() {
+            return refuse("sweeps");
         }
-        Err(Error::InvalidStoppingRule {
-            reason: format!(
-                "{what} measure the residual only as ‖S(u) − u‖, not as the change since the last check \
-                 (`Residual::SinceLastCheck`): run `Plain`, `Tiled`, exact hierarchical cycles or out-of-core \
-                 slabs, or measure `Residual::Step`"
-            ),
-        })
+        if matches!(schedule, Schedule::Hierarchical { .. }) && !schedule.is_exact_blocking(meta) {
+            return refuse("inexact hierarchical cycles");
+        }
+        Ok(Self { residual, ..self })
     }
 
     /// Whether iteration `k` (1-based) ends with a residual check.

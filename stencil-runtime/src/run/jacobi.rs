@@ -62,8 +62,6 @@ impl<'p, P: Peers, E: Engine<T, N>, T: Real, const N: usize> Jacobi<'p, P, E, T,
         stop: StopRule,
         cycles: Cycles,
     ) -> Result<Self> {
-        // An inexact cycle measures ρ of the iterate it starts from, inside the cycle.
-        stop.measurable(!matches!(cycles, Cycles::Inexact(_)), "inexact hierarchical cycles")?;
         let mut jacobi = Self { engine, peers, planes, stop, cycles, global, halos, phase: None };
         // The ghost planes of the first iterate from the ranks that own them: the planes the
         // rank was given there may differ, and across a periodic cut they are the outer layer.

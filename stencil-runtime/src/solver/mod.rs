@@ -453,9 +453,11 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             (None, Schedule::OutOfCore { height, .. }) => Some(natural(height.min(planes))),
             (m, _) => m,
         };
-        let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?.measuring(self.residual)?;
-        // A sweep's check is one plain application after the sweeps: it has no other.
-        stop.measurable(!S::META.is_sweep(), "sweeps")?;
+        let stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?.measuring(
+            self.residual,
+            S::META,
+            schedule,
+        )?;
         if let Schedule::Hierarchical { sub, .. } = schedule
             && !schedule.is_exact_blocking(S::META)
         {

@@ -222,8 +222,11 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
             (None, Schedule::OutOfCore { height, .. }) => Some(height.min(planes.depth)),
             (m, _) => m,
         };
-        let mut stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?.measuring(self.residual)?;
-        stop.measurable(!meta.is_sweep(), "sweeps")?;
+        let mut stop = StopRule::new(self.max_iterations, self.tolerance, check_every)?.measuring(
+            self.residual,
+            meta,
+            schedule,
+        )?;
         stop.observe_every = self.observe_period()?;
         let inputs = self.resolve_inputs(u.shape())?;
         let params = self.resolve_params()?;
