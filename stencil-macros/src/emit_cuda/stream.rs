@@ -100,8 +100,15 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line(format!("#define STREAM_RING {ring}"));
     w.line(format!("#define STREAM_RING_MIRRORED {mirrored_ring}"));
     w.line("#define STREAM_PITCH (STREAM_W1 * STREAM_W2)");
+    w.line("#ifndef STREAM_PREFETCH");
+    w.line("#define STREAM_PREFETCH 4 // planes ahead of level 0 that are asked into L2");
+    w.line("#endif");
     w.line("#if STREAM_SUB > 0");
     emit_mirror_map(w);
+    w.line("// Asks the line of `p` into L2, without a register to receive it.");
+    w.open("__device__ __forceinline__ void stencil_prefetch_l2(const void* p)");
+    w.line("asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(p));");
+    w.close("");
     w.line("#endif");
     signature(s, Kind::Streaming).open(w);
     w.line("#if STREAM_SUB > 0");
@@ -128,8 +135,9 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.blank();
 }
 
-/// The march over the region's planes: steady steps in a loop of their own, the others (the
-/// levels' start and end, shortened cycles, wrapped or mirrored edges) with every test.
+/// The march over the region's planes: steady steps in groups of a ring's period, the
+/// others (the levels' start and end, shortened cycles, wrapped or mirrored edges, steps
+/// before the first group and after the last) one at a time with every test.
 fn emit_march(w: &mut Writer, s: &Stencil, unknowns: &[String], prefetched: &[usize]) {
     w.line("const int steps = (int)(e0 - o0) + sub * STREAM_LAG;");
     w.line("// The steps whose every level computes an updated plane, and the last one a core plane, with the");
@@ -138,21 +146,22 @@ fn emit_march(w: &mut Writer, s: &Stencil, unknowns: &[String], prefetched: &[us
     w.line("const int steady_from = STREAM_SUB * STREAM_LAG + max(R0, (int)(c0 - o0));");
     w.line("const int steady_to = min(w0 - R0 + STREAM_LAG, (int)(e0 - o0) + STREAM_SUB * STREAM_LAG);");
     w.open("for (int k = 0; k < steps;)");
-    w.open("if (plain_edges && k >= steady_from && k < steady_to)");
-    w.line("// Steady steps, one after another with no other test.");
-    w.open("for (; k < steady_to; ++k)");
+    w.open("if (plain_edges && k >= steady_from && (k & (STREAM_RING - 1)) == 0 && k + STREAM_RING <= steady_to)");
+    w.line("// Steady steps in groups of the ring's period, each group from a step that is a multiple of it:");
+    w.line("// within a group every plane's slot in a ring is known at compile time (u's), and the queues'");
+    w.line("// moves become the choice of registers.");
+    w.open("for (; k + STREAM_RING <= steady_to; k += STREAM_RING)");
+    w.line("#pragma unroll");
+    w.open("for (int u = 0; u < STREAM_RING; ++u)");
     emit_steady_levels(w, s, unknowns);
-    emit_level_zero(w, unknowns, true);
-    w.open("if (k + 1 < steady_to)");
-    emit_prefetch(w, s, prefetched, "k + 1", true);
-    w.reopen("else");
-    emit_prefetch(w, s, prefetched, "k + 1", false);
-    w.close("");
+    emit_level_zero(w, s, unknowns, true);
+    emit_prefetch(w, s, prefetched, "k + u + 1", true);
     w.line("__syncthreads();");
+    w.close("");
     w.close("");
     w.reopen("else");
     emit_levels(w, s, unknowns);
-    emit_level_zero(w, unknowns, false);
+    emit_level_zero(w, s, unknowns, false);
     emit_prefetch(w, s, prefetched, "k + 1", false);
     w.line("__syncthreads();");
     w.line("++k;");
@@ -232,12 +241,12 @@ fn emit_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
     w.line("const int here = threadIdx.x + j * STREAM_THREADS;");
     w.line("#if STREAM_MIRRORS");
     w.open("if (mirrors)");
-    define_access(w, s, true);
+    define_access(w, s, Access::Mirrored);
     compute(w, s, unknowns, "measure == t && plane_core && col_core[j]");
     w.close(" else");
     w.line("#endif");
     w.open("");
-    define_access(w, s, false);
+    define_access(w, s, Access::Ring);
     compute(w, s, unknowns, "measure == t && plane_core && col_core[j]");
     w.close("");
     w.close("");
@@ -258,14 +267,15 @@ fn emit_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
     w.close("");
 }
 
-/// The levels of a steady step: every level's plane is updated and the last one's is in the
-/// core, the cycle has the kernel's full length, and no edge wraps or mirrors. The plane
-/// offsets follow from k without tests.
+/// The levels of a steady step `k + u` of a group (k a multiple of the ring's period): every
+/// level's plane is updated and the last one's is in the core, the cycle has the kernel's
+/// full length, and no edge wraps or mirrors. The plane offsets follow from k without tests,
+/// and the slots of the rings from u.
 fn emit_steady_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
-    w.line("const idx gk = (o0 + k) * s0;");
+    w.line("const idx gk = (o0 + k + u) * s0;");
     w.line("#pragma unroll");
     w.open("for (int t = STREAM_SUB; t >= 1; --t)");
-    w.line("const int p = k - t * STREAM_LAG;");
+    w.line("const int slot = (u - t * STREAM_LAG) & (STREAM_RING - 1);");
     w.line("const idx g0 = gk - (idx)(t * STREAM_LAG) * s0;");
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < STREAM_COLS; ++j)");
@@ -275,7 +285,7 @@ fn emit_steady_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
     }
     w.open("if (col_updates[j])");
     w.line("const idx g = g0 + col_g[j];");
-    define_access(w, s, false);
+    define_access(w, s, Access::Steady);
     compute(w, s, unknowns, "measure == t && col_core[j]");
     w.close("");
     w.open("if (t == STREAM_SUB)");
@@ -285,7 +295,7 @@ fn emit_steady_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
     w.reopen("else");
     w.open("if (col_valid[j])");
     for n in unknowns {
-        w.line(format!("ring_{n}[(t * ring + (p & (ring - 1))) * STREAM_PITCH + here] = new_{n};"));
+        w.line(format!("ring_{n}[(t * STREAM_RING + slot) * STREAM_PITCH + here] = new_{n};"));
     }
     w.close("");
     emit_push(w, unknowns, "t");
@@ -304,28 +314,46 @@ fn emit_store(w: &mut Writer, unknowns: &[String]) {
     }
 }
 
+/// How a level reads the unknowns of the level before it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// Through the mirror rule.
+    Mirrored,
+    /// From the queue at the own column and the ring (of the run's length) elsewhere.
+    Ring,
+    /// As `Ring`, in a steady group: the ring has the unmirrored length and the slot of plane
+    /// `k + u − t·LAG + d0` is `(u − t·LAG + d0) mod ring`, known at compile time.
+    Steady,
+}
+
 /// The accessors of the unknowns at level t − 1 around local plane p and column `here`, and of
-/// the read-only fields around global point `g`: through the mirror rule (`mirrored`), or
-/// from the queue at the own column and the ring elsewhere.
-fn define_access(w: &mut Writer, s: &Stencil, mirrored: bool) {
+/// the read-only fields around global point `g`, read as `access` says.
+fn define_access(w: &mut Writer, s: &Stencil, access: Access) {
     let prefetched = point_fields(s);
+    let mirrored = access == Access::Mirrored;
     for (f, field) in s.fields.iter().enumerate() {
         let n = &c_name(&field.name);
-        let access = if prefetched.contains(&f) {
+        let read = if prefetched.contains(&f) {
             format!("point_{n}[t - 1][j]")
         } else if !s.unknowns.contains(&f) {
             format!("__ldg(&f_{n}[g + (d0) * s0 + (d1) * s1 + (d2)])")
-        } else if mirrored {
-            format!(
-                "stencil_stream_read(ring_{n} + (t - 1) * ring * STREAM_PITCH, p, col_l1[j], col_l2[j], d0, d1, d2)"
-            )
         } else {
-            format!(
-                "((d1) == 0 && (d2) == 0 ? queue_{n}[t - 1][j][R0 + (d0)] \
-                 : ring_{n}[((t - 1) * ring + ((p + (d0)) & (ring - 1))) * STREAM_PITCH + here + (d1) * STREAM_W2 + (d2)])"
-            )
+            match access {
+                Access::Mirrored => format!(
+                    "stencil_stream_read(ring_{n} + (t - 1) * ring * STREAM_PITCH, p, col_l1[j], col_l2[j], d0, d1, d2)"
+                ),
+                Access::Ring => format!(
+                    "((d1) == 0 && (d2) == 0 ? queue_{n}[t - 1][j][R0 + (d0)] \
+                     : ring_{n}[((t - 1) * ring + ((p + (d0)) & (ring - 1))) * STREAM_PITCH + here + (d1) * STREAM_W2 + (d2)])"
+                ),
+                Access::Steady => format!(
+                    "((d1) == 0 && (d2) == 0 ? queue_{n}[t - 1][j][R0 + (d0)] \
+                     : ring_{n}[((t - 1) * STREAM_RING + ((slot + (d0)) & (STREAM_RING - 1))) * STREAM_PITCH + here \
+                     + (d1) * STREAM_W2 + (d2)])"
+                ),
+            }
         };
-        w.line(format!("#define AT_{n}(d0, d1, d2) {access}"));
+        w.line(format!("#define AT_{n}(d0, d1, d2) {read}"));
     }
     if mirrored {
         w.line("#define stencil_stream_read(r, p, l1, l2, d0, d1, d2) ([&]() -> real { \\");
@@ -395,13 +423,21 @@ fn emit_push(w: &mut Writer, unknowns: &[String], level: &str) {
 }
 
 /// Level 0: the plane loaded at the previous step (`ahead`) goes to the ring and the queue,
-/// and the next plane's load is issued, to arrive while the next step computes. Past the
-/// region's last plane the queue still moves, so that it stays aligned with the levels.
+/// and the next plane's load is issued, to arrive while the next step computes; every field's
+/// plane `STREAM_PREFETCH` steps ahead is asked into L2, so that those loads, and the first
+/// level's reads of the read-only fields, find it there. Past the region's last plane the
+/// queue still moves, so that it stays aligned with the levels.
 /// `steady`: a steady step, whose plane k is in the region and not wrapped.
-fn emit_level_zero(w: &mut Writer, unknowns: &[String], steady: bool) {
+fn emit_level_zero(w: &mut Writer, s: &Stencil, unknowns: &[String], steady: bool) {
     match steady {
-        true => w.line("const idx next0 = (o0 + min(k + 1, w0 - 1)) * s0;"),
-        false => w.line("const idx next0 = stencil_wrap(o0 + min(k + 1, w0 - 1), N0, R0, wrap0) * s0;"),
+        true => {
+            w.line("const idx next0 = (o0 + min(k + u + 1, w0 - 1)) * s0;");
+            w.line("const idx early0 = (o0 + min(k + u + STREAM_PREFETCH, w0 - 1)) * s0;");
+        }
+        false => {
+            w.line("const idx next0 = stencil_wrap(o0 + min(k + 1, w0 - 1), N0, R0, wrap0) * s0;");
+            w.line("const idx early0 = stencil_wrap(o0 + min(k + STREAM_PREFETCH, w0 - 1), N0, R0, wrap0) * s0;");
+        }
     }
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < STREAM_COLS; ++j)");
@@ -410,8 +446,12 @@ fn emit_level_zero(w: &mut Writer, unknowns: &[String], steady: bool) {
     }
     w.open(if steady { "if (col_valid[j])" } else { "if (k < w0 && col_valid[j])" });
     for n in unknowns {
-        w.line(format!("ring_{n}[(k & (ring - 1)) * STREAM_PITCH + threadIdx.x + j * STREAM_THREADS] = new_{n};"));
+        let slot = if steady { "(u & (STREAM_RING - 1))" } else { "(k & (ring - 1))" };
+        w.line(format!("ring_{n}[{slot} * STREAM_PITCH + threadIdx.x + j * STREAM_THREADS] = new_{n};"));
         w.line(format!("ahead_{n}[j] = f_{n}[next0 + col_g[j]];"));
+    }
+    for field in &s.fields {
+        w.line(format!("stencil_prefetch_l2(&f_{}[early0 + col_g[j]]);", c_name(&field.name)));
     }
     w.close("");
     emit_push(w, unknowns, "0");
