@@ -342,15 +342,18 @@ fn define_access(w: &mut Writer, s: &Stencil, access: Access) {
                 Access::Mirrored => format!(
                     "stencil_stream_read(ring_{n} + (t - 1) * ring * STREAM_PITCH, p, col_l1[j], col_l2[j], d0, d1, d2)"
                 ),
-                Access::Ring => format!(
-                    "((d1) == 0 && (d2) == 0 ? queue_{n}[t - 1][j][R0 + (d0)] \
-                     : ring_{n}[((t - 1) * ring + ((p + (d0)) & (ring - 1))) * STREAM_PITCH + here + (d1) * STREAM_W2 + (d2)])"
-                ),
-                Access::Steady => format!(
-                    "((d1) == 0 && (d2) == 0 ? queue_{n}[t - 1][j][R0 + (d0)] \
-                     : ring_{n}[((t - 1) * STREAM_RING + ((slot + (d0)) & (STREAM_RING - 1))) * STREAM_PITCH + here \
-                     + (d1) * STREAM_W2 + (d2)])"
-                ),
+                Access::Ring | Access::Steady => {
+                    // The ring's length, and the slot of plane p + d0 in it.
+                    let (ring, plane) = match access {
+                        Access::Ring => ("ring", "p"),
+                        _ => ("STREAM_RING", "slot"),
+                    };
+                    format!(
+                        "((d1) == 0 && (d2) == 0 ? queue_{n}[t - 1][j][R0 + (d0)] \
+                         : ring_{n}[((t - 1) * {ring} + (({plane} + (d0)) & ({ring} - 1))) * STREAM_PITCH + here \
+                         + (d1) * STREAM_W2 + (d2)])"
+                    )
+                }
             }
         };
         w.line(format!("#define AT_{n}(d0, d1, d2) {read}"));
