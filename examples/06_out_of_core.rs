@@ -8,11 +8,13 @@
 //! when it exists. `--in-core` also runs
 //! `Plain` with the whole grid on the GPU, and `--cpu-iterations K` the CPU twin for K
 //! iterations (its time to convergence is then extrapolated from that throughput, and the
-//! table says so). `--heights 1,2,4,…` runs several pyramid heights one after another.
+//! table says so). `--heights 1,2,4,…` runs several pyramid heights one after another;
+//! `--streaming 24:4` runs streaming cycles inside the slabs, `--skewed` skewed slabs.
 //!
 //! ```text
 //! cargo run --release --example 06_out_of_core -- --size 256 --in-core
 //! cargo run --release --example 06_out_of_core -- --size 1000 --iterations 400 --heights 8,16,32,64 --in-core
+//! cargo run --release --example 06_out_of_core -- --size 1000 --iterations 384 --heights 96 --streaming 24:4
 //! ```
 
 mod common;
@@ -73,9 +75,13 @@ struct Args {
     /// the paper's pyramids.
     #[arg(long)]
     skewed: bool,
+    /// Streaming cycles inside the slabs (`Inner::Streaming`), as TILE:SUB (core tile on the
+    /// two fast axes, subiterations per cycle), e.g. `24:4`, instead of plain iterations.
+    #[arg(long, value_parser = streaming, conflicts_with = "skewed")]
+    streaming: Option<Inner>,
     /// Run `Schedule::Auto` instead of `--heights`: out of core (with the run-time model's
     /// height and slab) when the grid does not fit the GPU, else the fastest in-core schedule.
-    #[arg(long, conflicts_with_all = ["heights", "slab", "device_memory_gib", "skewed"])]
+    #[arg(long, conflicts_with_all = ["heights", "slab", "device_memory_gib", "skewed", "streaming"])]
     auto: bool,
     /// Write u to this `.npz` file during out-of-core runs, and resume from it if it exists.
     #[arg(long, value_parser = common::output("npz"))]
@@ -83,6 +89,15 @@ struct Args {
     /// Iterations between checkpoints.
     #[arg(long, default_value_t = 1000, value_parser = common::at_least(1), requires = "checkpoint")]
     checkpoint_every: usize,
+}
+
+/// `TILE:SUB` as streaming cycles inside the slabs.
+fn streaming(text: &str) -> Result<Inner, String> {
+    let parts = text.split(':').map(|p| p.trim().parse::<usize>().ok().filter(|&n| n > 0)).collect::<Vec<_>>();
+    match parts[..] {
+        [Some(tile), Some(sub)] => Ok(Inner::Streaming { tile, sub }),
+        _ => Err(format!("`{text}` is not TILE:SUB, two positive whole numbers (e.g. 24:4)")),
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -168,7 +183,10 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut failed = 0;
     for &height in heights {
-        let inner = if args.skewed { Inner::Skewed } else { Inner::Plain };
+        let inner = match (args.skewed, args.streaming) {
+            (true, _) => Inner::Skewed,
+            (false, streaming) => streaming.unwrap_or(Inner::Plain),
+        };
         let bar = slab_progress()?;
         let mut run = |slab, limit| {
             let schedule = Schedule::OutOfCore { slab, height, inner, device_memory: Some(limit) };

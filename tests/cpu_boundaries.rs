@@ -232,6 +232,7 @@ fn out_of_core_passes_equal_the_hand_written_loop_for_every_combination() {
             slabs(4, 7, Inner::Skewed),
             slabs(3, 5, Inner::Hierarchical { tile: 4, halo: 2, sub: 2 }),
             slabs(4, 6, Inner::Hierarchical { tile: 3, halo: 3, sub: 3 }),
+            slabs(3, 5, Inner::Streaming { tile: 4, sub: 2 }),
         ] {
             let got = run(Diag5, &u0, &[("f", &f)], params, b, schedule, 7).unwrap();
             assert_eq!(bits(&got), bits(&expected), "{b} {schedule}");

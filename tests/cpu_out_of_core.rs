@@ -89,7 +89,7 @@ proptest! {
     }
 
     #[test]
-    fn exact_hierarchical_inside_the_slabs_equals_plain(
+    fn exact_cycles_inside_the_slabs_equal_plain(
         shape in [3usize..18, 3usize..10, 3usize..10],
         slab in 1usize..7,
         height in 1usize..7,
@@ -104,6 +104,9 @@ proptest! {
         let plain = run(Jacobi7, &u0, ("f", &f), &params, Schedule::Plain, iterations);
         let inner = Inner::Hierarchical { tile, halo: sub, sub };
         let slabs = run(Jacobi7, &u0, ("f", &f), &params, out_of_core(slab, height, inner), iterations);
+        prop_assert!(bitwise(&plain, &slabs));
+        let streaming = Inner::Streaming { tile, sub };
+        let slabs = run(Jacobi7, &u0, ("f", &f), &params, out_of_core(slab, height, streaming), iterations);
         prop_assert!(bitwise(&plain, &slabs));
     }
 }
@@ -220,6 +223,8 @@ fn bad_configurations_are_errors_that_leave_the_grid_alone() {
         (Schedule::OutOfCore { slab: None, height: 2, inner: Inner::Plain, device_memory: Some(0) }, "0 bytes"),
         (out_of_core(2, 2, hierarchical(2, 2)), "must be exact"),
         (out_of_core(2, 2, hierarchical(1, 0)), "inner schedule"),
+        (out_of_core(2, 2, Inner::Streaming { tile: 0, sub: 2 }), "inner schedule: the tile"),
+        (out_of_core(2, 2, Inner::Streaming { tile: 4, sub: 0 }), "inner schedule: a cycle"),
     ] {
         let mut u = u0.clone();
         let error = Solver::new(Deep).input("k", &k).schedule(schedule).max_iterations(3).run(&mut u).unwrap_err();

@@ -266,10 +266,13 @@ fn exact_hierarchical_cycles_of_a_system_equal_the_reference() {
 }
 
 /// Out-of-core schedules of every inner kind: pyramids of plain iterations, skewed slabs and
-/// slabs of exact cycles, of `slab` planes and `height` iterations a pass.
-fn out_of_core(slab: usize, height: usize) -> [Schedule; 3] {
+/// slabs of exact cycles (hierarchical and streaming), of `slab` planes and `height`
+/// iterations a pass.
+fn out_of_core(slab: usize, height: usize) -> [Schedule; 4] {
     let of = |inner| Schedule::OutOfCore { slab: Some(slab), height, inner, device_memory: None };
-    [of(Inner::Plain), of(Inner::Skewed), of(Inner::Hierarchical { tile: 4, halo: 4, sub: 2 })]
+    let (hierarchical, streaming) =
+        (Inner::Hierarchical { tile: 4, halo: 4, sub: 2 }, Inner::Streaming { tile: 4, sub: 2 });
+    [of(Inner::Plain), of(Inner::Skewed), of(hierarchical), of(streaming)]
 }
 
 #[test]

@@ -144,7 +144,9 @@ fn out_of_core_passes_equal_the_cpu_twin_for_every_combination() {
     let slabs = |slab, height, inner| Schedule::OutOfCore { slab: Some(slab), height, inner, device_memory: None };
     let mut wrong = Vec::new();
     let cycles = Inner::Hierarchical { tile: 8, halo: 6, sub: 3 };
-    for schedule in [slabs(5, 3, Inner::Plain), slabs(4, 4, Inner::Skewed), slabs(6, 5, cycles)] {
+    let streaming = Inner::Streaming { tile: 8, sub: 3 };
+    for schedule in [slabs(5, 3, Inner::Plain), slabs(4, 4, Inner::Skewed), slabs(6, 5, cycles), slabs(6, 7, streaming)]
+    {
         wrong.extend(compare::<Skew2, f64, 2>(Skew2, [37, 29], schedule, 7));
         wrong.extend(compare::<Corner7, f32, 3>(Corner7, [17, 9, 35], schedule, 5));
     }

@@ -145,6 +145,20 @@ fn radius_two_and_an_exact_hierarchical_inner_schedule() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn streaming_cycles_inside_the_slabs_equal_plain() {
+    require_gpu();
+    // Heights that are and are not multiples of the cycle's length; a checked pass ends with
+    // one plain iteration.
+    let inner = |tile, sub| Inner::Streaming { tile, sub };
+    check::<_, f32, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], (7, 8, inner(8, 4)), 23, 8);
+    check::<_, f64, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], (11, 6, inner(8, 4)), 20, 6);
+    check::<_, f64, 3>(Varied, [43, 19, 23], "k", &[], (6, 5, inner(6, 2)), 13, 5);
+    check::<_, f32, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (13, 8, inner(32, 8)), 17, 8);
+    check::<_, f64, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (20, 7, inner(16, 3)), 17, 7);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn skewed_slabs_equal_plain() {
     require_gpu();
     // Slabs narrower than height · radius included (width 1 and 3).

@@ -53,10 +53,12 @@ fn in_core() -> Vec<Schedule> {
 }
 
 /// Out-of-core slabs of every inner kind, several per grid: pyramids of plain iterations,
-/// skewed slabs, slabs of exact cycles.
+/// skewed slabs, slabs of exact cycles (hierarchical and streaming).
 fn out_of_core() -> Vec<Schedule> {
     let slabs = |inner| Schedule::OutOfCore { slab: Some(4), height: 3, inner, device_memory: None };
-    vec![slabs(Inner::Plain), slabs(Inner::Skewed), slabs(Inner::Hierarchical { tile: 6, halo: 6, sub: 3 })]
+    let (hierarchical, streaming) =
+        (Inner::Hierarchical { tile: 6, halo: 6, sub: 3 }, Inner::Streaming { tile: 6, sub: 3 });
+    vec![slabs(Inner::Plain), slabs(Inner::Skewed), slabs(hierarchical), slabs(streaming)]
 }
 
 /// The combinations of conditions and `schedules` under which the GPU's unknowns differ from

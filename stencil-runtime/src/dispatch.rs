@@ -228,6 +228,10 @@ fn out_of_core<S: Stencil<N>, T: Real, const N: usize, P: Peers>(
             let passes = GpuPasses::<S, T, N>::new(gpu, &options, &mut grids, inputs, &params, config, setup);
             let passes = place.peers.all_ok(passes)?;
             let slabs = passes.slabs().clone();
+            if let Schedule::OutOfCore { inner, .. } = &mut job.schedule {
+                // The report names the inner iterations that ran (the model's, for `Auto`).
+                *inner = passes.inner();
+            }
             if job.model_chooses && !job.check_every_given {
                 // Checked once per pass of the height the model chose, not of the one `Auto` named.
                 job.stop.check_every = slabs.height;

@@ -120,6 +120,28 @@ pub enum Inner {
     /// iteration (no redundant ghost work) and crosses the bus once per pass each way;
     /// the result is the same.
     Skewed,
+    /// Exact temporal blocking inside the slab by the streaming kernel:
+    /// [`Schedule::Streaming`], each cycle of `sub` iterations reading and writing the
+    /// slab's region once. The same iterates as `Hierarchical { tile, halo: sub · radius,
+    /// sub }`, which the CPU runs for it.
+    Streaming {
+        /// Core tile edge on the two fast axes in points (≥ 1).
+        tile: usize,
+        /// Subiterations per cycle (≥ 1).
+        sub: usize,
+    },
+}
+
+impl Inner {
+    /// The cycles' sizes of exact temporal blocking (`None` for plain iterations): a
+    /// streaming cycle's halo is `sub` times the stencil's largest radius.
+    pub(crate) fn cycle_sizes(&self, meta: &StencilMeta) -> Option<CycleSizes> {
+        match *self {
+            Inner::Hierarchical { tile, halo, sub } => Some(CycleSizes { tile, halo, sub }),
+            Inner::Streaming { tile, sub } => Schedule::Streaming { tile, sub }.cycle_sizes(meta),
+            Inner::Plain | Inner::Skewed => None,
+        }
+    }
 }
 
 /// The sizes of a hierarchical cycle ([`Schedule::Hierarchical`]): core tiles of `tile`
@@ -137,6 +159,7 @@ impl fmt::Display for Inner {
             Inner::Plain => write!(f, "plain"),
             Inner::Skewed => write!(f, "skewed plain"),
             Inner::Hierarchical { tile, halo, sub } => Schedule::Hierarchical { tile, halo, sub }.fmt(f),
+            Inner::Streaming { tile, sub } => Schedule::Streaming { tile, sub }.fmt(f),
         }
     }
 }
@@ -204,7 +227,12 @@ impl Schedule {
         shape: &[usize],
         periodic: impl Fn(usize) -> bool,
     ) -> Result<()> {
-        let Some(CycleSizes { halo, .. }) = self.cycle_sizes(meta).filter(|_| self.is_exact_blocking(meta)) else {
+        // An out-of-core schedule's inner cycles are exact (`resolve` refuses others).
+        let sizes = match *self {
+            Schedule::OutOfCore { inner, .. } => inner.cycle_sizes(meta),
+            _ => self.cycle_sizes(meta).filter(|_| self.is_exact_blocking(meta)),
+        };
+        let Some(CycleSizes { halo, .. }) = sizes else {
             return Ok(());
         };
         let largest = shape.iter().copied().max().unwrap_or(0);
@@ -306,6 +334,13 @@ impl Schedule {
                          pass equals plain iterations whatever the slab width"
                     )));
                 }
+                Ok(self)
+            }
+            Schedule::OutOfCore { inner: Inner::Streaming { tile, sub }, .. } => {
+                Schedule::Streaming { tile, sub }.resolve(meta).map_err(|e| match e {
+                    Error::InvalidSchedule { reason, .. } => invalid(&format!("inner schedule: {reason}")),
+                    other => other,
+                })?;
                 Ok(self)
             }
             Schedule::OutOfCore { .. } => Ok(self),

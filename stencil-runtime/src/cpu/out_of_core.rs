@@ -8,6 +8,7 @@ use crate::engine::{Difference, Ghosts, PassPlan, Passes, Written};
 use crate::plan::Layout;
 use crate::plan::fill::{Fill, fill};
 use crate::plan::slabs::Slabs;
+use crate::schedule::CycleSizes;
 use crate::{Error, Inner, Real, Stencil};
 
 /// What one pass over the slabs needs.
@@ -179,10 +180,8 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             // A measured pass ends with one plain iteration over the slab itself, so that the
             // residual covers every interior point once.
             let last_measured = measure && done + 1 == len;
-            let steps = match self.inner {
-                Inner::Hierarchical { sub, .. } if !last_measured => sub.min(len - done - usize::from(measure)),
-                _ => 1,
-            };
+            let cycle = self.inner.cycle_sizes(S::META).filter(|_| !last_measured);
+            let steps = cycle.map_or(1, |c| c.sub.min(len - done - usize::from(measure)));
             let view = slabs.region(s, len, done);
             let layout = self.layout(view.len()).map_err(|e| (s, e))?;
             let range = slabs.elements(&(view.start - chunk.start..view.end - chunk.start));
@@ -192,8 +191,8 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             let global = slabs.elements(&view);
             let (currents, targets) = work.views(&range);
             let fields = self.fields(&global, &currents);
-            let difference = match self.inner {
-                Inner::Hierarchical { tile, halo, .. } if !last_measured => {
+            let difference = match cycle {
+                Some(CycleSizes { tile, halo, .. }) => {
                     // The view's ends along axis 0 hold the chunk's older planes (the pyramid
                     // discards what they spoil), except at the grid's own outer layers.
                     let cycle = hierarchical::Cycle {
@@ -203,7 +202,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                     hierarchical::cycle::<S, T, N>(&layout, &cycle, &fields, targets, self.params, None)
                         .map_err(|e| (s, e))?
                 }
-                _ => plain::apply_all::<S, T, N>(&layout, &fields, targets, self.params, last_measured),
+                None => plain::apply_all::<S, T, N>(&layout, &fields, targets, self.params, last_measured),
             };
             add(total, difference, global.start);
             work.swap();

@@ -20,6 +20,7 @@ use crate::plan::Layout;
 use crate::plan::fill::Fill;
 use crate::plan::model::{self, ModelReport};
 use crate::plan::slabs::{Arrays, Config, SlabRequest, Slabs, slabs_for};
+use crate::plan::stream::StreamBuild;
 use crate::{Error, Grid, Inner, Real, Result, Stencil};
 
 /// What the model knows of a run: the grid's shape, the measured constants and the limit.
@@ -28,6 +29,10 @@ struct Model {
     costs: model::Costs,
     limit: usize,
     skewed: bool,
+    /// The streaming cycles timed by the probe, and their seconds per point and iteration.
+    streaming: Option<(Inner, f64)>,
+    /// The inner iterations chosen.
+    inner: Inner,
 }
 
 /// How a run's passes are set up.
@@ -97,24 +102,31 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
         };
         let mut probe_jit = None;
         let mut model = None;
+        let mut inner = config.inner;
         if setup.alone {
             let grid = grids[0].shape();
             let per_buffer = limit / arrays.per_slot();
             let host = grids[0].as_mut_slice();
-            let (costs, jit) = probe::probe::<S, T, N>(gpu, options, host, &shape, grid, per_buffer, params)?;
+            // `Auto` weighs streaming cycles inside the slabs against plain iterations.
+            let streaming = streaming_candidate::<S, N>(&setup, &config, options, grid);
+            let planes = probe::Planes { host, shape: &shape, grid, per_buffer };
+            let (costs, cycle_update, jit) = probe::probe::<S, T, N>(gpu, options, planes, params, streaming.as_ref())?;
             probe_jit = Some(jit);
-            model = Some(Model { shape, costs, limit, skewed });
+            let streaming = streaming
+                .zip(cycle_update)
+                .map(|(c, update)| (Inner::Streaming { tile: c.sizes.tile, sub: c.sizes.sub }, update));
+            model = Some(Model { shape, costs, limit, skewed, streaming, inner });
         }
         let slabs = match (given, &mut model) {
             (Some(slabs), _) => slabs,
             (None, Some(model)) => {
                 let (height, width) = model.choose::<T>()?;
-                skewed = model.skewed;
+                (skewed, inner) = (model.skewed, model.inner);
                 slabs_of(height, Some(width), skewed)?
             }
             (None, None) => slabs_of(config.height, config.slab, skewed)?,
         };
-        let inner = if skewed { Inner::Skewed } else { config.inner };
+        let inner = if skewed { Inner::Skewed } else { inner };
         let (mut pyramid, jit) = Pyramid::<S, T, N>::new(gpu, options, slabs, inner, setup.fill, &inputs, params)?;
         pyramid.fail_after = setup.fail_after;
         // The probe's module (compiled for its few planes) is part of the start-up too.
@@ -127,39 +139,81 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
         self.pyramid.slabs()
     }
 
+    /// How a slab's iterations run: as asked, or as the model chose for `Auto`.
+    pub fn inner(&self) -> Inner {
+        self.pyramid.inner
+    }
+
     /// The model's constants, its prediction for passes of `lens` iterations, and its best
     /// configuration under the same memory limit (one process only).
     pub fn model_report(&self, lens: &[usize]) -> Option<ModelReport> {
         let model = self.model.as_ref()?;
-        let predicted = model::predict(&model.shape, self.slabs(), lens, &model.costs);
+        let costs = model.costs_of(self.inner());
+        let predicted = model::predict(&model.shape, self.slabs(), lens, &costs);
         let done: usize = lens.iter().sum();
-        let best = model::best(&model.shape, model.limit, &model.costs, self.slabs().skewed)?;
+        let best = model::best(&model.shape, model.limit, &costs, self.slabs().skewed)?;
         let (height, width, per_iteration) = best;
         let time = Duration::try_from_secs_f64(per_iteration * done as f64).unwrap_or(Duration::MAX);
-        Some(ModelReport { costs: model.costs, predicted, best: (height, width, time) })
+        Some(ModelReport { costs, predicted, best: (height, width, time) })
     }
 }
 
 impl Model {
-    /// `Auto`: the height and slab width of the better of the pyramid and the skewed slabs,
-    /// by the model (which of the two it is, in `skewed`).
+    /// The constants of slabs whose iterations run as `inner`: a streaming cycle's cost
+    /// per point and iteration instead of the plain kernel's.
+    fn costs_of(&self, inner: Inner) -> model::Costs {
+        match self.streaming {
+            Some((streaming, update)) if streaming == inner => model::Costs { update, ..self.costs },
+            _ => self.costs,
+        }
+    }
+
+    /// `Auto`: the height and slab width of the best of pyramids of plain iterations,
+    /// skewed slabs and pyramids of streaming cycles (when probed), by the model (which of
+    /// them it is, in `skewed` and `inner`).
     fn choose<T: Real>(&mut self) -> Result<(usize, usize)> {
-        let best = |skewed| model::best(&self.shape, self.limit, &self.costs, skewed);
-        self.skewed = match (best(false), best(true)) {
-            (Some((.., p)), Some((.., k))) => k <= p,
-            (None, Some(_)) => true,
-            _ => false,
-        };
-        let (height, width, _) = best(self.skewed).ok_or_else(|| {
+        let options = [(false, Inner::Plain), (true, Inner::Skewed)]
+            .into_iter()
+            .chain(self.streaming.map(|(inner, _)| (false, inner)));
+        let best = options
+            .filter_map(|(skewed, inner)| {
+                let (height, width, seconds) = model::best(&self.shape, self.limit, &self.costs_of(inner), skewed)?;
+                Some((height, width, seconds, skewed, inner))
+            })
+            .min_by(|a, b| a.2.total_cmp(&b.2));
+        let Some((height, width, _, skewed, inner)) = best else {
             let smallest = Slabs::new(self.shape.planes, self.shape.radius, self.shape.plane_len, 1, 1);
-            Error::DeviceMemory {
+            return Err(Error::DeviceMemory {
                 needed: smallest.buffer_bytes(self.shape.arrays, T::BYTES),
                 limit: self.limit,
                 reason: smallest.describe_buffers(self.shape.arrays),
-            }
-        })?;
+            });
+        };
+        (self.skewed, self.inner) = (skewed, inner);
         Ok((height, width))
     }
+}
+
+/// The streaming cycles `Auto` weighs for the slabs' iterations (it chooses the schedule,
+/// asked for plain iterations, in a grid of 2 or 3 axes whose tiles have a core): `Auto`'s
+/// streaming candidate in core, built for the probe's planes.
+fn streaming_candidate<S: Stencil<N>, const N: usize>(
+    setup: &Setup<N>,
+    config: &Config,
+    options: &CudaOptions,
+    grid: [usize; N],
+) -> Option<probe::Cycles> {
+    if !setup.model_chooses || config.inner != Inner::Plain {
+        return None;
+    }
+    let sizes = crate::plan::autotune::streaming_candidate(S::META)?.cycle_sizes(S::META)?;
+    let edges = setup.fill.cycle_edges(&(0..grid[0])).flags(S::KERNELS.axes);
+    // The probe's few planes: its regions meet the grid's edges on axes 1 and 2 only.
+    let edges: [i32; 3] = std::array::from_fn(|k| if S::KERNELS.axes[0] == k { 0 } else { edges[k] });
+    // Built for the whole grid: the regions' extents on axes 1 and 2 are those of any planes.
+    let dims = S::KERNELS.view(&grid, 1);
+    let build = StreamBuild::new(S::KERNELS, dims, sizes, options.stream_block_threads(), edges);
+    Some(probe::Cycles { build, sizes, edges })
 }
 
 impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for GpuPasses<'_, '_, S, T, N> {
@@ -175,5 +229,38 @@ impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for GpuPasses<'_, '_, S, 
 
     fn synchronize(&mut self) -> Result<()> {
         self.pyramid.synchronize()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(update: f64, streaming: f64) -> Model {
+        let shape = model::Shape {
+            planes: 802,
+            radius: 1,
+            plane_len: 802 * 802,
+            plane_interior: 800 * 800,
+            arrays: Arrays { unknowns: 1, fields: 1 },
+            elem: 4,
+        };
+        // PCIe-like copies, a device copy at a few TB/s.
+        let costs = model::Costs { up: 1.0 / 25e9, down: 1.0 / 25e9, update, device_copy: 1.0 / 2e12 };
+        let inner = Inner::Streaming { tile: 24, sub: 4 };
+        // Room for slabs of the whole grid: no pyramid recomputes much.
+        Model { shape, costs, limit: 12 << 30, skewed: false, streaming: Some((inner, streaming)), inner: Inner::Plain }
+    }
+
+    #[test]
+    fn auto_takes_streaming_cycles_where_the_model_finds_them_faster() {
+        let mut faster = model(5e-12, 3e-12);
+        faster.choose::<f32>().unwrap();
+        assert_eq!((faster.skewed, faster.inner), (false, Inner::Streaming { tile: 24, sub: 4 }));
+        assert_eq!(faster.costs_of(faster.inner).update, 3e-12);
+        let mut slower = model(5e-12, 9e-12);
+        slower.choose::<f32>().unwrap();
+        assert_ne!(slower.inner, Inner::Streaming { tile: 24, sub: 4 });
+        assert_eq!(slower.costs_of(slower.inner).update, 5e-12);
     }
 }

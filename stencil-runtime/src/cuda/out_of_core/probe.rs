@@ -2,12 +2,14 @@
 
 use super::pyramid::view_dims;
 use crate::cuda::device::{Gpu, driver_error};
-use crate::cuda::launch::{Args, launch};
+use crate::cuda::launch::{Args, Kernel, launch};
 use crate::cuda::module::{JitTime, Module};
 use crate::cuda::options::CudaOptions;
 use crate::kernel::KernelKind;
-use crate::plan::launch::plain;
+use crate::plan::launch::{CYCLE_INTS, Shape, plain};
 use crate::plan::model;
+use crate::plan::stream::StreamBuild;
+use crate::schedule::CycleSizes;
 use crate::{Real, Result, Stencil};
 
 /// The model's constants, measured (not timed with the run): the best of a few copies of up
@@ -15,16 +17,16 @@ use crate::{Real, Result, Stencil};
 /// is unchanged), of a device-to-device copy, and of plain-kernel launches over them (of a
 /// system, updating every unknown). The probe's buffers (three of the same planes, and one
 /// more per further unknown) fit `per_buffer` bytes each, and are freed before the run
-/// allocates its own.
+/// allocates its own. With `cycles`, the streaming kernel of that build is timed too, over
+/// the same planes: the second value is its seconds per point and iteration.
 pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
     gpu: &Gpu,
     options: &CudaOptions,
-    host: &mut [T],
-    shape: &model::Shape,
-    grid: [usize; N],
-    per_buffer: usize,
+    planes: Planes<'_, T, N>,
     params: &S::Params<T>,
-) -> Result<(model::Costs, JitTime)> {
+    cycles: Option<&Cycles>,
+) -> Result<(model::Costs, Option<f64>, JitTime)> {
+    let Planes { host, shape, grid, per_buffer } = planes;
     const REPEATS: usize = 3;
     const LAUNCHES: usize = 5;
     let plane_bytes = shape.plane_len * shape.elem;
@@ -51,29 +53,64 @@ pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
     let device_copy = best_of(&mut || stream.memcpy_dtod(&a, &mut b).map_err(driver_error("probing copies")))?;
 
     let dims = view_dims::<S, N>(grid, planes);
-    let (module, jit) = Module::<S>::load::<T, N>(gpu, options, dims, &[KernelKind::Plain], &[])?;
+    let mut kinds = vec![KernelKind::Plain];
+    kinds.extend(cycles.map(|_| KernelKind::Streaming));
+    let defines = cycles.iter().flat_map(|c| c.build.defines()).collect::<Vec<_>>();
+    let (module, jit) = Module::<S>::load::<T, N>(gpu, options, dims, &kinds, &defines)?;
     let kernel = module.kernel::<N>(KernelKind::Plain)?;
     let launch_shape = plain(S::KERNELS, dims, options.plain_block(S::KERNELS, N), kernel.vector(), gpu.limits())?;
     let scalars = S::param_values(params);
     let meta = S::META;
-    let kernel_time = best_of(&mut || {
-        for _ in 0..LAUNCHES {
-            let fields = (0..meta.fields.len())
-                .map(|i| Some(if meta.unknowns.contains(&i) { a.as_view() } else { field.as_view() }))
-                .collect();
-            let mut args = Args::new(dims.map(|n| n as i64), fields, &scalars);
-            args.output = Some(b.as_view_mut());
-            args.more_outputs = more_outputs.iter_mut().map(|o| o.as_view_mut()).collect();
-            launch(stream, &kernel, args, launch_shape)?;
-        }
-        Ok(())
-    })?;
+    // Every launch reads `a` (and `field`) and writes `b` (and the further unknowns' buffers).
+    let mut time_launches = |kernel: &Kernel, launch_shape: Shape, cycle: [i32; CYCLE_INTS]| {
+        best_of(&mut || {
+            for _ in 0..LAUNCHES {
+                let fields = (0..meta.fields.len())
+                    .map(|i| Some(if meta.unknowns.contains(&i) { a.as_view() } else { field.as_view() }))
+                    .collect();
+                let mut args = Args::new(dims.map(|n| n as i64), fields, &scalars);
+                args.output = Some(b.as_view_mut());
+                args.more_outputs = more_outputs.iter_mut().map(|o| o.as_view_mut()).collect();
+                args.cycle = cycle;
+                launch(stream, kernel, args, launch_shape)?;
+            }
+            Ok(())
+        })
+    };
+    let kernel_time = time_launches(&kernel, launch_shape, [0; CYCLE_INTS])?;
     let updated = ((planes - 2 * shape.radius) * shape.plane_interior * LAUNCHES) as f64;
+    let cycle_update = match cycles {
+        Some(Cycles { build, sizes, edges }) => {
+            let cycle = module.kernel::<N>(KernelKind::Streaming)?;
+            let geometry = build.cycle(S::KERNELS, dims, *sizes, T::BYTES, gpu.limits(), *edges)?;
+            cycle.allow_shared(geometry.shape.shared as usize)?;
+            let time = time_launches(&cycle, geometry.shape, geometry.ints(sizes.sub, 0)?)?;
+            Some(time / (updated * sizes.sub as f64).max(1.0))
+        }
+        None => None,
+    };
     let costs = model::Costs {
         up: up / bytes,
         down: down / bytes,
         update: kernel_time / updated.max(1.0),
         device_copy: device_copy / bytes,
     };
-    Ok((costs, jit))
+    Ok((costs, cycle_update, jit))
+}
+
+/// What a probe copies and updates: the grid `host` of `grid` points (seen by the model
+/// as `shape`), in buffers of `per_buffer` bytes at most.
+pub(super) struct Planes<'h, T, const N: usize> {
+    pub host: &'h mut [T],
+    pub shape: &'h model::Shape,
+    pub grid: [usize; N],
+    pub per_buffer: usize,
+}
+
+/// The streaming cycles a probe times: the kernel's build, the cycle's sizes, and how its
+/// regions meet the grid's edges (per kernel axis).
+pub(super) struct Cycles {
+    pub build: StreamBuild,
+    pub sizes: CycleSizes,
+    pub edges: [i32; 3],
 }

@@ -26,6 +26,7 @@ use crate::kernel::KernelKind;
 use crate::plan::fill::Fill;
 use crate::plan::launch::{CYCLE_INTS, Cycle, Shape, plain};
 use crate::plan::slabs::Slabs;
+use crate::plan::stream::StreamBuild;
 use crate::schedule::CycleSizes;
 use crate::{Error, Inner, Real, Result, ScalarValue, Stencil};
 
@@ -64,10 +65,11 @@ impl<T: DeviceRepr> Slot<T> {
     }
 }
 
-/// What runs a slab's iterations: the plain kernel, or the exact hierarchical one.
+/// What runs a slab's iterations: the plain kernel, or cycles of exact temporal blocking
+/// (the hierarchical kernel, or the streaming kernel of `stream`'s build).
 pub(super) enum Kernels {
     Plain { pass: Kernel, measure: Kernel },
-    Hierarchical { cycle: Kernel, measure: Kernel, sizes: CycleSizes },
+    Cycles { cycle: Kernel, measure: Kernel, sizes: CycleSizes, stream: Option<StreamBuild> },
 }
 
 /// The device side of out-of-core passes over one set of slabs (the module documentation).
@@ -77,6 +79,8 @@ pub(crate) struct Pyramid<'g, S: Stencil<N>, T: Real, const N: usize> {
     /// The grid's shape (the slabs' planes along axis 0).
     pub(super) shape: [usize; N],
     pub(super) kernels: Kernels,
+    /// How a slab's iterations run.
+    pub(super) inner: Inner,
     pub(super) block: [u32; 3],
     pub(super) up: Arc<CudaStream>,
     pub(super) compute: Arc<CudaStream>,
@@ -124,6 +128,23 @@ fn measure_shapes<S: Stencil<N>, const N: usize>(
         .collect()
 }
 
+/// The launch of a cycle of `sizes` over a view seen as `dims` whose regions meet the
+/// grid's edges as `edges` says: the streaming kernel's, or the hierarchical kernel's in
+/// shared memory.
+fn cycle_geometry<S: Stencil<N>, const N: usize>(
+    stream: Option<&StreamBuild>,
+    dims: [usize; 3],
+    sizes: CycleSizes,
+    elem: usize,
+    gpu: &Gpu,
+    edges: [i32; 3],
+) -> Result<Cycle> {
+    match stream {
+        Some(stream) => stream.cycle(S::KERNELS, dims, sizes, elem, gpu.limits(), edges),
+        None => Cycle::new(S::KERNELS, dims, sizes, elem, false, gpu.limits(), edges),
+    }
+}
+
 /// The kernels' three extents for a view of `planes` planes (along axis 0) of a grid of
 /// `shape`.
 pub(super) fn view_dims<S: Stencil<N>, const N: usize>(mut shape: [usize; N], planes: usize) -> [usize; 3] {
@@ -142,28 +163,40 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         fill: &Fill<N>,
         chunk_dims: [usize; 3],
     ) -> Result<(Kernels, Option<Kernel>, JitTime)> {
-        let pass = match inner {
-            Inner::Hierarchical { .. } => KernelKind::Hierarchical,
+        let sizes = inner.cycle_sizes(S::META);
+        // The regions meet the same edges on axes 1 and 2 in every view; on axis 0 the first
+        // and the last views meet the grid's own.
+        let planes = fill.shape[0];
+        let edges = [0..slabs.max_chunk(), planes.saturating_sub(slabs.max_chunk())..planes]
+            .map(|view| fill.cycle_edges(&view).flags(S::KERNELS.axes));
+        let edges: [i32; 3] = std::array::from_fn(|k| edges[0][k] | edges[1][k]);
+        let stream = match (inner, sizes) {
+            (Inner::Streaming { .. }, Some(sizes)) => {
+                Some(StreamBuild::new(S::KERNELS, chunk_dims, sizes, options.stream_block_threads(), edges))
+            }
+            _ => None,
+        };
+        let pass = match (inner, sizes) {
+            (Inner::Streaming { .. }, _) => KernelKind::Streaming,
+            (_, Some(_)) => KernelKind::Hierarchical,
             _ => KernelKind::Plain,
         };
         let mut kinds = vec![KernelKind::PlainMeasure, pass];
         if fill.any() {
             kinds.push(KernelKind::Boundary);
         }
-        let (module, jit) = Module::<S>::load::<T, N>(gpu, options, chunk_dims, &kinds, &[])?;
+        let defines = stream.iter().flat_map(StreamBuild::defines).collect::<Vec<_>>();
+        let (module, jit) = Module::<S>::load::<T, N>(gpu, options, chunk_dims, &kinds, &defines)?;
         let measure = module.kernel::<N>(KernelKind::PlainMeasure)?;
-        let kernels = match inner {
-            Inner::Hierarchical { tile, halo, sub } => {
-                let cycle = module.kernel::<N>(KernelKind::Hierarchical)?;
-                let sizes = CycleSizes { tile, halo, sub };
-                // A periodic axis widens the working regions (axis 0 only in a view of the whole
-                // grid, the largest chunk then).
-                let edges = fill.cycle_edges(&(0..slabs.max_chunk())).flags(S::KERNELS.axes);
-                let largest = Cycle::new(S::KERNELS, chunk_dims, sizes, T::BYTES, false, gpu.limits(), edges)?;
+        let kernels = match sizes {
+            Some(sizes) => {
+                let cycle = module.kernel::<N>(pass)?;
+                // The largest chunk's cycle bounds every launch's shared memory.
+                let largest = cycle_geometry::<S, N>(stream.as_ref(), chunk_dims, sizes, T::BYTES, gpu, edges)?;
                 cycle.allow_shared(largest.shape.shared as usize)?;
-                Kernels::Hierarchical { cycle, measure, sizes }
+                Kernels::Cycles { cycle, measure, sizes, stream }
             }
-            _ => Kernels::Plain { pass: module.kernel::<N>(KernelKind::Plain)?, measure },
+            None => Kernels::Plain { pass: module.kernel::<N>(KernelKind::Plain)?, measure },
         };
         let fill_kernel = if fill.any() { Some(module.kernel::<N>(KernelKind::Boundary)?) } else { None };
         Ok((kernels, fill_kernel, jit))
@@ -214,6 +247,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             slabs,
             shape,
             kernels,
+            inner,
             block,
             up,
             compute,
@@ -433,24 +467,24 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             // residual covers every interior point once (as in the CPU twin).
             let last_measured = check && done + 1 == len;
             let steps = match self.kernels {
-                Kernels::Hierarchical { sizes, .. } if !last_measured => sizes.sub.min(len - done - usize::from(check)),
+                Kernels::Cycles { sizes, .. } if !last_measured => sizes.sub.min(len - done - usize::from(check)),
                 _ => 1,
             };
             let view = self.slabs.region(s, len, done);
             let range = self.slabs.elements(&(view.start - chunk.start..view.end - chunk.start));
             let dims = view_dims::<S, N>(shape, view.len());
             let (kernel, launch_shape, cycle) = match &self.kernels {
-                Kernels::Plain { measure, .. } | Kernels::Hierarchical { measure, .. } if last_measured => {
+                Kernels::Plain { measure, .. } | Kernels::Cycles { measure, .. } if last_measured => {
                     (measure, self.measure_shapes[s], [0; CYCLE_INTS])
                 }
                 Kernels::Plain { pass, .. } => {
                     (pass, plain(S::KERNELS, dims, block, pass.vector(), gpu.limits())?, [0; CYCLE_INTS])
                 }
-                Kernels::Hierarchical { cycle, sizes, .. } => {
+                Kernels::Cycles { cycle, sizes, stream, .. } => {
                     let sizes = CycleSizes { sub: steps, ..*sizes };
                     // As in the CPU twin: the view's own ends along axis 0 are no edges.
                     let edges = self.fill.as_ref().map_or([0; 3], |(_, f)| f.cycle_edges(&view).flags(S::KERNELS.axes));
-                    let geometry = Cycle::new(S::KERNELS, dims, sizes, T::BYTES, false, gpu.limits(), edges)?;
+                    let geometry = cycle_geometry::<S, N>(stream.as_ref(), dims, sizes, T::BYTES, gpu, edges)?;
                     (cycle, geometry.shape, geometry.ints(steps, 0)?)
                 }
             };
