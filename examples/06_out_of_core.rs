@@ -320,6 +320,9 @@ fn model_summary(rows: &[(String, Report, bool)]) {
         1e-9 / c.device_copy,
         c.update * 1e9
     );
+    if let Some((inner, update)) = first.streaming {
+        println!("{inner} timed too: {:.4} ns/point and iteration", update * 1e9);
+    }
     let (height, slab, _) = first.best;
     println!("the model's best for this limit (any height ≤ 128, any slab): height {height}, slab {slab}");
     if runs.len() > 1 {

@@ -239,6 +239,9 @@ impl fmt::Display for Report {
                 c.update * 1e9,
                 time.as_secs_f64()
             )?;
+            if let Some((inner, update)) = model.streaming {
+                writeln!(f, "             {inner} timed too: {:.4} ns/point and iteration", update * 1e9)?;
+            }
         }
         write!(
             f,

@@ -44,8 +44,12 @@ pub struct Prediction {
 /// run as it ran, and the configuration it finds best under the same memory limit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelReport {
-    /// The measured constants.
+    /// The measured constants (of the inner iterations that ran: τa is a streaming cycle's
+    /// cost per point and iteration when streaming cycles ran).
     pub costs: Costs,
+    /// For `Auto`: the streaming cycles the probe timed beside the plain kernel, and their
+    /// seconds per point and iteration (`None`: not timed).
+    pub streaming: Option<(crate::Inner, f64)>,
     /// The prediction for the passes this run made.
     pub predicted: Prediction,
     /// The best (height, slab width) found by brute force, and its overlapped prediction

@@ -154,7 +154,7 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
         let best = model::best(&model.shape, model.limit, &costs, self.slabs().skewed)?;
         let (height, width, per_iteration) = best;
         let time = Duration::try_from_secs_f64(per_iteration * done as f64).unwrap_or(Duration::MAX);
-        Some(ModelReport { costs, predicted, best: (height, width, time) })
+        Some(ModelReport { costs, streaming: model.streaming, predicted, best: (height, width, time) })
     }
 }
 

@@ -37,6 +37,11 @@ pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
     let stream = &gpu.stream;
     let alloc = || gpu.alloc_zeros::<T>(stream, len, "a probe buffer");
     let (mut a, mut b, field) = (alloc()?, alloc()?, alloc()?);
+    // A cycle kernel takes the check's arrays even when it does not measure (it then never
+    // writes them).
+    let (mut block_max, mut block_sum) =
+        (gpu.alloc_zeros::<f64>(stream, 1, "a probe buffer")?, gpu.alloc_zeros::<f64>(stream, 1, "a probe buffer")?);
+    let mut first_bad = gpu.alloc_zeros::<u64>(stream, 1, "a probe buffer")?;
     let mut more_outputs = (1..S::META.unknowns.len()).map(|_| alloc()).collect::<Result<Vec<_>>>()?;
     let best_of = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
         let mut best = f64::INFINITY;
@@ -72,6 +77,7 @@ pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
                 args.output = Some(b.as_view_mut());
                 args.more_outputs = more_outputs.iter_mut().map(|o| o.as_view_mut()).collect();
                 args.cycle = cycle;
+                args.checks = Some((block_max.as_view_mut(), block_sum.as_view_mut(), first_bad.as_view_mut()));
                 launch(stream, kernel, args, launch_shape)?;
             }
             Ok(())
