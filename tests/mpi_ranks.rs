@@ -894,6 +894,7 @@ fn main() {
             let slabs =
                 |slab, height, inner| Schedule::OutOfCore { slab: Some(slab), height, inner, device_memory: None };
             let in_slabs = Inner::Hierarchical { tile: 4, halo: 2, sub: 2 };
+            let streaming_slabs = Inner::Streaming { tile: 4, sub: 2 };
             let cases_3d = [
                 jacobi("jacobi7, 7 iterations", 7, None, Some(3), Schedule::Plain),
                 jacobi("jacobi7 to an absolute tolerance", 500, absolute, Some(5), Schedule::Plain),
@@ -905,6 +906,7 @@ fn main() {
                 jacobi("jacobi7 out of core, 11 iterations", 11, None, Some(4), slabs(2, 3, Inner::Plain)),
                 jacobi("jacobi7 out of core to an absolute tolerance", 500, absolute, None, slabs(3, 2, in_slabs)),
                 jacobi("jacobi7 skewed slabs, 11 iterations", 11, None, Some(4), slabs(2, 3, Inner::Skewed)),
+                jacobi("jacobi7 streaming slabs, 11 iterations", 11, None, Some(4), slabs(3, 4, streaming_slabs)),
                 jacobi(
                     "jacobi7 skewed slabs to an absolute tolerance",
                     500,

@@ -189,6 +189,7 @@ pub fn system_cases(mpi: &Mpi, backend: Backend, results: &mut Vec<(String, Resu
             ("plain", Inner::Plain),
             ("skewed", Inner::Skewed),
             ("hierarchical", Inner::Hierarchical { tile: 4, halo: 6, sub: 3 }),
+            ("streaming", Inner::Streaming { tile: 4, sub: 3 }),
         ];
         for (name, inner) in inners {
             let case = gray_scott(slabs(inner, 3), channel);
