@@ -9,7 +9,8 @@
 //! `Plain` with the whole grid on the GPU, and `--cpu-iterations K` the CPU twin for K
 //! iterations (its time to convergence is then extrapolated from that throughput, and the
 //! table says so). `--heights 1,2,4,…` runs several pyramid heights one after another;
-//! `--streaming 24:4` runs streaming cycles inside the slabs, `--skewed` skewed slabs.
+//! `--streaming 24:4` runs streaming cycles inside the slabs, `--skewed` skewed slabs (both:
+//! streaming cycles inside skewed slabs).
 //!
 //! ```text
 //! cargo run --release --example 06_out_of_core -- --size 256 --in-core
@@ -75,9 +76,10 @@ struct Args {
     /// the paper's pyramids.
     #[arg(long)]
     skewed: bool,
-    /// Streaming cycles inside the slabs (`Inner::Streaming`), as TILE:SUB (core tile on the
-    /// two fast axes, subiterations per cycle), e.g. `24:4`, instead of plain iterations.
-    #[arg(long, value_parser = streaming, conflicts_with = "skewed")]
+    /// Streaming cycles inside the slabs (`Inner::Streaming`, with `--skewed`
+    /// `Inner::SkewedStreaming`), as TILE:SUB (core tile on the two fast axes, subiterations
+    /// per cycle), e.g. `24:4`, instead of plain iterations.
+    #[arg(long, value_parser = streaming)]
     streaming: Option<Inner>,
     /// Run `Schedule::Auto` instead of `--heights`: out of core (with the run-time model's
     /// height and slab) when the grid does not fit the GPU, else the fastest in-core schedule.
@@ -184,6 +186,7 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut failed = 0;
     for &height in heights {
         let inner = match (args.skewed, args.streaming) {
+            (true, Some(Inner::Streaming { tile, sub })) => Inner::SkewedStreaming { tile, sub },
             (true, _) => Inner::Skewed,
             (false, streaming) => streaming.unwrap_or(Inner::Plain),
         };

@@ -108,6 +108,9 @@ proptest! {
         let streaming = Inner::Streaming { tile, sub };
         let slabs = run(Jacobi7, &u0, ("f", &f), &params, out_of_core(slab, height, streaming), iterations);
         prop_assert!(bitwise(&plain, &slabs));
+        let skewed = Inner::SkewedStreaming { tile, sub };
+        let slabs = run(Jacobi7, &u0, ("f", &f), &params, out_of_core(slab, height, skewed), iterations);
+        prop_assert!(bitwise(&plain, &slabs));
     }
 }
 

@@ -76,7 +76,7 @@ fn check<S: Stencil<N>, T: Real, const N: usize>(
     let plane_len: usize = shape[1..].iter().product();
     // The pyramid's slabs come from a limit that fits `width` planes exactly; skewed ones are
     // given their width.
-    let schedule = if inner == Inner::Skewed {
+    let schedule = if matches!(inner, Inner::Skewed | Inner::SkewedStreaming { .. }) {
         Schedule::OutOfCore { slab: Some(width), height, inner, device_memory: None }
     } else {
         let limit = limit_for::<T>(width, height, radius, plane_len, 3);
@@ -155,6 +155,20 @@ fn streaming_cycles_inside_the_slabs_equal_plain() {
     check::<_, f64, 3>(Varied, [43, 19, 23], "k", &[], (6, 5, inner(6, 2)), 13, 5);
     check::<_, f32, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (13, 8, inner(32, 8)), 17, 8);
     check::<_, f64, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (20, 7, inner(16, 3)), 17, 7);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn streaming_cycles_inside_skewed_slabs_equal_plain() {
+    require_gpu();
+    // Heights that are and are not multiples of the cycle's length; a checked pass ends with
+    // one plain level.
+    let inner = |tile, sub| Inner::SkewedStreaming { tile, sub };
+    check::<_, f32, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], (12, 6, inner(8, 3)), 23, 6);
+    check::<_, f64, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], (10, 7, inner(8, 2)), 20, 7);
+    check::<_, f64, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], (9, 8, inner(6, 4)), 17, 100);
+    check::<_, f64, 3>(Varied, [43, 19, 23], "k", &[], (9, 4, inner(6, 2)), 13, 4);
+    check::<_, f32, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (20, 8, inner(32, 4)), 17, 8);
 }
 
 #[test]

@@ -132,15 +132,71 @@ pub enum Inner {
         /// Subiterations per cycle (≥ 1).
         sub: usize,
     },
+    /// Streaming cycles inside **skewed** slabs (as [`Skewed`](Self::Skewed), every plane
+    /// computed once per iteration): a cycle of `sub` iterations reads the region of its
+    /// first iterate once and writes its last once; below the slab it reads the planes the
+    /// previous slab set aside at that iterate (`docs/schedules.md`). The CPU runs the skewed
+    /// slabs' plain iterations for it (the same iterates). On the GPU: one unknown, Dirichlet
+    /// sides, and every slab but the last holding at least `2 · sub · radius` planes below its
+    /// top at every iteration of a pass (so a pass no taller than the first slab is wide);
+    /// other configurations are an [`Error::InvalidSchedule`] before the run.
+    SkewedStreaming {
+        /// Core tile edge on the two fast axes in points (≥ 1).
+        tile: usize,
+        /// Subiterations per cycle (≥ 1).
+        sub: usize,
+    },
 }
 
 impl Inner {
+    /// Whether the slabs are skewed rather than pyramids.
+    pub(crate) fn is_skewed(&self) -> bool {
+        matches!(self, Inner::Skewed | Inner::SkewedStreaming { .. })
+    }
+
+    /// Checks that the cycles inside the slabs are exact and fit `meta`.
+    ///
+    /// **Errors**: [`Error::InvalidSchedule`] as for the in-core schedule of the same cycles,
+    /// or for an inexact hierarchical one (its result would depend on the slab width).
+    fn check(&self, meta: &StencilMeta) -> Result<()> {
+        let cycles = match *self {
+            Inner::Hierarchical { tile, halo, sub } => Schedule::Hierarchical { tile, halo, sub },
+            Inner::Streaming { tile, sub } | Inner::SkewedStreaming { tile, sub } => Schedule::Streaming { tile, sub },
+            Inner::Plain | Inner::Skewed => return Ok(()),
+        };
+        cycles.resolve(meta)?;
+        if let Inner::Hierarchical { halo, sub, .. } = *self
+            && !cycles.is_exact_blocking(meta)
+        {
+            return Err(Error::InvalidSchedule {
+                schedule: cycles.to_string(),
+                stencil: meta.name,
+                reason: format!(
+                    "it must be exact (halo {halo} ≥ sub {sub} · radius), so that a pass equals plain iterations \
+                     whatever the slab width"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Skewed slabs: how many radii below `height · radius` a window reaches (a cycle's lower
+    /// skirt); 1 for plain iterations.
+    pub(crate) fn reach(&self) -> usize {
+        match *self {
+            Inner::SkewedStreaming { sub, .. } => sub.max(1),
+            _ => 1,
+        }
+    }
+
     /// The cycles' sizes of exact temporal blocking (`None` for plain iterations): a
     /// streaming cycle's halo is `sub` times the stencil's largest radius.
     pub(crate) fn cycle_sizes(&self, meta: &StencilMeta) -> Option<CycleSizes> {
         match *self {
             Inner::Hierarchical { tile, halo, sub } => Some(CycleSizes { tile, halo, sub }),
-            Inner::Streaming { tile, sub } => Schedule::Streaming { tile, sub }.cycle_sizes(meta),
+            Inner::Streaming { tile, sub } | Inner::SkewedStreaming { tile, sub } => {
+                Schedule::Streaming { tile, sub }.cycle_sizes(meta)
+            }
             Inner::Plain | Inner::Skewed => None,
         }
     }
@@ -162,6 +218,7 @@ impl fmt::Display for Inner {
             Inner::Skewed => write!(f, "skewed plain"),
             Inner::Hierarchical { tile, halo, sub } => Schedule::Hierarchical { tile, halo, sub }.fmt(f),
             Inner::Streaming { tile, sub } => Schedule::Streaming { tile, sub }.fmt(f),
+            Inner::SkewedStreaming { tile, sub } => write!(f, "skewed {}", Schedule::Streaming { tile, sub }),
         }
     }
 }
@@ -324,28 +381,10 @@ impl Schedule {
             Schedule::OutOfCore { device_memory: Some(0), .. } => {
                 Err(invalid("a device-memory limit of 0 bytes leaves no room for a slab"))
             }
-            Schedule::OutOfCore { inner: Inner::Hierarchical { tile, halo, sub }, .. } => {
-                let inner = Schedule::Hierarchical { tile, halo, sub };
-                inner.resolve(meta).map_err(|e| match e {
-                    Error::InvalidSchedule { reason, .. } => invalid(&format!("inner schedule: {reason}")),
-                    other => other,
-                })?;
-                if !inner.is_exact_blocking(meta) {
-                    return Err(invalid(&format!(
-                        "the inner hierarchical schedule must be exact (halo {halo} ≥ sub {sub} · radius), so that a \
-                         pass equals plain iterations whatever the slab width"
-                    )));
-                }
-                Ok(self)
-            }
-            Schedule::OutOfCore { inner: Inner::Streaming { tile, sub }, .. } => {
-                Schedule::Streaming { tile, sub }.resolve(meta).map_err(|e| match e {
-                    Error::InvalidSchedule { reason, .. } => invalid(&format!("inner schedule: {reason}")),
-                    other => other,
-                })?;
-                Ok(self)
-            }
-            Schedule::OutOfCore { .. } => Ok(self),
+            Schedule::OutOfCore { inner, .. } => inner.check(meta).map(|()| self).map_err(|e| match e {
+                Error::InvalidSchedule { reason, .. } => invalid(&format!("inner schedule: {reason}")),
+                other => other,
+            }),
             Schedule::Wavefront { tile: 0 } => Err(invalid("the tile must hold at least one point per axis")),
             Schedule::Wavefront { tile } => Ok(Schedule::Wavefront { tile }),
         }

@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use crate::plan::slabs::{Arrays, Cut, Slabs};
+use crate::plan::slabs::{Arrays, Cut, Skew, Slabs};
 
 /// The constants the model needs, measured on the device by short probes at start-up.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -162,14 +162,14 @@ pub(crate) const MAX_HEIGHT: usize = 128;
 /// over every height up to [`MAX_HEIGHT`] and, for each, slab widths from the widest that
 /// fits `limit` bytes down to an eighth of it; with its seconds per iteration. `None` when
 /// not even one plane fits.
-pub(crate) fn best(shape: &Shape, limit: usize, costs: &Costs, skewed: bool) -> Option<(usize, usize, f64)> {
+pub(crate) fn best(shape: &Shape, limit: usize, costs: &Costs, skew: Skew) -> Option<(usize, usize, f64)> {
     let mut best: Option<(usize, usize, f64)> = None;
     for height in 1..=MAX_HEIGHT {
         let cut = Cut::interior(shape.planes, shape.radius, shape.plane_len);
-        let Some(widest) = Slabs::widest(limit, &cut, height, shape.arrays, shape.elem, skewed) else { break };
+        let Some(widest) = Slabs::widest(limit, &cut, height, shape.arrays, shape.elem, skew) else { break };
         for eighths in (1..=8).rev() {
             let width = (widest * eighths / 8).max(1);
-            let slabs = Slabs::new(shape.planes, shape.radius, shape.plane_len, height, width).skew(skewed);
+            let slabs = Slabs::new(shape.planes, shape.radius, shape.plane_len, height, width).skewing(skew);
             let per_iteration = pass(shape, &slabs, height, costs).1 / height as f64;
             if best.is_none_or(|(_, _, b)| per_iteration < b) {
                 best = Some((height, slabs.own[0].len(), per_iteration));
@@ -214,12 +214,12 @@ mod tests {
     #[test]
     fn slow_copies_favour_tall_pyramids_and_slow_kernels_short_ones() {
         let limit = 40 * SHAPE.plane_len * 4 * 6;
-        let (tall, ..) = best(&SHAPE, limit, &costs(1e-8, 1e-11), false).unwrap();
-        let (short, ..) = best(&SHAPE, limit, &costs(1e-12, 1e-8), false).unwrap();
+        let (tall, ..) = best(&SHAPE, limit, &costs(1e-8, 1e-11), Skew::PYRAMID).unwrap();
+        let (short, ..) = best(&SHAPE, limit, &costs(1e-12, 1e-8), Skew::PYRAMID).unwrap();
         assert!(tall > short, "{tall} vs {short}");
         assert_eq!(short, 1);
-        assert_eq!(best(&SHAPE, 10, &costs(1.0, 1.0), false), None);
-        assert_eq!(best(&SHAPE, 10, &costs(1.0, 1.0), true), None);
+        assert_eq!(best(&SHAPE, 10, &costs(1.0, 1.0), Skew::PYRAMID), None);
+        assert_eq!(best(&SHAPE, 10, &costs(1.0, 1.0), Skew::PLAIN), None);
     }
 
     #[test]
@@ -232,8 +232,8 @@ mod tests {
         assert!(pass(&SHAPE, &pyramid, 8, &costs(0.0, 1e-9)).0 > 1.2 * useful);
         // With copies as dear as compute, skewed slabs still win under the same memory.
         let limit = 60 * SHAPE.plane_len * 4 * 6;
-        let (.., skewed) = best(&SHAPE, limit, &costs(2e-10, 1e-9), true).unwrap();
-        let (.., pyramid) = best(&SHAPE, limit, &costs(2e-10, 1e-9), false).unwrap();
+        let (.., skewed) = best(&SHAPE, limit, &costs(2e-10, 1e-9), Skew::PLAIN).unwrap();
+        let (.., pyramid) = best(&SHAPE, limit, &costs(2e-10, 1e-9), Skew::PYRAMID).unwrap();
         assert!(skewed < pyramid, "{skewed} vs {pyramid}");
     }
 

@@ -19,7 +19,7 @@ use crate::engine::{Difference, Ghosts, PassPlan, Passes, Written};
 use crate::plan::Layout;
 use crate::plan::fill::Fill;
 use crate::plan::model::{self, ModelReport};
-use crate::plan::slabs::{Arrays, Config, SlabRequest, Slabs, slabs_for};
+use crate::plan::slabs::{Arrays, Config, Skew, SlabRequest, Slabs, slabs_for};
 use crate::plan::stream::StreamBuild;
 use crate::{Error, Grid, Inner, Real, Result, Stencil};
 
@@ -28,7 +28,6 @@ struct Model {
     shape: model::Shape,
     costs: model::Costs,
     limit: usize,
-    skewed: bool,
     /// The streaming cycles timed by the probe, and their seconds per point and iteration.
     streaming: Option<(Inner, f64)>,
     /// The inner iterations chosen.
@@ -79,13 +78,14 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
             Some(limit) => limit,
             None => gpu.ctx.mem_get_info().map_err(driver_error("reading the free device memory"))?.0 / 10 * 9,
         };
-        let slabs_of = |height, slab, skewed| {
-            let request = SlabRequest { slab, height, device_memory: Some(limit), skewed };
-            slabs_for(&layout, config.own.clone(), request, arrays, T::BYTES)
+        let slabs_of = |height, slab, inner: Inner| {
+            let request = SlabRequest { slab, height, device_memory: Some(limit), skew: Skew::of(inner) };
+            let slabs = slabs_for(&layout, config.own.clone(), request, arrays, T::BYTES)?;
+            check_skewed_streaming::<S, N>(&slabs, inner, &setup.fill)?;
+            Ok::<_, Error>(slabs)
         };
-        let mut skewed = config.inner == Inner::Skewed;
         // A configuration given in full is checked before anything runs.
-        let given = if setup.model_chooses { None } else { Some(slabs_of(config.height, config.slab, skewed)?) };
+        let given = if setup.model_chooses { None } else { Some(slabs_of(config.height, config.slab, config.inner)?) };
         let mut host: Vec<&[T]> = inputs.iter().flatten().copied().collect();
         host.extend(grids.iter().map(|g| g.as_slice()));
         let (pinned, refused) = Pinned::register(gpu, &host)?;
@@ -115,18 +115,17 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
             let streaming = streaming
                 .zip(cycle_update)
                 .map(|(c, update)| (Inner::Streaming { tile: c.sizes.tile, sub: c.sizes.sub }, update));
-            model = Some(Model { shape, costs, limit, skewed, streaming, inner });
+            model = Some(Model { shape, costs, limit, streaming, inner });
         }
         let slabs = match (given, &mut model) {
             (Some(slabs), _) => slabs,
             (None, Some(model)) => {
                 let (height, width) = model.choose::<T>()?;
-                (skewed, inner) = (model.skewed, model.inner);
-                slabs_of(height, Some(width), skewed)?
+                inner = model.inner;
+                slabs_of(height, Some(width), inner)?
             }
-            (None, None) => slabs_of(config.height, config.slab, skewed)?,
+            (None, None) => slabs_of(config.height, config.slab, inner)?,
         };
-        let inner = if skewed { Inner::Skewed } else { inner };
         let (mut pyramid, jit) = Pyramid::<S, T, N>::new(gpu, options, slabs, inner, setup.fill, &inputs, params)?;
         pyramid.fail_after = setup.fail_after;
         // The probe's module (compiled for its few planes) is part of the start-up too.
@@ -151,7 +150,7 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
         let costs = model.costs_of(self.inner());
         let predicted = model::predict(&model.shape, self.slabs(), lens, &costs);
         let done: usize = lens.iter().sum();
-        let best = model::best(&model.shape, model.limit, &costs, self.slabs().skewed)?;
+        let best = model::best(&model.shape, model.limit, &costs, Skew::of(self.inner()))?;
         let (height, width, per_iteration) = best;
         let time = Duration::try_from_secs_f64(per_iteration * done as f64).unwrap_or(Duration::MAX);
         Some(ModelReport { costs, streaming: model.streaming, predicted, best: (height, width, time) })
@@ -170,18 +169,17 @@ impl Model {
 
     /// `Auto`: the height and slab width of the best of pyramids of plain iterations,
     /// skewed slabs and pyramids of streaming cycles (when probed), by the model (which of
-    /// them it is, in `skewed` and `inner`).
+    /// them it is, in `inner`).
     fn choose<T: Real>(&mut self) -> Result<(usize, usize)> {
-        let options = [(false, Inner::Plain), (true, Inner::Skewed)]
-            .into_iter()
-            .chain(self.streaming.map(|(inner, _)| (false, inner)));
+        let options = [Inner::Plain, Inner::Skewed].into_iter().chain(self.streaming.map(|(inner, _)| inner));
         let best = options
-            .filter_map(|(skewed, inner)| {
-                let (height, width, seconds) = model::best(&self.shape, self.limit, &self.costs_of(inner), skewed)?;
-                Some((height, width, seconds, skewed, inner))
+            .filter_map(|inner| {
+                let skew = Skew::of(inner);
+                let (height, width, seconds) = model::best(&self.shape, self.limit, &self.costs_of(inner), skew)?;
+                Some((height, width, seconds, inner))
             })
             .min_by(|a, b| a.2.total_cmp(&b.2));
-        let Some((height, width, _, skewed, inner)) = best else {
+        let Some((height, width, _, inner)) = best else {
             let smallest = Slabs::new(self.shape.planes, self.shape.radius, self.shape.plane_len, 1, 1);
             return Err(Error::DeviceMemory {
                 needed: smallest.buffer_bytes(self.shape.arrays, T::BYTES),
@@ -189,9 +187,38 @@ impl Model {
                 reason: smallest.describe_buffers(self.shape.arrays),
             });
         };
-        (self.skewed, self.inner) = (skewed, inner);
+        self.inner = inner;
         Ok((height, width))
     }
+}
+
+/// For streaming cycles inside skewed slabs: an error unless the stencil has one unknown, every
+/// side is Dirichlet (the cases the device's skirts are built for), and every slab that sets
+/// planes aside for the next holds them in its levels ([`Slabs::hold_cycle_skirts`]).
+fn check_skewed_streaming<S: Stencil<N>, const N: usize>(slabs: &Slabs, inner: Inner, fill: &Fill<N>) -> Result<()> {
+    let Inner::SkewedStreaming { sub, .. } = inner else { return Ok(()) };
+    let refuse = |reason: String| Error::InvalidSchedule {
+        schedule: format!("out-of-core(inner {inner})"),
+        stencil: S::META.name,
+        reason,
+    };
+    if S::META.unknowns.len() > 1 || fill.any() {
+        return Err(refuse(
+            "streaming cycles inside skewed slabs run on the GPU for one unknown with Dirichlet sides; use \
+             `Inner::Streaming` (pyramids of streaming cycles) or `Inner::Skewed`"
+                .into(),
+        ));
+    }
+    if slabs.hold_cycle_skirts(slabs.height, sub) {
+        return Ok(());
+    }
+    Err(refuse(format!(
+        "skewed streaming cycles need every slab but the last to hold 2 · sub · radius = {} planes below its top \
+             at every iteration of a pass (slabs of {} planes, height {}): use wider slabs or a lower height",
+        2 * sub * slabs.radius,
+        slabs.own.first().map_or(0, |r| r.len()),
+        slabs.height
+    )))
 }
 
 /// The streaming cycles `Auto` weighs for the slabs' iterations (it chooses the schedule,
@@ -249,14 +276,14 @@ mod tests {
         let costs = model::Costs { up: 1.0 / 25e9, down: 1.0 / 25e9, update, device_copy: 1.0 / 2e12 };
         let inner = Inner::Streaming { tile: 24, sub: 4 };
         // Room for slabs of the whole grid: no pyramid recomputes much.
-        Model { shape, costs, limit: 12 << 30, skewed: false, streaming: Some((inner, streaming)), inner: Inner::Plain }
+        Model { shape, costs, limit: 12 << 30, streaming: Some((inner, streaming)), inner: Inner::Plain }
     }
 
     #[test]
     fn auto_takes_streaming_cycles_where_the_model_finds_them_faster() {
         let mut faster = model(5e-12, 3e-12);
         faster.choose::<f32>().unwrap();
-        assert_eq!((faster.skewed, faster.inner), (false, Inner::Streaming { tile: 24, sub: 4 }));
+        assert_eq!(faster.inner, Inner::Streaming { tile: 24, sub: 4 });
         assert_eq!(faster.costs_of(faster.inner).update, 3e-12);
         let mut slower = model(5e-12, 9e-12);
         slower.choose::<f32>().unwrap();

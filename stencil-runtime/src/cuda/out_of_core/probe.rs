@@ -1,5 +1,7 @@
 //! The run-time model's constants, measured at start-up on the grid's own planes.
 
+use cudarc::driver::CudaStream;
+
 use super::pyramid::view_dims;
 use crate::cuda::device::{Gpu, driver_error};
 use crate::cuda::launch::{Args, Kernel, launch};
@@ -27,8 +29,6 @@ pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
     cycles: Option<&Cycles>,
 ) -> Result<(model::Costs, Option<f64>, JitTime)> {
     let Planes { host, shape, grid, per_buffer } = planes;
-    const REPEATS: usize = 3;
-    const LAUNCHES: usize = 5;
     let plane_bytes = shape.plane_len * shape.elem;
     let fewest = (2 * shape.radius + 1).min(shape.planes);
     let planes = (per_buffer / plane_bytes.max(1)).min(64).min(shape.planes).max(fewest);
@@ -43,19 +43,10 @@ pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
         (gpu.alloc_zeros::<f64>(stream, 1, "a probe buffer")?, gpu.alloc_zeros::<f64>(stream, 1, "a probe buffer")?);
     let mut first_bad = gpu.alloc_zeros::<u64>(stream, 1, "a probe buffer")?;
     let mut more_outputs = (1..S::META.unknowns.len()).map(|_| alloc()).collect::<Result<Vec<_>>>()?;
-    let best_of = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
-        let mut best = f64::INFINITY;
-        for _ in 0..REPEATS {
-            let started = std::time::Instant::now();
-            f()?;
-            stream.synchronize().map_err(driver_error("waiting for the device"))?;
-            best = best.min(started.elapsed().as_secs_f64());
-        }
-        Ok(best)
-    };
-    let up = best_of(&mut || stream.memcpy_htod(&host[..len], &mut a).map_err(driver_error("probing copies")))?;
-    let down = best_of(&mut || stream.memcpy_dtoh(&a, &mut host[..len]).map_err(driver_error("probing copies")))?;
-    let device_copy = best_of(&mut || stream.memcpy_dtod(&a, &mut b).map_err(driver_error("probing copies")))?;
+    let copies = || driver_error("probing copies");
+    let up = best_of(stream, &mut || stream.memcpy_htod(&host[..len], &mut a).map_err(copies()))?;
+    let down = best_of(stream, &mut || stream.memcpy_dtoh(&a, &mut host[..len]).map_err(copies()))?;
+    let device_copy = best_of(stream, &mut || stream.memcpy_dtod(&a, &mut b).map_err(copies()))?;
 
     let dims = view_dims::<S, N>(grid, planes);
     let mut kinds = vec![KernelKind::Plain];
@@ -68,7 +59,7 @@ pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
     let meta = S::META;
     // Every launch reads `a` (and `field`) and writes `b` (and the further unknowns' buffers).
     let mut time_launches = |kernel: &Kernel, launch_shape: Shape, cycle: [i32; CYCLE_INTS]| {
-        best_of(&mut || {
+        best_of(stream, &mut || {
             for _ in 0..LAUNCHES {
                 let fields = (0..meta.fields.len())
                     .map(|i| Some(if meta.unknowns.contains(&i) { a.as_view() } else { field.as_view() }))
@@ -102,6 +93,23 @@ pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
         device_copy: device_copy / bytes,
     };
     Ok((costs, cycle_update, jit))
+}
+
+/// Runs of each probe: its best counts.
+const REPEATS: usize = 3;
+/// Kernel launches in one run of a kernel's probe.
+const LAUNCHES: usize = 5;
+
+/// The best of [`REPEATS`] runs of `f`, each waited for on `stream`, in seconds.
+fn best_of(stream: &CudaStream, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+    let mut best = f64::INFINITY;
+    for _ in 0..REPEATS {
+        let started = std::time::Instant::now();
+        f()?;
+        stream.synchronize().map_err(driver_error("waiting for the device"))?;
+        best = best.min(started.elapsed().as_secs_f64());
+    }
+    Ok(best)
 }
 
 /// What a probe copies and updates: the grid `host` of `grid` points (seen by the model

@@ -35,6 +35,9 @@ use crate::{Error, Inner, Real, Result, ScalarValue, Stencil};
 pub(super) struct Slot<T> {
     pub u: Vec<[CudaSlice<T>; 2]>,
     pub fields: Vec<Option<CudaSlice<T>>>,
+    /// Skewed streaming cycles: every unknown's planes set aside for the next slab at each
+    /// cycle boundary (`Slabs::skirt_planes`; empty otherwise).
+    pub skirts: Vec<CudaSlice<T>>,
 }
 
 impl<T: DeviceRepr> Slot<T> {
@@ -171,13 +174,13 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             .map(|view| fill.cycle_edges(&view).flags(S::KERNELS.axes));
         let edges: [i32; 3] = std::array::from_fn(|k| edges[0][k] | edges[1][k]);
         let stream = match (inner, sizes) {
-            (Inner::Streaming { .. }, Some(sizes)) => {
+            (Inner::Streaming { .. } | Inner::SkewedStreaming { .. }, Some(sizes)) => {
                 Some(StreamBuild::new(S::KERNELS, chunk_dims, sizes, options.stream_block_threads(), edges))
             }
             _ => None,
         };
         let pass = match (inner, sizes) {
-            (Inner::Streaming { .. }, _) => KernelKind::Streaming,
+            (Inner::Streaming { .. } | Inner::SkewedStreaming { .. }, _) => KernelKind::Streaming,
             (_, Some(_)) => KernelKind::Hierarchical,
             _ => KernelKind::Plain,
         };
@@ -233,7 +236,11 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         for _ in 0..2 {
             let fields = inputs.iter().map(|f| f.map(|_| alloc(chunk_len)).transpose()).collect::<Result<_>>()?;
             let u = unknowns.clone().map(|_| Ok([alloc(chunk_len)?, alloc(chunk_len)?])).collect::<Result<_>>()?;
-            slots.push(Slot { u, fields });
+            let skirts = match slabs.skirt_planes() {
+                0 => Vec::new(),
+                planes => unknowns.clone().map(|_| alloc(planes * slabs.plane_len)).collect::<Result<_>>()?,
+            };
+            slots.push(Slot { u, fields, skirts });
         }
         let carry_len = slabs.ghost(slabs.height) * slabs.plane_len;
         let carry = unknowns.clone().map(|_| alloc(carry_len)).collect::<Result<_>>()?;

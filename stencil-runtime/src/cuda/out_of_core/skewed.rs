@@ -7,9 +7,10 @@ use std::ops::Range;
 
 use super::pyramid::{Kernels, Pyramid, view_dims};
 use crate::cuda::device::driver_error;
-use crate::cuda::launch::{Args, fill, launch};
+use crate::cuda::launch::{Args, Kernel, fill, launch};
 use crate::engine::PassPlan;
 use crate::plan::launch::plain;
+use crate::schedule::CycleSizes;
 use crate::{Real, Result, Stencil};
 
 impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
@@ -64,14 +65,20 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
                 .memcpy_dtod(&first.slice(local(&fresh)), &mut second.slice_mut(local(&fresh)))
                 .map_err(driver_error("copying a slab"))?;
         }
-        self.levels(s, position, window.clone(), pass)?;
+        let last = match self.kernels {
+            Kernels::Cycles { .. } => self.cycles(s, position, window.clone(), pass)?,
+            Kernels::Plain { .. } => {
+                self.levels(s, position, window.clone(), pass)?;
+                len % 2
+            }
+        };
         // Down: the last level, in place.
         let slabs = &self.slabs;
-        let last = slabs.level(s, len, len);
-        let from = slabs.elements(&(last.start - window.start..last.end - window.start));
+        let level = slabs.level(s, len, len);
+        let from = slabs.elements(&(level.start - window.start..level.end - window.start));
         for (host, buffers) in host.iter_mut().zip(&self.slots[position % 2].u) {
             self.down
-                .memcpy_dtoh(&buffers[len % 2].slice(from.clone()), &mut host[slabs.elements(&last)])
+                .memcpy_dtoh(&buffers[last].slice(from.clone()), &mut host[slabs.elements(&level)])
                 .map_err(driver_error("copying a slab to the host"))?;
         }
         Ok(())
@@ -80,36 +87,167 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
     /// The iterations of `pass` on skewed slab `s` (the `position`-th of the pass): level t
     /// from buffer (t − 1) mod 2 into the other.
     fn levels(&mut self, s: usize, position: usize, window: Range<usize>, pass: PassPlan) -> Result<()> {
-        let PassPlan { len, measure: check } = pass;
-        let Kernels::Plain { pass, measure } = &self.kernels else { unreachable!("skewed slabs run plain") };
-        for t in 1..=len {
-            let level = self.slabs.level(s, len, t);
-            if level.is_empty() {
-                continue;
+        let Kernels::Plain { pass: plain_pass, measure } = &self.kernels else {
+            unreachable!("skewed slabs of plain iterations")
+        };
+        let (plain_pass, measure) = (plain_pass.clone(), measure.clone());
+        for t in 1..=pass.len {
+            let kernel = if pass.measure && t == pass.len { &measure } else { &plain_pass };
+            self.plain_level(s, position, &window, (pass.len, t), (t - 1) % 2, kernel)?;
+        }
+        Ok(())
+    }
+
+    /// Level `t` of a pass of `len` (`(len, t)`) on skewed slab `s` (the `position`-th of
+    /// the pass) by the plain `kernel` (measuring or not), from buffer `from` into the other.
+    fn plain_level(
+        &mut self,
+        s: usize,
+        position: usize,
+        window: &Range<usize>,
+        (len, t): (usize, usize),
+        from: usize,
+        kernel: &Kernel,
+    ) -> Result<()> {
+        let level = self.slabs.level(s, len, t);
+        if level.is_empty() {
+            return Ok(());
+        }
+        let view = level.start - self.slabs.radius..level.end + self.slabs.radius;
+        let range = self.slabs.elements(&(view.start - window.start..view.end - window.start));
+        let dims = view_dims::<S, N>(self.shape, view.len());
+        let shape = plain(S::KERNELS, dims, self.block, kernel.vector(), self.gpu.limits())?;
+        if let Some((boundary, views)) = &self.fill {
+            // The view of iterate t − 1, its outer layers filled.
+            for buffers in &mut self.slots[position % 2].u {
+                let grid = buffers[from].slice_mut(range.clone());
+                fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
             }
-            let view = level.start - self.slabs.radius..level.end + self.slabs.radius;
+        }
+        let entries = self.entries(s);
+        let (fields, targets) = self.slots[position % 2].views::<N, S>(range, from);
+        let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
+        args.set_outputs(targets);
+        args.checks = Some((
+            self.block_max.slice_mut(entries.clone()),
+            self.block_sum.slice_mut(entries),
+            self.first_bad.slice_mut(s..s + 1),
+        ));
+        launch(&self.compute, kernel, args, shape)
+    }
+
+    /// Slab `s`'s entries in the check's block arrays.
+    fn entries(&self, s: usize) -> Range<usize> {
+        self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1)
+    }
+
+    /// Streaming cycles on skewed slab `s` (the `position`-th of the pass), `sub` levels at a
+    /// time; returns the buffer that holds the last level. A cycle from level t₀ to T
+    /// updates the view from `L_T.start − (T − t₀)·r` (its lower skirt, whose level t₀ the
+    /// previous slab set aside) to `L_t₀.end + r` (a frozen edge above, which spoils only
+    /// planes above `L_T`), and the cycle's kernel leaves level T correct on `L_T`. Below the
+    /// next slab the top `2·sub·r` planes of every level a cycle ends on are set aside.
+    /// A checked pass ends with one plain measuring level.
+    fn cycles(&mut self, s: usize, position: usize, window: Range<usize>, pass: PassPlan) -> Result<usize> {
+        let PassPlan { len, measure: check } = pass;
+        let Kernels::Cycles { cycle, measure, sizes, stream: Some(stream) } = &self.kernels else {
+            unreachable!("skewed slabs of streaming cycles")
+        };
+        let (cycle, measure, sizes, stream) = (cycle.clone(), measure.clone(), *sizes, *stream);
+        let r = self.slabs.radius;
+        let sets_aside = s + 1 < self.slabs.own.len();
+        let (mut current, mut t0) = (0, 0);
+        if sets_aside {
+            self.skirt(s, position, &window, (len, 0, 0), current, true)?;
+        }
+        for k in 0.. {
+            if t0 == len {
+                break;
+            }
+            if s > 0 {
+                self.skirt(s - 1, position, &window, (len, t0, k), current, false)?;
+            }
+            if check && t0 + 1 == len {
+                self.plain_level(s, position, &window, (len, len), current, &measure)?;
+                return Ok(current ^ 1);
+            }
+            let steps = sizes.sub.min(len - t0 - usize::from(check));
+            let t = t0 + steps;
+            let lo = match s {
+                0 => window.start.max(self.slabs.span(len, t0).start.saturating_sub(r)),
+                _ => window.start.max(self.slabs.level(s, len, t).start.saturating_sub(steps * r)),
+            };
+            let hi = match t0 {
+                0 => window.end,
+                _ => (self.slabs.level(s, len, t0).end + r).min(window.end),
+            };
+            let view = lo..hi;
             let range = self.slabs.elements(&(view.start - window.start..view.end - window.start));
-            let measured = check && t == len;
             let dims = view_dims::<S, N>(self.shape, view.len());
-            let kernel = if measured { measure } else { pass };
-            let shape = plain(S::KERNELS, dims, self.block, kernel.vector(), self.gpu.limits())?;
-            let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);
+            // As in the CPU twin: the view's own ends along axis 0 are no edges.
+            let edges = self.fill.as_ref().map_or([0; 3], |(_, f)| f.cycle_edges(&view).flags(S::KERNELS.axes));
+            let cycle_sizes = CycleSizes { sub: steps, ..sizes };
+            let geometry = stream.cycle(S::KERNELS, dims, cycle_sizes, T::BYTES, self.gpu.limits(), edges)?;
             if let Some((boundary, views)) = &self.fill {
-                // The view of iterate t − 1, its outer layers filled.
                 for buffers in &mut self.slots[position % 2].u {
-                    let grid = buffers[(t - 1) % 2].slice_mut(range.clone());
+                    let grid = buffers[current].slice_mut(range.clone());
                     fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
                 }
             }
-            let (fields, targets) = self.slots[position % 2].views::<N, S>(range, (t - 1) % 2);
+            let entries = self.entries(s);
+            let (fields, targets) = self.slots[position % 2].views::<N, S>(range, current);
             let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
             args.set_outputs(targets);
+            args.cycle = geometry.ints(steps, 0)?;
             args.checks = Some((
                 self.block_max.slice_mut(entries.clone()),
                 self.block_sum.slice_mut(entries),
                 self.first_bad.slice_mut(s..s + 1),
             ));
-            launch(&self.compute, kernel, args, shape)?;
+            launch(&self.compute, &cycle, args, geometry.shape)?;
+            current ^= 1;
+            if sets_aside {
+                self.skirt(s, position, &window, (len, t, k + 1), current, true)?;
+            }
+            t0 = t;
+        }
+        Ok(current)
+    }
+
+    /// The skirt of level t (`(len, t, k)`, its `k`-th boundary in a pass of `len`) between
+    /// slab `below` and the one above it: the planes `[b − t·r − 2·sub·r, b − t·r)` (within
+    /// the upper slab's window), `b` the lower slab's end. With `set_aside`, copied from
+    /// buffer `buffer` of slab `below`'s window (in this slot, `window`) into this slot's
+    /// skirts; else restored from the other slot's skirts into buffer `buffer` of the upper
+    /// slab's window (this slot, `window`).
+    fn skirt(
+        &mut self,
+        below: usize,
+        position: usize,
+        window: &Range<usize>,
+        (len, t, k): (usize, usize, usize),
+        buffer: usize,
+        set_aside: bool,
+    ) -> Result<()> {
+        let Kernels::Cycles { sizes, .. } = &self.kernels else { unreachable!("skirts of streaming cycles") };
+        let slabs = &self.slabs;
+        let skirt = 2 * sizes.sub * slabs.radius;
+        let top = slabs.own[below].end.saturating_sub(t * slabs.radius);
+        let planes = slabs.window(below + 1, len).start.max(top.saturating_sub(skirt))..top;
+        let local = slabs.elements(&(planes.start - window.start..planes.end - window.start));
+        let stored = slabs.elements(&(k * skirt..k * skirt + planes.len()));
+        let (even, odd) = self.slots.split_at_mut(1);
+        let (this, other) = if position.is_multiple_of(2) { (&mut even[0], &odd[0]) } else { (&mut odd[0], &even[0]) };
+        for (i, buffers) in this.u.iter_mut().enumerate() {
+            let copied = match set_aside {
+                true => self
+                    .compute
+                    .memcpy_dtod(&buffers[buffer].slice(local.clone()), &mut this.skirts[i].slice_mut(stored.clone())),
+                false => self
+                    .compute
+                    .memcpy_dtod(&other.skirts[i].slice(stored.clone()), &mut buffers[buffer].slice_mut(local.clone())),
+            };
+            copied.map_err(driver_error("copying a skirt"))?;
         }
         Ok(())
     }

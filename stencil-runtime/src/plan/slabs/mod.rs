@@ -60,8 +60,31 @@ pub(crate) struct SlabRequest {
     pub height: usize,
     /// Bytes the slabs' buffers may take.
     pub device_memory: Option<usize>,
+    /// Skewed slabs or pyramids.
+    pub skew: Skew,
+}
+
+/// Skewed slabs or pyramids, and how far a skewed window reaches below its slab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Skew {
     /// Skewed slabs instead of pyramids.
     pub skewed: bool,
+    /// Skewed: how many radii below `height · radius` a window reaches ([`Inner::reach`]).
+    pub reach: usize,
+}
+
+impl Skew {
+    /// Pyramids.
+    #[cfg(test)]
+    pub const PYRAMID: Skew = Skew { skewed: false, reach: 1 };
+    /// Skewed slabs of plain iterations.
+    #[cfg(test)]
+    pub const PLAIN: Skew = Skew { skewed: true, reach: 1 };
+
+    /// The slabs `inner` runs on.
+    pub fn of(inner: Inner) -> Self {
+        Skew { skewed: inner.is_skewed(), reach: inner.reach() }
+    }
 }
 
 impl Config {
@@ -71,7 +94,7 @@ impl Config {
             slab: self.slab,
             height: self.height,
             device_memory: self.device_memory,
-            skewed: self.inner == Inner::Skewed,
+            skew: Skew::of(self.inner),
         }
     }
 }
@@ -91,6 +114,9 @@ pub(crate) struct Slabs {
     pub own: Vec<Range<usize>>,
     /// Skewed slabs (`Inner::Skewed`) instead of pyramids.
     pub skewed: bool,
+    /// Skewed: how many radii below `height · radius` a window reaches: 1, or for streaming
+    /// cycles their length (each cycle's lower skirt).
+    pub reach: usize,
     /// The slab a pass starts with: a pass runs slabs `first..` and then `..first`
     /// ([`order`](Self::order)). 0 but under an MPI rank, where the slabs that read no
     /// ghost plane go first so that the exchange overlaps them.
@@ -118,7 +144,7 @@ impl Slabs {
         let width = width.clamp(1, own.len().max(1));
         let height = height.min(planes);
         let slabs = own.clone().step_by(width).map(|a| a..(a + width).min(own.end)).collect();
-        Self { planes, radius, plane_len, height, own: slabs, skewed: false, first: 0 }.rotated()
+        Self { planes, radius, plane_len, height, own: slabs, skewed: false, reach: 1, first: 0 }.rotated()
     }
 
     /// Under a rank (its own planes short of the interior), pyramids rotated so that a pass
@@ -168,14 +194,38 @@ impl Slabs {
         self.rotated()
     }
 
+    /// These slabs, skewed or not as `skew` says.
+    pub fn skewing(self, skew: Skew) -> Self {
+        let reach = skew.reach;
+        Self { reach: reach.max(1), ..self.skew(skew.skewed) }
+    }
+
+    /// Skewed streaming cycles of `sub` iterations: the planes a slab sets aside for the next
+    /// one at each cycle boundary T of a pass of `len`, `[b − T·r − 2·sub·r, b − T·r)`, lie in
+    /// its level T (or, for the first slab in one process, below the interior: the boundary
+    /// planes, constant), for every slab but the last and every T ≤ `len`.
+    pub fn hold_cycle_skirts(&self, len: usize, sub: usize) -> bool {
+        let r = self.radius;
+        let one_process = self.own.first().map(|s| s.start) == Some(r);
+        (0..self.own.len().saturating_sub(1)).all(|s| {
+            (0..=len).all(|t| {
+                let top = self.own[s].end.saturating_sub(t * r);
+                let low = top.saturating_sub(2 * sub * r);
+                let level = if t == 0 { self.own[s].clone() } else { self.level(s, len, t) };
+                level.end == top && (low >= level.start || (s == 0 && one_process && level.start == r))
+            })
+        })
+    }
+
     /// Skewed: the planes slab `s` holds on the device during a pass of `len` iterations,
-    /// `[a − (len + 1)·r, b)` (for the first slab from the lowest plane the pass reads, to
-    /// the highest for the last). Its lower `(len + 1)·r` planes come from the previous
+    /// `[a − (len + reach)·r, b)` (for the first slab from the lowest plane the pass reads, to
+    /// the highest for the last). Its lower `(len + reach)·r` planes come from the previous
     /// slab's window.
     pub fn window(&self, s: usize, len: usize) -> Range<usize> {
         let own = &self.own[s];
         let floor = self.fresh(0, len).start;
-        let start = if s == 0 { floor } else { own.start.saturating_sub((len + 1) * self.radius).max(floor) };
+        let depth = (len + self.reach) * self.radius;
+        let start = if s == 0 { floor } else { own.start.saturating_sub(depth).max(floor) };
         start..self.fresh(s, len).end
     }
 
@@ -256,10 +306,10 @@ impl Slabs {
     /// ([`buffer_bytes`](Self::buffer_bytes)): per slot (two, so that copies and kernels
     /// overlap) the chunk buffers of `arrays`, of `elem` bytes per element, plus the
     /// carries. `None` when not even one plane fits.
-    pub fn widest(limit: usize, cut: &Cut, height: usize, arrays: Arrays, elem: usize, skewed: bool) -> Option<usize> {
+    pub fn widest(limit: usize, cut: &Cut, height: usize, arrays: Arrays, elem: usize, skew: Skew) -> Option<usize> {
         let own = &cut.own;
         let plane_bytes = cut.plane_len.checked_mul(elem)?.max(1);
-        let fits = |width| Self::over(cut, height, width).skew(skewed).buffer_bytes(arrays, elem) <= limit;
+        let fits = |width| Self::over(cut, height, width).skewing(skew).buffer_bytes(arrays, elem) <= limit;
         // The buffers grow with the width; ghost planes clipped at the grid's edge make them
         // smaller than `2 · arrays · (w + ghosts)`, so search every width up to what the own
         // planes alone would allow.
@@ -279,7 +329,7 @@ impl Slabs {
             crate::Schedule::OutOfCore { inner, device_memory, .. } => crate::Schedule::OutOfCore {
                 slab: Some(self.own.first().map_or(0, |r| r.len())),
                 height: self.height,
-                inner: if self.skewed { crate::Inner::Skewed } else { inner },
+                inner: if self.skewed && !inner.is_skewed() { crate::Inner::Skewed } else { inner },
                 device_memory,
             },
             other => other,
@@ -317,8 +367,18 @@ impl Slabs {
     /// windows, no separate carry; rotated: two carries per unknown).
     pub fn buffer_bytes(&self, arrays: Arrays, elem: usize) -> usize {
         let carries = arrays.unknowns * self.carries() * self.ghost(self.height);
+        let carries = carries + arrays.unknowns * 2 * self.skirt_planes();
         let planes = (2 * arrays.per_slot() * self.max_chunk()).saturating_add(carries);
         planes.saturating_mul(self.plane_len).saturating_mul(elem)
+    }
+
+    /// Skewed streaming cycles: the planes one slot sets aside per unknown for the next slab,
+    /// `2 · reach · r` at each of the pass's cycle boundaries (its start included).
+    pub fn skirt_planes(&self) -> usize {
+        match (self.skewed, self.reach) {
+            (true, reach) if reach > 1 => (self.height.div_ceil(reach) + 2) * 2 * reach * self.radius,
+            _ => 0,
+        }
     }
 
     /// Carry buffers of `ghost(height)` planes per unknown: none for skewed slabs (a window's
@@ -387,10 +447,10 @@ pub(crate) fn slabs_for<const N: usize>(
     arrays: Arrays,
     elem: usize,
 ) -> Result<Slabs> {
-    let SlabRequest { slab, height, device_memory, skewed } = request;
+    let SlabRequest { slab, height, device_memory, skew } = request;
     let plane_len: usize = layout.shape[1..].iter().product();
     let cut = Cut { own, planes: layout.shape[0], radius: layout.radius[0], plane_len };
-    let slabs_of = |width| Slabs::over(&cut, height, width).skew(skewed);
+    let slabs_of = |width| Slabs::over(&cut, height, width).skewing(skew);
     let too_large = |slabs: Slabs, limit| Error::DeviceMemory {
         needed: slabs.buffer_bytes(arrays, elem),
         limit,
@@ -399,7 +459,7 @@ pub(crate) fn slabs_for<const N: usize>(
     let width = match (slab, device_memory) {
         (Some(width), _) => width,
         (None, Some(limit)) => {
-            Slabs::widest(limit, &cut, height, arrays, elem, skewed).ok_or_else(|| too_large(slabs_of(1), limit))?
+            Slabs::widest(limit, &cut, height, arrays, elem, skew).ok_or_else(|| too_large(slabs_of(1), limit))?
         }
         (None, None) => cut.own.len(),
     };
@@ -411,189 +471,4 @@ pub(crate) fn slabs_for<const N: usize>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slabs_cover_the_interior_and_regions_shrink_to_the_slab() {
-        let slabs = Slabs::new(20, 1, 6, 3, 5);
-        assert_eq!(slabs.own, [1..6, 6..11, 11..16, 16..19]);
-        assert_eq!(slabs.chunk(0, 3), 0..9);
-        assert_eq!(slabs.chunk(1, 3), 3..14);
-        assert_eq!(slabs.chunk(3, 3), 13..20);
-        assert_eq!(slabs.region(1, 3, 0), 3..14);
-        assert_eq!(slabs.region(1, 3, 2), 5..12);
-        assert_eq!(slabs.carry(1, 3), 8..11);
-        assert_eq!(slabs.chunk(2, 3).start, slabs.carry(1, 3).start);
-        assert_eq!(slabs.elements(&(2..4)), 12..24);
-        assert_eq!(slabs.max_chunk(), 11);
-    }
-
-    #[test]
-    fn slabs_over_own_planes_read_the_ghost_planes_and_write_back_only_their_own() {
-        // A rank's local grid: 3 ghost planes (depth 3, radius 1) below and above 10 own.
-        let slabs = Slabs::over(&Cut { own: 3..13, planes: 16, radius: 1, plane_len: 4 }, 3, 4);
-        assert_eq!(slabs.own, [3..7, 7..11, 11..13]);
-        assert_eq!(slabs.chunk(0, 3), 0..10);
-        assert_eq!(slabs.chunk(2, 3), 8..16);
-        // A shorter pass reads fewer ghost planes.
-        assert_eq!(slabs.chunk(0, 2), 1..9);
-        assert_eq!(slabs.region(0, 3, 2), 2..8);
-    }
-
-    #[test]
-    fn under_a_rank_pyramids_start_with_the_first_slab_that_reads_no_ghost_plane() {
-        // Own planes 3..13 between 3 ghost planes a side; slabs of 2 planes, height 3.
-        let slabs = Slabs::over(&Cut { own: 3..13, planes: 16, radius: 1, plane_len: 4 }, 3, 2);
-        assert_eq!(slabs.own, [3..5, 5..7, 7..9, 9..11, 11..13]);
-        // Slab 2's chunk, 4..12, is the first within the own planes.
-        assert_eq!(slabs.first, 2);
-        assert_eq!(slabs.order().collect::<Vec<_>>(), [2, 3, 4, 0, 1]);
-        // It runs while the ghost planes are exchanged; slab 3's chunk, 6..14, reads one.
-        assert!(!slabs.reads_beyond_own(2, 3));
-        assert!([3, 4, 0, 1].iter().all(|&s| slabs.reads_beyond_own(s, 3)));
-        // Slab 1's chunk ends at 10: planes 7..10, written back before it runs, are carried.
-        assert_eq!(slabs.upper_carry(3), 7..10);
-        assert_eq!(slabs.upper_carry(1), 7..8);
-        // Two carries of 3 planes per unknown: (a − 1) · 3 planes, a = 2 · unknowns + 1 buffers per slot.
-        let bytes = |unknowns| slabs.buffer_bytes(Arrays { unknowns, fields: 1 }, 8);
-        assert_eq!([bytes(1), bytes(2)], [3, 5].map(|a| (2 * a * slabs.max_chunk() + (a - 1) * 3) * 4 * 8));
-        // One process, skewed slabs, and slabs that all read ghost planes keep their order.
-        assert_eq!(Slabs::new(16, 1, 4, 3, 2).first, 0);
-        assert_eq!(Slabs::over(&Cut { own: 3..13, planes: 16, radius: 1, plane_len: 4 }, 3, 2).skew(true).first, 0);
-        assert_eq!(Slabs::over(&Cut { own: 3..13, planes: 16, radius: 1, plane_len: 4 }, 3, 5).first, 0);
-        // Slabs written back out of order: the error itself, not StoppedMidPass.
-        let error = slabs.interrupted(0..3, 2, None, crate::Error::injected());
-        assert!(matches!(error, crate::Error::Cuda { .. }), "{error}");
-    }
-
-    #[test]
-    fn the_widest_slab_fits_its_limit() {
-        let (planes, radius, plane_len, height, elem) = (1000, 1, 100, 4, 4);
-        let arrays = Arrays { unknowns: 1, fields: 1 };
-        for limit in [10_000, 50_000, 123_456, 10_000_000] {
-            let Some(width) =
-                Slabs::widest(limit, &Cut::interior(planes, radius, plane_len), height, arrays, elem, false)
-            else {
-                assert!(Slabs::new(planes, radius, plane_len, height, 1).buffer_bytes(arrays, elem) > limit);
-                continue;
-            };
-            let slabs = Slabs::new(planes, radius, plane_len, height, width);
-            assert!(slabs.buffer_bytes(arrays, elem) <= limit, "{limit}: width {width}");
-            if width < planes - 2 * radius {
-                let wider = Slabs::new(planes, radius, plane_len, height, width + 1);
-                assert!(wider.buffer_bytes(arrays, elem) > limit, "{limit}: width {width} is not the widest");
-            }
-        }
-        assert_eq!(Slabs::widest(100, &Cut::interior(planes, radius, plane_len), height, arrays, elem, false), None);
-        for limit in [50_000, 123_456, 10_000_000] {
-            let width =
-                Slabs::widest(limit, &Cut::interior(planes, radius, plane_len), height, arrays, elem, true).unwrap();
-            let slabs = Slabs::new(planes, radius, plane_len, height, width).skew(true);
-            assert!(slabs.buffer_bytes(arrays, elem) <= limit, "{limit}: width {width}");
-            let wider = Slabs::new(planes, radius, plane_len, height, width + 1).skew(true);
-            let whole = width == planes - 2 * radius;
-            assert!(whole || wider.buffer_bytes(arrays, elem) > limit, "{limit}: width {width} is not the widest");
-        }
-        // Ghost planes clipped at the edge of a small grid: exactly the smallest slabs' bytes fit.
-        for skewed in [false, true] {
-            let (planes, height) = (33, 32);
-            let one = Slabs::new(planes, radius, plane_len, height, 1).skew(skewed).buffer_bytes(arrays, elem);
-            let cut = Cut::interior(planes, radius, plane_len);
-            assert!(Slabs::widest(one, &cut, height, arrays, elem, skewed).is_some_and(|w| w >= 1));
-            assert_eq!(Slabs::widest(one - 1, &cut, height, arrays, elem, skewed), None);
-        }
-    }
-
-    #[test]
-    fn skewed_levels_tile_the_interior_and_windows_hold_what_they_read() {
-        let slabs = Slabs::new(40, 2, 3, 4, 7).skew(true);
-        for t in 1..=4 {
-            let levels: Vec<_> = (0..slabs.own.len()).map(|s| slabs.level(s, 4, t)).collect();
-            assert_eq!(levels.first().unwrap().start, 2);
-            assert_eq!(levels.last().unwrap().end, 38);
-            assert!(levels.windows(2).all(|w| w[0].end == w[1].start), "{levels:?}");
-            for (s, level) in levels.iter().enumerate() {
-                let window = slabs.window(s, 4);
-                assert!(level.is_empty() || (window.start + 2 <= level.start && level.end + 2 <= window.end));
-            }
-        }
-        assert_eq!(slabs.window(2, 4), 6..23);
-        assert_eq!(slabs.fresh(0, 4), 0..9);
-        assert_eq!(slabs.fresh(slabs.own.len() - 1, 4), 37..40);
-    }
-
-    /// Replays a skewed pass plane by plane: which iterate each plane holds in each of the
-    /// two buffers, and that every update reads its neighbours at the iterate before.
-    fn replay_skewed(slabs: &Slabs, len: usize) -> Vec<Option<usize>> {
-        let r = slabs.radius;
-        // Per plane: the iterate in the even buffer and in the odd one (None: not loaded).
-        let mut held: Vec<[Option<usize>; 2]> = vec![[None, None]; slabs.planes];
-        let mut grid: Vec<Option<usize>> = vec![Some(0); slabs.planes];
-        for s in 0..slabs.own.len() {
-            let (window, fresh) = (slabs.window(s, len), slabs.fresh(s, len));
-            assert!(window.start <= fresh.start && fresh.end <= slabs.planes, "slab {s}: {window:?} {fresh:?}");
-            // Planes of the window below the fresh ones were in the previous window; the
-            // rest of the buffers is loaded.
-            for (p, h) in held.iter_mut().enumerate() {
-                if fresh.contains(&p) {
-                    *h = [Some(0), Some(0)];
-                } else if !window.contains(&p) {
-                    *h = [None, None];
-                }
-            }
-            for t in 1..=len {
-                let level = slabs.level(s, len, t);
-                for p in level.clone() {
-                    for (q, read) in held.iter().enumerate().take(p + r + 1).skip(p - r) {
-                        let boundary = q < r || q >= slabs.planes - r;
-                        let ok = read[(t - 1) % 2] == Some(t - 1) || (boundary && read[0].is_some());
-                        assert!(ok, "slab {s} iteration {t} plane {p} reads plane {q}: {read:?}");
-                    }
-                }
-                for p in level {
-                    held[p][t % 2] = Some(t);
-                }
-            }
-            for p in slabs.level(s, len, len) {
-                grid[p] = held[p][len % 2];
-            }
-        }
-        grid
-    }
-
-    #[test]
-    fn skewed_passes_read_what_they_hold_and_write_back_the_own_planes_at_the_last_iterate() {
-        // One process: every interior plane, for every pass length and slab width.
-        for width in [1, 2, 3, 7, 40] {
-            for len in 1..=4 {
-                let slabs = Slabs::new(40, 2, 3, 4, width).skew(true);
-                let grid = replay_skewed(&slabs, len);
-                assert!(grid[2..38].iter().all(|&i| i == Some(len)), "width {width}, len {len}: {grid:?}");
-            }
-        }
-        // A rank: 8 ghost planes (depth 4, radius 2) on each side of the own planes 8..30, or
-        // the boundary layer on one side; the levels shrink over the ghost planes and only
-        // the own planes are written back, at iterate len.
-        for own in [8..30, 2..30, 8..38] {
-            let planes = own.end + if own.end == 38 { 2 } else { 8 };
-            for width in [1, 3, 5, 22, 40] {
-                for len in 1..=4 {
-                    let slabs =
-                        Slabs::over(&Cut { own: own.clone(), planes, radius: 2, plane_len: 3 }, 4, width).skew(true);
-                    for t in 1..=len {
-                        let span = slabs.span(len, t);
-                        let levels: Vec<_> = (0..slabs.own.len()).map(|s| slabs.level(s, len, t)).collect();
-                        assert_eq!((levels[0].start, levels.last().unwrap().end), (span.start, span.end));
-                        assert!(levels.windows(2).all(|w| w[0].end == w[1].start), "{levels:?}");
-                    }
-                    let grid = replay_skewed(&slabs, len);
-                    for (p, iterate) in grid.iter().enumerate() {
-                        let expected = if own.contains(&p) { Some(len) } else { Some(0) };
-                        assert_eq!(*iterate, expected, "{own:?} width {width} len {len} plane {p}");
-                    }
-                }
-            }
-        }
-    }
-}
+mod tests;
