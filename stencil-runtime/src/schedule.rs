@@ -136,8 +136,8 @@ pub enum Inner {
     /// computed once per iteration): a cycle of `sub` iterations reads the region of its
     /// first iterate once and writes its last once; below the slab it reads the planes the
     /// previous slab set aside at that iterate (`docs/schedules.md`). The CPU runs the skewed
-    /// slabs' plain iterations for it (the same iterates). On the GPU: one unknown, Dirichlet
-    /// sides, and every slab but the last holding at least `2 · sub · radius` planes below its
+    /// slabs' plain iterations for it (the same iterates). On the GPU: `sub` ≥ 2 (one
+    /// iteration is `Skewed`'s plain level), one unknown, Dirichlet sides, and every slab but the last holding at least `2 · sub · radius` planes below its
     /// top at every iteration of a pass (so a pass no taller than the first slab is wide);
     /// other configurations are an [`Error::InvalidSchedule`] before the run.
     SkewedStreaming {
@@ -180,12 +180,12 @@ impl Inner {
         Ok(())
     }
 
-    /// Skewed slabs: how many radii below `height · radius` a window reaches (a cycle's lower
-    /// skirt); 1 for plain iterations.
-    pub(crate) fn reach(&self) -> usize {
+    /// Skewed slabs: the length of the streaming cycles run in them (each cycle's lower skirt
+    /// is that many radii deep); 0 for plain iterations.
+    pub(crate) fn skewed_cycle(&self) -> usize {
         match *self {
-            Inner::SkewedStreaming { sub, .. } => sub.max(1),
-            _ => 1,
+            Inner::SkewedStreaming { sub, .. } => sub,
+            _ => 0,
         }
     }
 

@@ -44,8 +44,8 @@ pub struct Prediction {
 /// run as it ran, and the configuration it finds best under the same memory limit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelReport {
-    /// The measured constants (of the inner iterations that ran: τa is a streaming cycle's
-    /// cost per point and iteration when streaming cycles ran).
+    /// The measured constants (τa: the plain kernel's cost per point, or, where `Auto` chose
+    /// streaming cycles inside the slabs, their probed cost per point and iteration).
     pub costs: Costs,
     /// For `Auto`: the streaming cycles the probe timed beside the plain kernel, and their
     /// seconds per point and iteration (`None`: not timed).

@@ -108,7 +108,7 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
             let per_buffer = limit / arrays.per_slot();
             let host = grids[0].as_mut_slice();
             // `Auto` weighs streaming cycles inside the slabs against plain iterations.
-            let streaming = streaming_candidate::<S, N>(&setup, &config, options, grid);
+            let streaming = streaming_candidate::<S, N>((&setup, &config), gpu, options, grid, T::BYTES);
             let planes = probe::Planes { host, shape: &shape, grid, per_buffer };
             let (costs, cycle_update, jit) = probe::probe::<S, T, N>(gpu, options, planes, params, streaming.as_ref())?;
             probe_jit = Some(jit);
@@ -192,8 +192,9 @@ impl Model {
     }
 }
 
-/// For streaming cycles inside skewed slabs: an error unless the stencil has one unknown, every
-/// side is Dirichlet (the cases the device's skirts are built for), and every slab that sets
+/// For streaming cycles inside skewed slabs: an error unless cycles are longer than one
+/// iteration, the stencil has one unknown, every side is Dirichlet (the cases the device's
+/// skirts are built for), and every slab that sets
 /// planes aside for the next holds them in its levels ([`Slabs::hold_cycle_skirts`]).
 fn check_skewed_streaming<S: Stencil<N>, const N: usize>(slabs: &Slabs, inner: Inner, fill: &Fill<N>) -> Result<()> {
     let Inner::SkewedStreaming { sub, .. } = inner else { return Ok(()) };
@@ -202,6 +203,11 @@ fn check_skewed_streaming<S: Stencil<N>, const N: usize>(slabs: &Slabs, inner: I
         stencil: S::META.name,
         reason,
     };
+    if sub == 1 {
+        return Err(refuse(
+            "cycles of one iteration inside skewed slabs are its plain levels: use `Inner::Skewed`".into(),
+        ));
+    }
     if S::META.unknowns.len() > 1 || fill.any() {
         return Err(refuse(
             "streaming cycles inside skewed slabs run on the GPU for one unknown with Dirichlet sides; use \
@@ -223,12 +229,14 @@ fn check_skewed_streaming<S: Stencil<N>, const N: usize>(slabs: &Slabs, inner: I
 
 /// The streaming cycles `Auto` weighs for the slabs' iterations (it chooses the schedule,
 /// asked for plain iterations, in a grid of 2 or 3 axes whose tiles have a core): `Auto`'s
-/// streaming candidate in core, built for the probe's planes.
+/// streaming candidate in core, built for the probe's planes, if its cycles fit the device
+/// (elements of `elem` bytes).
 fn streaming_candidate<S: Stencil<N>, const N: usize>(
-    setup: &Setup<N>,
-    config: &Config,
+    (setup, config): (&Setup<N>, &Config),
+    gpu: &Gpu,
     options: &CudaOptions,
     grid: [usize; N],
+    elem: usize,
 ) -> Option<probe::Cycles> {
     if !setup.model_chooses || config.inner != Inner::Plain {
         return None;
@@ -240,6 +248,10 @@ fn streaming_candidate<S: Stencil<N>, const N: usize>(
     // Built for the whole grid: the regions' extents on axes 1 and 2 are those of any planes.
     let dims = S::KERNELS.view(&grid, 1);
     let build = StreamBuild::new(S::KERNELS, dims, sizes, options.stream_block_threads(), edges);
+    if let Err(e) = build.cycle(S::KERNELS, dims, sizes, elem, gpu.limits(), edges) {
+        log::info!("streaming cycles inside the slabs are not weighed: {e}");
+        return None;
+    }
     Some(probe::Cycles { build, sizes, edges })
 }
 

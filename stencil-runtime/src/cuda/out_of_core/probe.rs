@@ -76,16 +76,17 @@ pub(super) fn probe<S: Stencil<N>, T: Real, const N: usize>(
     };
     let kernel_time = time_launches(&kernel, launch_shape, [0; CYCLE_INTS])?;
     let updated = ((planes - 2 * shape.radius) * shape.plane_interior * LAUNCHES) as f64;
-    let cycle_update = match cycles {
-        Some(Cycles { build, sizes, edges }) => {
+    // Streaming cycles that cannot run here leave the model its plain choices.
+    let cycle_update = cycles.and_then(|Cycles { build, sizes, edges }| {
+        let mut timed = || -> Result<f64> {
             let cycle = module.kernel::<N>(KernelKind::Streaming)?;
             let geometry = build.cycle(S::KERNELS, dims, *sizes, T::BYTES, gpu.limits(), *edges)?;
             cycle.allow_shared(geometry.shape.shared as usize)?;
             let time = time_launches(&cycle, geometry.shape, geometry.ints(sizes.sub, 0)?)?;
-            Some(time / (updated * sizes.sub as f64).max(1.0))
-        }
-        None => None,
-    };
+            Ok(time / (updated * sizes.sub as f64).max(1.0))
+        };
+        timed().inspect_err(|e| log::warn!("streaming cycles inside the slabs were not timed: {e}")).ok()
+    });
     let costs = model::Costs {
         up: up / bytes,
         down: down / bytes,

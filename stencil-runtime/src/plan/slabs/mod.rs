@@ -64,26 +64,27 @@ pub(crate) struct SlabRequest {
     pub skew: Skew,
 }
 
-/// Skewed slabs or pyramids, and how far a skewed window reaches below its slab.
+/// Skewed slabs or pyramids, and the streaming cycles run in skewed slabs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Skew {
     /// Skewed slabs instead of pyramids.
     pub skewed: bool,
-    /// Skewed: how many radii below `height · radius` a window reaches ([`Inner::reach`]).
-    pub reach: usize,
+    /// Skewed: the length of the streaming cycles run in them, 0 for plain iterations
+    /// ([`Inner::skewed_cycle`]).
+    pub cycle: usize,
 }
 
 impl Skew {
     /// Pyramids.
     #[cfg(test)]
-    pub const PYRAMID: Skew = Skew { skewed: false, reach: 1 };
+    pub const PYRAMID: Skew = Skew { skewed: false, cycle: 0 };
     /// Skewed slabs of plain iterations.
     #[cfg(test)]
-    pub const PLAIN: Skew = Skew { skewed: true, reach: 1 };
+    pub const PLAIN: Skew = Skew { skewed: true, cycle: 0 };
 
     /// The slabs `inner` runs on.
     pub fn of(inner: Inner) -> Self {
-        Skew { skewed: inner.is_skewed(), reach: inner.reach() }
+        Skew { skewed: inner.is_skewed(), cycle: inner.skewed_cycle() }
     }
 }
 
@@ -114,9 +115,10 @@ pub(crate) struct Slabs {
     pub own: Vec<Range<usize>>,
     /// Skewed slabs (`Inner::Skewed`) instead of pyramids.
     pub skewed: bool,
-    /// Skewed: how many radii below `height · radius` a window reaches: 1, or for streaming
-    /// cycles their length (each cycle's lower skirt).
-    pub reach: usize,
+    /// Skewed: the length of the streaming cycles run in them (0: plain iterations). A
+    /// window reaches `(height + max(cycle, 1))·radius` planes below its slab (a cycle's lower
+    /// skirt), and a slot sets skirts aside ([`skirt_planes`](Self::skirt_planes)).
+    pub cycle: usize,
     /// The slab a pass starts with: a pass runs slabs `first..` and then `..first`
     /// ([`order`](Self::order)). 0 but under an MPI rank, where the slabs that read no
     /// ghost plane go first so that the exchange overlaps them.
@@ -144,7 +146,7 @@ impl Slabs {
         let width = width.clamp(1, own.len().max(1));
         let height = height.min(planes);
         let slabs = own.clone().step_by(width).map(|a| a..(a + width).min(own.end)).collect();
-        Self { planes, radius, plane_len, height, own: slabs, skewed: false, reach: 1, first: 0 }.rotated()
+        Self { planes, radius, plane_len, height, own: slabs, skewed: false, cycle: 0, first: 0 }.rotated()
     }
 
     /// Under a rank (its own planes short of the interior), pyramids rotated so that a pass
@@ -196,8 +198,7 @@ impl Slabs {
 
     /// These slabs, skewed or not as `skew` says.
     pub fn skewing(self, skew: Skew) -> Self {
-        let reach = skew.reach;
-        Self { reach: reach.max(1), ..self.skew(skew.skewed) }
+        Self { cycle: skew.cycle, ..self.skew(skew.skewed) }
     }
 
     /// Skewed streaming cycles of `sub` iterations: the planes a slab sets aside for the next
@@ -218,13 +219,13 @@ impl Slabs {
     }
 
     /// Skewed: the planes slab `s` holds on the device during a pass of `len` iterations,
-    /// `[a − (len + reach)·r, b)` (for the first slab from the lowest plane the pass reads, to
-    /// the highest for the last). Its lower `(len + reach)·r` planes come from the previous
+    /// `[a − (len + c)·r, b)`, c = max(cycle, 1) (for the first slab from the lowest plane the
+    /// pass reads, to the highest for the last). Its lower `(len + c)·r` planes come from the previous
     /// slab's window.
     pub fn window(&self, s: usize, len: usize) -> Range<usize> {
         let own = &self.own[s];
         let floor = self.fresh(0, len).start;
-        let depth = (len + self.reach) * self.radius;
+        let depth = (len + self.cycle.max(1)) * self.radius;
         let start = if s == 0 { floor } else { own.start.saturating_sub(depth).max(floor) };
         start..self.fresh(s, len).end
     }
@@ -373,10 +374,10 @@ impl Slabs {
     }
 
     /// Skewed streaming cycles: the planes one slot sets aside per unknown for the next slab,
-    /// `2 · reach · r` at each of the pass's cycle boundaries (its start included).
+    /// `2 · cycle · r` at each of the pass's cycle boundaries (its start included).
     pub fn skirt_planes(&self) -> usize {
-        match (self.skewed, self.reach) {
-            (true, reach) if reach > 1 => (self.height.div_ceil(reach) + 2) * 2 * reach * self.radius,
+        match (self.skewed, self.cycle) {
+            (true, cycle) if cycle > 0 => (self.height.div_ceil(cycle) + 2) * 2 * cycle * self.radius,
             _ => 0,
         }
     }
@@ -397,9 +398,10 @@ impl Slabs {
         let r = self.radius;
         let shape = if self.skewed {
             format!(
-                "skewed windows of up to {} planes (a slab of {width} and (height {} + 1) · radius {r} below it)",
+                "skewed windows of up to {} planes (a slab of {width} and (height {} + {}) · radius {r} below it)",
                 self.max_chunk(),
-                self.height
+                self.height,
+                self.cycle.max(1)
             )
         } else {
             format!(
@@ -412,7 +414,11 @@ impl Slabs {
             0 => String::new(),
             n => format!(", and {n} carr{} of {} planes", if n == 1 { "y" } else { "ies" }, self.ghost(self.height)),
         };
-        format!("{shape}, in two slots of {} buffers{carries}", arrays.per_slot())
+        let skirts = match self.skirt_planes() {
+            0 => String::new(),
+            planes => format!(", and {} skirt stores of {planes} planes", 2 * arrays.unknowns),
+        };
+        format!("{shape}, in two slots of {} buffers{carries}{skirts}", arrays.per_slot())
     }
 }
 

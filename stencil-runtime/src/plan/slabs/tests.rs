@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn skewed_streaming_slabs_hold_their_skirts_and_count_them() {
-    let skew = Skew { skewed: true, reach: 3 };
+    let skew = Skew { skewed: true, cycle: 3 };
     let wide = Slabs::new(62, 1, 10, 6, 12).skewing(skew);
     assert!(wide.hold_cycle_skirts(6, 3));
     // Windows reach (height + sub) · r below a slab; each slot sets aside 2 · sub · r
@@ -16,6 +16,9 @@ fn skewed_streaming_slabs_hold_their_skirts_and_count_them() {
     assert!(!Slabs::new(62, 1, 10, 6, 5).skewing(skew).hold_cycle_skirts(6, 3));
     assert!(!Slabs::new(62, 1, 10, 30, 8).skewing(skew).hold_cycle_skirts(30, 3));
     assert_eq!(Slabs::new(62, 1, 10, 6, 12).skewing(Skew::PLAIN).skirt_planes(), 0);
+    // Cycles of one iteration set skirts aside too (the kernel writes its whole view).
+    let single = Slabs::new(62, 1, 10, 6, 12).skewing(Skew { skewed: true, cycle: 1 });
+    assert_eq!((single.window(2, 6), single.skirt_planes()), (25 - 7..37, 8 * 2));
 }
 
 #[test]
@@ -103,7 +106,7 @@ fn the_widest_slab_fits_its_limit() {
         assert!(whole || wider.buffer_bytes(arrays, elem) > limit, "{limit}: width {width} is not the widest");
     }
     // Ghost planes clipped at the edge of a small grid: exactly the smallest slabs' bytes fit.
-    for skew in [Skew::PYRAMID, Skew::PLAIN, Skew { skewed: true, reach: 4 }] {
+    for skew in [Skew::PYRAMID, Skew::PLAIN, Skew { skewed: true, cycle: 4 }] {
         let (planes, height) = (33, 32);
         let one = Slabs::new(planes, radius, plane_len, height, 1).skewing(skew).buffer_bytes(arrays, elem);
         let cut = Cut::interior(planes, radius, plane_len);
