@@ -9,7 +9,7 @@ use super::pyramid::{Kernels, Pyramid, view_dims};
 use crate::cuda::device::driver_error;
 use crate::cuda::launch::{Args, Kernel, fill, launch};
 use crate::engine::PassPlan;
-use crate::plan::launch::plain;
+use crate::plan::launch::{CYCLE_INTS, Shape, plain};
 use crate::schedule::CycleSizes;
 use crate::{Real, Result, Stencil};
 
@@ -114,31 +114,42 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
             return Ok(());
         }
         let view = level.start - self.slabs.radius..level.end + self.slabs.radius;
-        let range = self.slabs.elements(&(view.start - window.start..view.end - window.start));
         let dims = view_dims::<S, N>(self.shape, view.len());
         let shape = plain(S::KERNELS, dims, self.block, kernel.vector(), self.gpu.limits())?;
+        self.launch_view((s, position), window, view, from, kernel, (shape, [0; CYCLE_INTS]))
+    }
+
+    /// Launches `kernel` of slab `s` (the `position`-th of the pass) on `view` (planes within
+    /// `window`) with `shape` and `cycle`'s integers, from buffer `from` into the other, the
+    /// view's outer layers filled first.
+    fn launch_view(
+        &mut self,
+        (s, position): (usize, usize),
+        window: &Range<usize>,
+        view: Range<usize>,
+        from: usize,
+        kernel: &Kernel,
+        (shape, cycle): (Shape, [i32; CYCLE_INTS]),
+    ) -> Result<()> {
+        let range = self.slabs.elements(&(view.start - window.start..view.end - window.start));
+        let dims = view_dims::<S, N>(self.shape, view.len());
         if let Some((boundary, views)) = &self.fill {
-            // The view of iterate t − 1, its outer layers filled.
             for buffers in &mut self.slots[position % 2].u {
                 let grid = buffers[from].slice_mut(range.clone());
                 fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
             }
         }
-        let entries = self.entries(s);
+        let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);
         let (fields, targets) = self.slots[position % 2].views::<N, S>(range, from);
         let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
         args.set_outputs(targets);
+        args.cycle = cycle;
         args.checks = Some((
             self.block_max.slice_mut(entries.clone()),
             self.block_sum.slice_mut(entries),
             self.first_bad.slice_mut(s..s + 1),
         ));
         launch(&self.compute, kernel, args, shape)
-    }
-
-    /// Slab `s`'s entries in the check's block arrays.
-    fn entries(&self, s: usize) -> Range<usize> {
-        self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1)
     }
 
     /// Streaming cycles on skewed slab `s` (the `position`-th of the pass), `sub` levels at a
@@ -156,14 +167,11 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
         let (cycle, measure, sizes, stream) = (cycle.clone(), measure.clone(), *sizes, *stream);
         let r = self.slabs.radius;
         let sets_aside = s + 1 < self.slabs.own.len();
-        let (mut current, mut t0) = (0, 0);
+        let (mut current, mut t0, mut k) = (0, 0, 0);
         if sets_aside {
             self.skirt(s, position, &window, (len, 0, 0), current, true)?;
         }
-        for k in 0.. {
-            if t0 == len {
-                break;
-            }
+        while t0 < len {
             if s > 0 {
                 self.skirt(s - 1, position, &window, (len, t0, k), current, false)?;
             }
@@ -182,34 +190,18 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
                 _ => (self.slabs.level(s, len, t0).end + r).min(window.end),
             };
             let view = lo..hi;
-            let range = self.slabs.elements(&(view.start - window.start..view.end - window.start));
             let dims = view_dims::<S, N>(self.shape, view.len());
             // As in the CPU twin: the view's own ends along axis 0 are no edges.
             let edges = self.fill.as_ref().map_or([0; 3], |(_, f)| f.cycle_edges(&view).flags(S::KERNELS.axes));
             let cycle_sizes = CycleSizes { sub: steps, ..sizes };
             let geometry = stream.cycle(S::KERNELS, dims, cycle_sizes, T::BYTES, self.gpu.limits(), edges)?;
-            if let Some((boundary, views)) = &self.fill {
-                for buffers in &mut self.slots[position % 2].u {
-                    let grid = buffers[current].slice_mut(range.clone());
-                    fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
-                }
-            }
-            let entries = self.entries(s);
-            let (fields, targets) = self.slots[position % 2].views::<N, S>(range, current);
-            let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
-            args.set_outputs(targets);
-            args.cycle = geometry.ints(steps, 0)?;
-            args.checks = Some((
-                self.block_max.slice_mut(entries.clone()),
-                self.block_sum.slice_mut(entries),
-                self.first_bad.slice_mut(s..s + 1),
-            ));
-            launch(&self.compute, &cycle, args, geometry.shape)?;
+            let launch_shape = (geometry.shape, geometry.ints(steps, 0)?);
+            self.launch_view((s, position), &window, view, current, &cycle, launch_shape)?;
             current ^= 1;
             if sets_aside {
                 self.skirt(s, position, &window, (len, t, k + 1), current, true)?;
             }
-            t0 = t;
+            (t0, k) = (t, k + 1);
         }
         Ok(current)
     }
