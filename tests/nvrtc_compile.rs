@@ -223,3 +223,23 @@ fn compile_errors_show_the_log_and_the_numbered_source() {
     assert!(message.contains("undefined_name"), "{message}");
     assert!(message.contains("   1 | extern"), "{message}");
 }
+
+#[test]
+#[ignore = "needs the NVRTC library"]
+fn fast_mode_multiplies_by_the_reciprocal_of_a_constant_divisor() {
+    require_nvrtc();
+    // Only the plain pass, so that the PTX holds `jacobi7`'s `/ 6.0` and nothing else that divides.
+    let ptx = |mode| {
+        let options = CompileOptions::new::<f32>(mode, "sm_90")
+            .define("KERNEL_PLAIN_MEASURE", 0)
+            .define("KERNEL_TILED", 0)
+            .define("KERNEL_HIER", 0)
+            .define("KERNEL_HIER_ROWS", 0)
+            .define("KERNEL_STREAM", 0)
+            .define("KERNEL_BOUNDARY", 0);
+        compile("jacobi7", Jacobi7::CUDA_SOURCE, &options).unwrap().ptx.0
+    };
+    let (exact, fast) = (ptx(Mode::Exact), ptx(Mode::Fast));
+    assert!(exact.contains("div.rn.f32"), "exact mode divides by 6 with IEEE division");
+    assert!(!fast.contains("div."), "fast mode multiplies by 1/6 instead of dividing");
+}

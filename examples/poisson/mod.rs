@@ -100,7 +100,7 @@ impl From<ResidualArg> for Residual {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum ModeArg {
-    /// NVRTC's defaults: multiply–adds may be fused.
+    /// Multiply–adds may be fused, divisions approximate.
     Fast,
     /// No fused multiply–adds: the GPU gives the CPU twin's bits.
     Exact,

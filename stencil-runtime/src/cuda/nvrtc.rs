@@ -17,8 +17,9 @@ pub enum Mode {
     /// `--fmad=false`, IEEE division and square root: for `+ − × ÷ sqrt` the GPU gives the
     /// CPU twin's bits.
     Exact,
-    /// NVRTC's defaults: multiply–add pairs may be fused (results differ from the CPU twin
-    /// by rounding).
+    /// Multiply–add pairs may be fused, `f32` division is approximate (`--prec-div=false`,
+    /// within 2 ulp) and division by a constant multiplies by its reciprocal: results differ
+    /// from the CPU twin by rounding.
     #[default]
     Fast,
 }
@@ -65,8 +66,11 @@ impl CompileOptions {
         let mut args = vec![format!("--gpu-architecture={}", self.arch), format!("-DREAL={}", self.real)];
         args.extend(self.defines.iter().map(|(n, v)| format!("-D{n}={v}")));
         args.push("--std=c++17".into());
-        if self.mode == Mode::Exact {
-            args.extend(["--fmad=false".into(), "--prec-div=true".into(), "--prec-sqrt=true".into()]);
+        match self.mode {
+            Mode::Exact => {
+                args.extend(["--fmad=false".into(), "--prec-div=true".into(), "--prec-sqrt=true".into()]);
+            }
+            Mode::Fast => args.extend(["--prec-div=false".into(), "-DSTENCIL_FAST=1".into()]),
         }
         if let Ok(extra) = std::env::var(EXTRA_OPTIONS_VAR) {
             args.extend(extra.split_whitespace().map(String::from));
@@ -242,6 +246,8 @@ mod tests {
         assert!(args.contains(&"-DBLOCK_X=64".to_string()));
         let fast = CompileOptions::new::<f32>(Mode::Fast, "sm_90").to_args();
         assert!(!fast.iter().any(|a| a.starts_with("--fmad")));
+        assert!(fast.contains(&"-DSTENCIL_FAST=1".to_string()));
+        assert!(!args.contains(&"-DSTENCIL_FAST=1".to_string()));
     }
 
     #[test]

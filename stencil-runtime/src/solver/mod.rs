@@ -176,7 +176,8 @@ impl<'a, S: Stencil<N>, T: Real, const N: usize> Solver<'a, S, T, N> {
 
     /// How the GPU compiles floating-point operations: [`Mode::Exact`](crate::cuda::Mode)
     /// gives the CPU twin's bits, [`Mode::Fast`](crate::cuda::Mode) (the default) lets NVRTC
-    /// fuse multiply–adds. Ignored on the CPU.
+    /// fuse multiply–adds, divide `f32` approximately and divide by a constant as a
+    /// multiplication by its reciprocal. Ignored on the CPU.
     pub fn mode(mut self, mode: crate::cuda::Mode) -> Self {
         self.cuda.mode = mode;
         self
