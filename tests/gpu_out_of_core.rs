@@ -169,6 +169,12 @@ fn streaming_cycles_inside_skewed_slabs_equal_plain() {
     check::<_, f64, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], (9, 8, inner(6, 4)), 17, 100);
     check::<_, f64, 3>(Varied, [43, 19, 23], "k", &[], (9, 4, inner(6, 2)), 13, 4);
     check::<_, f32, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (20, 8, inner(32, 4)), 17, 8);
+    // Passes taller than the lowest slabs: their levels stop at the interior's first plane,
+    // then empty, and the slabs above take those planes over.
+    check::<_, f32, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], (8, 30, inner(8, 3)), 47, 100);
+    check::<_, f64, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], (10, 24, inner(6, 4)), 50, 25);
+    check::<_, f64, 3>(Varied, [43, 19, 23], "k", &[], (9, 12, inner(6, 2)), 26, 100);
+    check::<_, f32, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (12, 40, inner(32, 4)), 60, 100);
 }
 
 #[test]

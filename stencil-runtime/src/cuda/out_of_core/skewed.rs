@@ -181,6 +181,16 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
             }
             let steps = sizes.sub.min(len - t0 - usize::from(check));
             let t = t0 + steps;
+            if self.slabs.level(s, len, t).is_empty() {
+                // Levels emptied at the interior's first plane (a pass taller than the slabs
+                // below): the slabs above compute them; the skirts left are boundary planes,
+                // the same in both buffers.
+                if sets_aside {
+                    self.skirt(s, position, &window, (len, t, k + 1), current, true)?;
+                }
+                (t0, k) = (t, k + 1);
+                continue;
+            }
             let lo = match s {
                 0 => window.start.max(self.slabs.span(len, t0).start.saturating_sub(r)),
                 _ => window.start.max(self.slabs.level(s, len, t).start.saturating_sub(steps * r)),
@@ -226,6 +236,9 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
         let skirt = 2 * sizes.sub * slabs.radius;
         let top = slabs.own[below].end.saturating_sub(t * slabs.radius);
         let planes = slabs.window(below + 1, len).start.max(top.saturating_sub(skirt))..top;
+        if planes.is_empty() {
+            return Ok(());
+        }
         let local = slabs.elements(&(planes.start - window.start..planes.end - window.start));
         let stored = slabs.elements(&(k * skirt..k * skirt + planes.len()));
         let (even, odd) = self.slots.split_at_mut(1);

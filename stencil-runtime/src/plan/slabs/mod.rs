@@ -203,8 +203,10 @@ impl Slabs {
 
     /// Skewed streaming cycles of `sub` iterations: the planes a slab sets aside for the next
     /// one at each cycle boundary T of a pass of `len`, `[b − T·r − 2·sub·r, b − T·r)`, lie in
-    /// its level T (or, for the first slab in one process, below the interior: the boundary
-    /// planes, constant), for every slab but the last and every T ≤ `len`.
+    /// its level T, for every slab but the last and every T ≤ `len`. In one process they may
+    /// also lie below the interior, where the boundary planes are constant: a level that
+    /// reaches the interior's first plane (a pass taller than the slabs below) holds every
+    /// interior plane of its skirt, and a level emptied there sets aside boundary planes only.
     pub fn hold_cycle_skirts(&self, len: usize, sub: usize) -> bool {
         let r = self.radius;
         let one_process = self.own.first().map(|s| s.start) == Some(r);
@@ -213,7 +215,8 @@ impl Slabs {
                 let top = self.own[s].end.saturating_sub(t * r);
                 let low = top.saturating_sub(2 * sub * r);
                 let level = if t == 0 { self.own[s].clone() } else { self.level(s, len, t) };
-                level.end == top && (low >= level.start || (s == 0 && one_process && level.start == r))
+                let held = level.end == top && (low >= level.start || (one_process && level.start == r));
+                held || (one_process && top <= r)
             })
         })
     }

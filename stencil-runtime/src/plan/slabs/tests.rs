@@ -11,10 +11,17 @@ fn skewed_streaming_slabs_hold_their_skirts_and_count_them() {
     // planes at each of the ⌈6 / 3⌉ + 2 boundaries a pass may have.
     assert_eq!(wide.window(2, 6), 25 - 9..37);
     assert_eq!(wide.skirt_planes(), 4 * 6);
-    // Slabs narrower than 2 · sub · r cannot set their skirts aside, nor slabs whose
-    // levels stop at the interior's first plane (a pass taller than the lowest slabs).
+    // Slabs narrower than 2 · sub · r cannot set their skirts aside.
     assert!(!Slabs::new(62, 1, 10, 6, 5).skewing(skew).hold_cycle_skirts(6, 3));
-    assert!(!Slabs::new(62, 1, 10, 30, 8).skewing(skew).hold_cycle_skirts(30, 3));
+    // In one process, a pass taller than the lowest slabs: their levels stop at the
+    // interior's first plane, or empty there, and below it the skirts are boundary planes.
+    let tall = Slabs::new(62, 1, 10, 30, 8).skewing(skew);
+    assert_eq!((tall.level(0, 30, 7), tall.level(0, 30, 9), tall.level(1, 30, 12)), (1..2, 1..1, 1..5));
+    assert!(tall.hold_cycle_skirts(30, 3));
+    // Under a rank the planes below the own ones are ghost planes, not constant.
+    let cut = Cut { own: 40..80, planes: 120, radius: 1, plane_len: 10 };
+    assert!(!Slabs::over(&cut, 30, 8).skewing(skew).hold_cycle_skirts(30, 3));
+    assert!(Slabs::over(&cut, 6, 12).skewing(skew).hold_cycle_skirts(6, 3));
     assert_eq!(Slabs::new(62, 1, 10, 6, 12).skewing(Skew::PLAIN).skirt_planes(), 0);
     // Cycles of one iteration set skirts aside too (the kernel writes its whole view).
     let single = Slabs::new(62, 1, 10, 6, 12).skewing(Skew { skewed: true, cycle: 1 });
