@@ -114,6 +114,12 @@ fn the_change_since_the_last_check_is_measured_between_checks() {
         Schedule::Streaming { tile: 4, sub: 2 },
         Schedule::OutOfCore { slab: Some(3), height: 4, inner: Inner::Plain, device_memory: None },
         Schedule::OutOfCore { slab: Some(2), height: 6, inner: Inner::Skewed, device_memory: None },
+        Schedule::OutOfCore {
+            slab: Some(3),
+            height: 5,
+            inner: Inner::SkewedStreaming { tile: 4, sub: 2 },
+            device_memory: None,
+        },
     ];
     for schedule in schedules {
         let run = |solver: Solver<'_, Jacobi7, f64, 3>| {

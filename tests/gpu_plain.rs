@@ -196,6 +196,7 @@ fn since_last_check_is_the_twins<T: Real>() {
         slabs(5, 2, Inner::Plain),
         slabs(4, 3, Inner::Skewed),
         slabs(6, 5, Inner::Streaming { tile: 8, sub: 2 }),
+        slabs(7, 10, Inner::SkewedStreaming { tile: 8, sub: 2 }),
     ];
     for schedule in schedules {
         both::<_, T, 3>(Jacobi7, [37, 41, 29], ("h2", 0.01), schedule);

@@ -222,8 +222,9 @@ pub(crate) trait Engine<T: Real, const N: usize> {
 /// where the ghost planes are brought up to date.
 pub(crate) type Ghosts<'c, T> = &'c mut dyn FnMut(&mut [&mut [T]]) -> Result<(), Error>;
 
-/// Told how many slabs of a pass are written back, as they are.
-pub(crate) type Written<'c> = &'c mut dyn FnMut(usize);
+/// Told how many slabs of a pass are written back, as they are, with every unknown's grid
+/// (whose planes written back so far may be read while the next slabs run).
+pub(crate) type Written<'c, T> = &'c mut dyn FnMut(usize, &[&mut [T]]);
 
 /// One out-of-core pass: its number of iterations, and whether its last one measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -247,7 +248,7 @@ pub(crate) trait Passes<T: Real> {
         grids: &mut [&mut [T]],
         pass: PassPlan,
         ghosts: Option<Ghosts<'_, T>>,
-        written: Option<Written<'_>>,
+        written: Option<Written<'_, T>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)>;
 
     /// Waits until every pass so far is written back.

@@ -90,7 +90,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
         grids: &mut [&mut [T]],
         work: &mut Workspace<T>,
         pass: PassPlan,
-        written: &mut dyn FnMut(usize),
+        written: Written<'_, T>,
         ghosts: Option<Ghosts<'_, T>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
         let PassPlan { len, measure } = pass;
@@ -123,7 +123,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
             for (u, buffers) in grids.iter_mut().zip(&work.unknowns) {
                 u[slabs.elements(&own)].copy_from_slice(&buffers.current[local.clone()]);
             }
-            written(position + 1);
+            written(position + 1, grids);
         }
         bring_ghosts(grids, slabs.own.len())?;
         Ok(total)
@@ -238,7 +238,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
         work: &mut Workspace<T>,
         len: usize,
         measure: bool,
-        written: &mut dyn FnMut(usize),
+        written: Written<'_, T>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
         let slabs = self.slabs;
         let r = slabs.radius;
@@ -298,7 +298,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
                 u[slabs.elements(&last)].copy_from_slice(&done[local(&last)]);
             }
             previous = Some(window);
-            written(s + 1);
+            written(s + 1, grids);
         }
         Ok(total)
     }
@@ -324,9 +324,9 @@ impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for CpuPasses<'_, S, T, N
         grids: &mut [&mut [T]],
         pass: PassPlan,
         ghosts: Option<Ghosts<'_, T>>,
-        written: Option<Written<'_>>,
+        written: Option<Written<'_, T>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
-        let mut nobody = |_| {};
+        let mut nobody = |_, _: &[&mut [T]]| {};
         self.pass.run(grids, &mut self.work, pass, written.unwrap_or(&mut nobody), ghosts)
     }
 

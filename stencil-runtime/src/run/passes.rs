@@ -52,7 +52,7 @@ pub(crate) struct Slabbed<'p, 'g, 'c, P: Peers, X, T: Real, const N: usize> {
     wrap: Vec<FillCopy>,
     /// When a check measures the change since the last one: the local grid's layout (which
     /// points are interior) and every unknown's grid at the last check, compared on the host
-    /// after the pass, over the own planes.
+    /// over the own planes, slab by slab as a checked pass writes them back.
     reference: Option<(Layout<N>, Vec<Vec<T>>)>,
 }
 
@@ -135,19 +135,6 @@ impl<'p, 'g, 'c, P: Peers, X: Passes<T>, T: Real, const N: usize> Slabbed<'p, 'g
         self
     }
 
-    /// The change of every unknown's own planes since the reference, which then holds them
-    /// (`None` without a reference).
-    fn changed_since_reference(&mut self) -> Option<Difference> {
-        let (layout, references) = self.reference.as_mut()?;
-        let own = self.planes.own.clone();
-        let changes = self
-            .grids
-            .iter()
-            .zip(references)
-            .map(|(u, kept)| Difference::since(layout, own.clone(), u.as_slice(), kept));
-        Some(changes.fold(Difference::default(), Difference::merge))
-    }
-
     /// Receives the ghost planes into `grids` (what the neighbours sent after the last pass).
     fn receive(
         peers: &P,
@@ -180,10 +167,11 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         let (start, end) = (iteration, iteration + plan.len);
         self.lens.push(plan.len);
         let measure = plan.measure_step.is_some();
-        // Against the reference, the change is measured on the host after the pass.
+        // Against the reference, the change is measured on the host, slab by slab as each is
+        // written back, while the device runs the next.
         let (measure_pass, against_reference) =
             (measure && self.reference.is_none(), measure && self.reference.is_some());
-        let Self { passes, peers, planes, slabs, grids, halos, on_slab, started, wrap, .. } = self;
+        let Self { passes, peers, planes, slabs, grids, halos, on_slab, started, wrap, reference, .. } = self;
         if !wrap.is_empty() {
             // The planes copied were written back by the last pass.
             passes.synchronize()?;
@@ -196,13 +184,25 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         };
         let count = slabs.own.len();
         let tell = on_slab.is_some();
-        let mut told = |slab| {
+        let order: Vec<usize> = slabs.order().collect();
+        let mut compared = (0, against_reference.then(Difference::default));
+        let mut told = |slab: usize, host: &[&mut [T]]| {
+            if let (Some((layout, kept)), (from, Some(total))) = (reference.as_mut(), &mut compared) {
+                for &s in &order[*from..slab] {
+                    let written = slabs.written_back(s, plan.len);
+                    let own = written.start.max(planes.own.start)..written.end.min(planes.own.end);
+                    for (u, kept) in host.iter().zip(kept.iter_mut()) {
+                        *total = total.merge(Difference::since(layout, own.clone(), u, kept));
+                    }
+                }
+                *from = slab;
+            }
             if let Some(callback) = on_slab.as_mut() {
                 let elapsed = started.elapsed();
                 callback(&SlabProgress { pass_start: start, pass_end: end, slab, slabs: count, elapsed });
             }
         };
-        let written = tell.then_some(&mut told as &mut dyn FnMut(usize));
+        let written = (tell || against_reference).then_some(&mut told as &mut dyn FnMut(usize, &[&mut [T]]));
         let ghosts = planes.has_neighbour().then_some(&mut ghosts as &mut dyn FnMut(&mut [&mut [T]]) -> Result<()>);
         let mut slices: Vec<&mut [T]> = grids.iter_mut().map(|g| g.as_mut_slice()).collect();
         let measured = passes
@@ -217,7 +217,8 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         if against_reference {
             let synchronized = self.passes.synchronize();
             synchronized.map_err(|error| self.slabs.interrupted(start..end, count, None, error))?;
-            self.measured = self.changed_since_reference();
+            debug_assert_eq!(compared.0, count, "every slab compared as it was written back");
+            self.measured = compared.1;
         }
         Ok(Some(Unit { end, record_at: measure.then_some(plan.record_at), host_holds: true }))
     }

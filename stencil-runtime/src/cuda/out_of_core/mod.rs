@@ -220,7 +220,8 @@ fn check_skewed_streaming<S: Stencil<N>, const N: usize>(slabs: &Slabs, inner: I
     }
     Err(refuse(format!(
         "skewed streaming cycles need every slab but the last to hold 2 · sub · radius = {} planes below its top \
-             at every iteration of a pass (slabs of {} planes, height {}): use wider slabs or a lower height",
+             at every iteration of a pass, or (in one process) to reach the interior's first plane (slabs of {} \
+             planes, height {}): use wider slabs or a lower height",
         2 * sub * slabs.radius,
         slabs.own.first().map_or(0, |r| r.len()),
         slabs.height
@@ -261,7 +262,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Passes<T> for GpuPasses<'_, '_, S, 
         grids: &mut [&mut [T]],
         pass: PassPlan,
         ghosts: Option<Ghosts<'_, T>>,
-        written: Option<Written<'_>>,
+        written: Option<Written<'_, T>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
         self.pyramid.pass(grids, &self.inputs, pass, written, ghosts)
     }

@@ -295,7 +295,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         host: &mut [&mut [T]],
         inputs: &[Option<&[T]>],
         pass: PassPlan,
-        written: Option<Written<'_>>,
+        written: Option<Written<'_, T>>,
         ghosts: Option<Ghosts<'_, T>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
         let mut enqueued = 0;
@@ -328,7 +328,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         inputs: &[Option<&[T]>],
         pass: PassPlan,
         enqueued: &mut usize,
-        mut written: Option<Written<'_>>,
+        mut written: Option<Written<'_, T>>,
         mut ghosts: Option<Ghosts<'_, T>>,
     ) -> Result<()> {
         let len = pass.len;
@@ -377,7 +377,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 while in_flight.len() > usize::from(position + 1 < count) {
                     let done = in_flight.pop_front().expect("not empty");
                     done.synchronize().map_err(driver_error("waiting for a copy"))?;
-                    callback(*enqueued - in_flight.len());
+                    callback(*enqueued - in_flight.len(), host);
                 }
             }
         }

@@ -245,6 +245,12 @@ impl Slabs {
         start..end
     }
 
+    /// The planes slab `s` writes back at the end of a pass of `len`: its own planes, or
+    /// (skewed) its last level. Over every slab they tile the own planes.
+    pub fn written_back(&self, s: usize, len: usize) -> Range<usize> {
+        if self.skewed { self.level(s, len, len) } else { self.own[s].clone() }
+    }
+
     /// Skewed: the planes that iteration `t` (1 to `len`) of slab `s` updates during a pass
     /// of `len` iterations, `[a − t·r, b − t·r)` within [`span`](Self::span), which the first
     /// slab starts and the last ends; for every `t` the slabs' levels tile the span.
@@ -355,8 +361,7 @@ impl Slabs {
         if written == 0 || self.first != 0 {
             return source;
         }
-        let written_to =
-            if self.skewed { self.level(written - 1, pass.len(), pass.len()).end } else { self.own[written - 1].end };
+        let written_to = self.written_back(written - 1, pass.len()).end;
         crate::Error::StoppedMidPass {
             pass_start: pass.start,
             pass_end: pass.end,
