@@ -20,8 +20,8 @@ pub enum Schedule {
     /// [`Hierarchical`](Self::Hierarchical) configurations (halo = sub · radius), timed on the
     /// grid over a few iterations and cached — or, when the grid and its workspace do not fit
     /// the GPU's free memory, [`OutOfCore`](Self::OutOfCore) with the height, slab width and
-    /// inner iterations (plain or streaming pyramids, or skewed slabs) of the run-time model's
-    /// best.
+    /// inner iterations (plain or streaming pyramids, or skewed slabs of plain iterations or
+    /// streaming cycles) of the run-time model's best.
     /// [`Report::schedule_choice`](crate::Report) says what was chosen and why.
     #[default]
     Auto,

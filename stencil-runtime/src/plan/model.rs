@@ -160,8 +160,9 @@ pub(crate) const MAX_HEIGHT: usize = 128;
 
 /// The (height, slab width) with the least overlapped time per iteration of full passes,
 /// over every height up to [`MAX_HEIGHT`] and, for each, slab widths from the widest that
-/// fits `limit` bytes down to an eighth of it; with its seconds per iteration. `None` when
-/// not even one plane fits.
+/// fits `limit` bytes down to an eighth of it (for streaming cycles in skewed slabs, those
+/// whose slabs hold their skirts); with its seconds per iteration. `None` when not even one
+/// plane fits.
 pub(crate) fn best(shape: &Shape, limit: usize, costs: &Costs, skew: Skew) -> Option<(usize, usize, f64)> {
     let mut best: Option<(usize, usize, f64)> = None;
     for height in 1..=MAX_HEIGHT {
@@ -170,6 +171,10 @@ pub(crate) fn best(shape: &Shape, limit: usize, costs: &Costs, skew: Skew) -> Op
         for eighths in (1..=8).rev() {
             let width = (widest * eighths / 8).max(1);
             let slabs = Slabs::new(shape.planes, shape.radius, shape.plane_len, height, width).skewing(skew);
+            // Streaming cycles in skewed slabs run only where every slab holds its skirts.
+            if skew.cycle > 1 && !slabs.hold_cycle_skirts(height, skew.cycle) {
+                continue;
+            }
             let per_iteration = pass(shape, &slabs, height, costs).1 / height as f64;
             if best.is_none_or(|(_, _, b)| per_iteration < b) {
                 best = Some((height, slabs.own[0].len(), per_iteration));

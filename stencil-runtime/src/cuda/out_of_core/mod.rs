@@ -30,6 +30,9 @@ struct Model {
     limit: usize,
     /// The streaming cycles timed by the probe, and their seconds per point and iteration.
     streaming: Option<(Inner, f64)>,
+    /// Whether the same cycles may run inside skewed slabs (one unknown, Dirichlet sides,
+    /// cycles of two or more iterations: [`check_skewed_streaming`]).
+    skewed_streaming: bool,
     /// The inner iterations chosen.
     inner: Inner,
 }
@@ -115,7 +118,8 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
             let streaming = streaming
                 .zip(cycle_update)
                 .map(|(c, update)| (Inner::Streaming { tile: c.sizes.tile, sub: c.sizes.sub }, update));
-            model = Some(Model { shape, costs, limit, streaming, inner });
+            let skewed_streaming = S::META.unknowns.len() == 1 && !setup.fill.any();
+            model = Some(Model { shape, costs, limit, streaming, skewed_streaming, inner });
         }
         let slabs = match (given, &mut model) {
             (Some(slabs), _) => slabs,
@@ -159,20 +163,38 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
 
 impl Model {
     /// The constants of slabs whose iterations run as `inner`: a streaming cycle's cost
-    /// per point and iteration instead of the plain kernel's.
+    /// per point and iteration instead of the plain kernel's, in pyramids or skewed slabs.
     fn costs_of(&self, inner: Inner) -> model::Costs {
-        match self.streaming {
-            Some((streaming, update)) if streaming == inner => model::Costs { update, ..self.costs },
+        match (self.streaming, inner) {
+            (Some((Inner::Streaming { tile, sub }, update)), Inner::Streaming { tile: t, sub: s })
+            | (Some((Inner::Streaming { tile, sub }, update)), Inner::SkewedStreaming { tile: t, sub: s })
+                if (tile, sub) == (t, s) =>
+            {
+                model::Costs { update, ..self.costs }
+            }
             _ => self.costs,
         }
     }
 
-    /// `Auto`: the height and slab width of the best of pyramids of plain iterations,
-    /// skewed slabs and pyramids of streaming cycles (when probed), by the model (which of
-    /// them it is, in `inner`).
+    /// The inner iterations `Auto` weighs: plain pyramids, skewed slabs, and the probed
+    /// streaming cycles in pyramids and, where they may run there, in skewed slabs.
+    fn options(&self) -> Vec<Inner> {
+        let mut options = vec![Inner::Plain, Inner::Skewed];
+        if let Some((Inner::Streaming { tile, sub }, _)) = self.streaming {
+            options.push(Inner::Streaming { tile, sub });
+            if self.skewed_streaming && sub >= 2 {
+                options.push(Inner::SkewedStreaming { tile, sub });
+            }
+        }
+        options
+    }
+
+    /// `Auto`: the height and slab width of the best of [`options`](Self::options) by the
+    /// model (which of them it is, in `inner`).
     fn choose<T: Real>(&mut self) -> Result<(usize, usize)> {
-        let options = [Inner::Plain, Inner::Skewed].into_iter().chain(self.streaming.map(|(inner, _)| inner));
-        let best = options
+        let best = self
+            .options()
+            .into_iter()
             .filter_map(|inner| {
                 let skew = Skew::of(inner);
                 let (height, width, seconds) = model::best(&self.shape, self.limit, &self.costs_of(inner), skew)?;
@@ -289,7 +311,8 @@ mod tests {
         let costs = model::Costs { up: 1.0 / 25e9, down: 1.0 / 25e9, update, device_copy: 1.0 / 2e12 };
         let inner = Inner::Streaming { tile: 24, sub: 4 };
         // Room for slabs of the whole grid: no pyramid recomputes much.
-        Model { shape, costs, limit: 12 << 30, streaming: Some((inner, streaming)), inner: Inner::Plain }
+        let streaming = Some((inner, streaming));
+        Model { shape, costs, limit: 12 << 30, streaming, skewed_streaming: false, inner: Inner::Plain }
     }
 
     #[test]
@@ -300,7 +323,23 @@ mod tests {
         assert_eq!(faster.costs_of(faster.inner).update, 3e-12);
         let mut slower = model(5e-12, 9e-12);
         slower.choose::<f32>().unwrap();
-        assert_ne!(slower.inner, Inner::Streaming { tile: 24, sub: 4 });
+        assert!(matches!(slower.inner, Inner::Plain | Inner::Skewed), "{}", slower.inner);
         assert_eq!(slower.costs_of(slower.inner).update, 5e-12);
+    }
+
+    #[test]
+    fn auto_takes_skewed_streaming_cycles_where_they_may_run_and_their_skirts_fit() {
+        // A limit of about 90 % of u and f: pyramids recompute, skewed slabs do not.
+        let tight = |skewed_streaming| Model { limit: 4 << 30, skewed_streaming, ..model(5e-12, 3e-12) };
+        let mut allowed = tight(true);
+        let (height, width) = allowed.choose::<f32>().unwrap();
+        assert_eq!(allowed.inner, Inner::SkewedStreaming { tile: 24, sub: 4 });
+        assert_eq!(allowed.costs_of(allowed.inner).update, 3e-12);
+        let slabs = Slabs::new(802, 1, 802 * 802, height, width).skewing(Skew::of(allowed.inner));
+        assert!(slabs.hold_cycle_skirts(height, 4), "height {height}, slab {width}");
+        // Systems and periodic or Neumann sides: not weighed.
+        let mut refused = tight(false);
+        refused.choose::<f32>().unwrap();
+        assert_ne!(refused.inner, Inner::SkewedStreaming { tile: 24, sub: 4 });
     }
 }
