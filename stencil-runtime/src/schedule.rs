@@ -138,8 +138,9 @@ pub enum Inner {
     /// previous slab set aside at that iterate (`docs/schedules.md`). The CPU runs the skewed
     /// slabs' plain iterations for it (the same iterates). On the GPU: `sub` ≥ 2 (one
     /// iteration is `Skewed`'s plain level), one unknown, Dirichlet sides, and every slab but the last holding at least `2 · sub · radius` planes below its
-    /// top at every iteration of a pass (so a pass no taller than the first slab is wide);
-    /// other configurations are an [`Error::InvalidSchedule`] before the run.
+    /// top at every iteration of a pass, or reaching the interior's first plane (where the
+    /// planes below are the boundary's: in one process, passes may be taller than the lowest
+    /// slabs); other configurations are an [`Error::InvalidSchedule`] before the run.
     SkewedStreaming {
         /// Core tile edge on the two fast axes in points (≥ 1).
         tile: usize,

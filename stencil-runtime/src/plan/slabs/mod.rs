@@ -203,20 +203,21 @@ impl Slabs {
 
     /// Skewed streaming cycles of `sub` iterations: the planes a slab sets aside for the next
     /// one at each cycle boundary T of a pass of `len`, `[b − T·r − 2·sub·r, b − T·r)`, lie in
-    /// its level T, for every slab but the last and every T ≤ `len`. In one process they may
-    /// also lie below the interior, where the boundary planes are constant: a level that
-    /// reaches the interior's first plane (a pass taller than the slabs below) holds every
-    /// interior plane of its skirt, and a level emptied there sets aside boundary planes only.
+    /// its level T, for every slab but the last and every T ≤ `len`. Where the own planes start
+    /// at the boundary (one process, or the lowest rank) they may also lie below the interior,
+    /// where the boundary planes are constant: a level that reaches the interior's first
+    /// plane (a pass taller than the slabs below) holds every interior plane of its skirt,
+    /// and a level emptied there sets aside boundary planes only.
     pub fn hold_cycle_skirts(&self, len: usize, sub: usize) -> bool {
         let r = self.radius;
-        let one_process = self.own.first().map(|s| s.start) == Some(r);
+        let bottom_is_boundary = self.own.first().map(|s| s.start) == Some(r);
         (0..self.own.len().saturating_sub(1)).all(|s| {
             (0..=len).all(|t| {
                 let top = self.own[s].end.saturating_sub(t * r);
                 let low = top.saturating_sub(2 * sub * r);
                 let level = if t == 0 { self.own[s].clone() } else { self.level(s, len, t) };
-                let held = level.end == top && (low >= level.start || (one_process && level.start == r));
-                held || (one_process && top <= r)
+                let held = level.end == top && (low >= level.start || (bottom_is_boundary && level.start == r));
+                held || (bottom_is_boundary && top <= r)
             })
         })
     }
