@@ -81,11 +81,10 @@ impl Difference {
             return of_row(planes.clone(), &mut reference[planes]);
         }
         let plane = layout.plane_len();
-        reference
+        reference[planes.start * plane..planes.end * plane]
             .par_chunks_mut(plane)
-            .enumerate()
-            .filter(|(p, _)| planes.contains(p))
-            .map(|(p, kept)| {
+            .zip(planes)
+            .map(|(kept, p)| {
                 let mut d = Difference::default();
                 layout.for_each_row_in_plane(|start| {
                     let row = start..start + layout.row_len();

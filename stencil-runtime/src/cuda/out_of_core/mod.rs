@@ -118,7 +118,7 @@ impl<'g, 'i, S: Stencil<N>, T: Real, const N: usize> GpuPasses<'g, 'i, S, T, N> 
             let streaming = streaming
                 .zip(cycle_update)
                 .map(|(c, update)| (Inner::Streaming { tile: c.sizes.tile, sub: c.sizes.sub }, update));
-            let skewed_streaming = S::META.unknowns.len() == 1 && !setup.fill.any();
+            let skewed_streaming = skewed_streaming_runs::<S, N>(&setup.fill);
             model = Some(Model { shape, costs, limit, streaming, skewed_streaming, inner });
         }
         let slabs = match (given, &mut model) {
@@ -214,6 +214,12 @@ impl Model {
     }
 }
 
+/// Whether the device runs streaming cycles inside skewed slabs for this stencil and fill:
+/// one unknown with Dirichlet sides (the cases its skirts are built for).
+fn skewed_streaming_runs<S: Stencil<N>, const N: usize>(fill: &Fill<N>) -> bool {
+    S::META.unknowns.len() == 1 && !fill.any()
+}
+
 /// For streaming cycles inside skewed slabs: an error unless cycles are longer than one
 /// iteration, the stencil has one unknown, every side is Dirichlet (the cases the device's
 /// skirts are built for), and every slab that sets
@@ -230,7 +236,7 @@ fn check_skewed_streaming<S: Stencil<N>, const N: usize>(slabs: &Slabs, inner: I
             "cycles of one iteration inside skewed slabs are its plain levels: use `Inner::Skewed`".into(),
         ));
     }
-    if S::META.unknowns.len() > 1 || fill.any() {
+    if !skewed_streaming_runs::<S, N>(fill) {
         return Err(refuse(
             "streaming cycles inside skewed slabs run on the GPU for one unknown with Dirichlet sides; use \
              `Inner::Streaming` (pyramids of streaming cycles) or `Inner::Skewed`"

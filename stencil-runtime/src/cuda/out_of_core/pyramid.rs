@@ -478,7 +478,6 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 _ => 1,
             };
             let view = self.slabs.region(s, len, done);
-            let range = self.slabs.elements(&(view.start - chunk.start..view.end - chunk.start));
             let dims = view_dims::<S, N>(shape, view.len());
             let (kernel, launch_shape, cycle) = match &self.kernels {
                 Kernels::Plain { measure, .. } | Kernels::Cycles { measure, .. } if last_measured => {
@@ -495,27 +494,45 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                     (cycle, geometry.shape, geometry.ints(steps, 0)?)
                 }
             };
-            let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);
-            if let Some((boundary, views)) = &self.fill {
-                for buffers in &mut self.slots[position % 2].u {
-                    let grid = buffers[current].slice_mut(range.clone());
-                    fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
-                }
-            }
-            let (fields, targets) = self.slots[position % 2].views::<N, S>(range, current);
-            let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
-            args.set_outputs(targets);
-            args.cycle = cycle;
-            args.checks = Some((
-                self.block_max.slice_mut(entries.clone()),
-                self.block_sum.slice_mut(entries),
-                self.first_bad.slice_mut(s..s + 1),
-            ));
-            launch(&self.compute, kernel, args, launch_shape)?;
+            let kernel = kernel.clone();
+            self.launch_view((s, position), &chunk, view, current, &kernel, (launch_shape, cycle))?;
             current ^= 1;
             done += steps;
         }
         Ok(current)
+    }
+
+    /// Launches `kernel` of slab `s` (the `position`-th of the pass) on `view` (planes within
+    /// `window`) with `shape` and `cycle`'s integers, from buffer `from` into the other, the
+    /// view's outer layers filled first.
+    pub(super) fn launch_view(
+        &mut self,
+        (s, position): (usize, usize),
+        window: &Range<usize>,
+        view: Range<usize>,
+        from: usize,
+        kernel: &Kernel,
+        (shape, cycle): (Shape, [i32; CYCLE_INTS]),
+    ) -> Result<()> {
+        let range = self.slabs.elements(&(view.start - window.start..view.end - window.start));
+        let dims = view_dims::<S, N>(self.shape, view.len());
+        if let Some((boundary, views)) = &self.fill {
+            for buffers in &mut self.slots[position % 2].u {
+                let grid = buffers[from].slice_mut(range.clone());
+                fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
+            }
+        }
+        let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);
+        let (fields, targets) = self.slots[position % 2].views::<N, S>(range, from);
+        let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
+        args.set_outputs(targets);
+        args.cycle = cycle;
+        args.checks = Some((
+            self.block_max.slice_mut(entries.clone()),
+            self.block_sum.slice_mut(entries),
+            self.first_bad.slice_mut(s..s + 1),
+        ));
+        launch(&self.compute, kernel, args, shape)
     }
 
     /// Waits for a checked pass of `len` iterations and reads its measurement.

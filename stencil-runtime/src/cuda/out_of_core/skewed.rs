@@ -7,9 +7,10 @@ use std::ops::Range;
 
 use super::pyramid::{Kernels, Pyramid, view_dims};
 use crate::cuda::device::driver_error;
-use crate::cuda::launch::{Args, Kernel, fill, launch};
+use crate::cuda::launch::Kernel;
 use crate::engine::PassPlan;
-use crate::plan::launch::{CYCLE_INTS, Shape, plain};
+use crate::plan::launch::{CYCLE_INTS, plain};
+use crate::plan::stream::StreamBuild;
 use crate::schedule::CycleSizes;
 use crate::{Real, Result, Stencil};
 
@@ -119,39 +120,6 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
         self.launch_view((s, position), window, view, from, kernel, (shape, [0; CYCLE_INTS]))
     }
 
-    /// Launches `kernel` of slab `s` (the `position`-th of the pass) on `view` (planes within
-    /// `window`) with `shape` and `cycle`'s integers, from buffer `from` into the other, the
-    /// view's outer layers filled first.
-    fn launch_view(
-        &mut self,
-        (s, position): (usize, usize),
-        window: &Range<usize>,
-        view: Range<usize>,
-        from: usize,
-        kernel: &Kernel,
-        (shape, cycle): (Shape, [i32; CYCLE_INTS]),
-    ) -> Result<()> {
-        let range = self.slabs.elements(&(view.start - window.start..view.end - window.start));
-        let dims = view_dims::<S, N>(self.shape, view.len());
-        if let Some((boundary, views)) = &self.fill {
-            for buffers in &mut self.slots[position % 2].u {
-                let grid = buffers[from].slice_mut(range.clone());
-                fill(&self.compute, boundary, S::KERNELS, grid, dims, &views.view(&view))?;
-            }
-        }
-        let entries = self.block_offsets[s]..self.block_offsets[s] + self.measure_shapes[s].blocks().max(1);
-        let (fields, targets) = self.slots[position % 2].views::<N, S>(range, from);
-        let mut args = Args::new(dims.map(|n| n as i64), fields, &self.scalars);
-        args.set_outputs(targets);
-        args.cycle = cycle;
-        args.checks = Some((
-            self.block_max.slice_mut(entries.clone()),
-            self.block_sum.slice_mut(entries),
-            self.first_bad.slice_mut(s..s + 1),
-        ));
-        launch(&self.compute, kernel, args, shape)
-    }
-
     /// Streaming cycles on skewed slab `s` (the `position`-th of the pass), `sub` levels at a
     /// time; returns the buffer that holds the last level. A cycle from level t₀ to T
     /// updates the view from `L_T.start − (T − t₀)·r` (its lower skirt, whose level t₀ the
@@ -165,7 +133,6 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
             unreachable!("skewed slabs of streaming cycles")
         };
         let (cycle, measure, sizes, stream) = (cycle.clone(), measure.clone(), *sizes, *stream);
-        let r = self.slabs.radius;
         let sets_aside = s + 1 < self.slabs.own.len();
         let (mut current, mut t0, mut k) = (0, 0, 0);
         if sets_aside {
@@ -181,39 +148,49 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
             }
             let steps = sizes.sub.min(len - t0 - usize::from(check));
             let t = t0 + steps;
-            if self.slabs.level(s, len, t).is_empty() {
-                // Levels emptied at the interior's first plane (a pass taller than the slabs
-                // below): the slabs above compute them; the skirts left are boundary planes,
-                // the same in both buffers.
-                if sets_aside {
-                    self.skirt(s, position, &window, (len, t, k + 1), current, true)?;
-                }
-                (t0, k) = (t, k + 1);
-                continue;
+            // Levels emptied at the interior's first plane (a pass taller than the slabs
+            // below) are the slabs above's to compute; their skirts are boundary planes, the
+            // same in both buffers.
+            if !self.slabs.level(s, len, t).is_empty() {
+                self.cycle(s, position, &window, (len, t0, t), current, (&cycle, &stream, sizes))?;
+                current ^= 1;
             }
-            let lo = match s {
-                0 => window.start.max(self.slabs.span(len, t0).start.saturating_sub(r)),
-                _ => window.start.max(self.slabs.level(s, len, t).start.saturating_sub(steps * r)),
-            };
-            let hi = match t0 {
-                0 => window.end,
-                _ => (self.slabs.level(s, len, t0).end + r).min(window.end),
-            };
-            let view = lo..hi;
-            let dims = view_dims::<S, N>(self.shape, view.len());
-            // As in the CPU twin: the view's own ends along axis 0 are no edges.
-            let edges = self.fill.as_ref().map_or([0; 3], |(_, f)| f.cycle_edges(&view).flags(S::KERNELS.axes));
-            let cycle_sizes = CycleSizes { sub: steps, ..sizes };
-            let geometry = stream.cycle(S::KERNELS, dims, cycle_sizes, T::BYTES, self.gpu.limits(), edges)?;
-            let launch_shape = (geometry.shape, geometry.ints(steps, 0)?);
-            self.launch_view((s, position), &window, view, current, &cycle, launch_shape)?;
-            current ^= 1;
             if sets_aside {
                 self.skirt(s, position, &window, (len, t, k + 1), current, true)?;
             }
             (t0, k) = (t, k + 1);
         }
         Ok(current)
+    }
+
+    /// The streaming cycle from level t₀ to T of a pass of `len` (`(len, t0, t)`) on skewed
+    /// slab `s` (the `position`-th of the pass), from buffer `from` into the other.
+    fn cycle(
+        &mut self,
+        s: usize,
+        position: usize,
+        window: &Range<usize>,
+        (len, t0, t): (usize, usize, usize),
+        from: usize,
+        (cycle, stream, sizes): (&Kernel, &StreamBuild, CycleSizes),
+    ) -> Result<()> {
+        let (r, steps) = (self.slabs.radius, t - t0);
+        let lo = match s {
+            0 => window.start.max(self.slabs.span(len, t0).start.saturating_sub(r)),
+            _ => window.start.max(self.slabs.level(s, len, t).start.saturating_sub(steps * r)),
+        };
+        let hi = match t0 {
+            0 => window.end,
+            _ => (self.slabs.level(s, len, t0).end + r).min(window.end),
+        };
+        let view = lo..hi;
+        let dims = view_dims::<S, N>(self.shape, view.len());
+        // As in the CPU twin: the view's own ends along axis 0 are no edges.
+        let edges = self.fill.as_ref().map_or([0; 3], |(_, f)| f.cycle_edges(&view).flags(S::KERNELS.axes));
+        let cycle_sizes = CycleSizes { sub: steps, ..sizes };
+        let geometry = stream.cycle(S::KERNELS, dims, cycle_sizes, T::BYTES, self.gpu.limits(), edges)?;
+        let launch_shape = (geometry.shape, geometry.ints(steps, 0)?);
+        self.launch_view((s, position), window, view, from, cycle, launch_shape)
     }
 
     /// The skirt of level t (`(len, t, k)`, its `k`-th boundary in a pass of `len`) between
