@@ -43,6 +43,7 @@ fn solve<S: Stencil<N>, T: Real, const N: usize>(
     boundaries: Boundaries<N>,
     schedule: Schedule,
     backend: Backend,
+    threads: Option<u32>,
     iterations: usize,
 ) -> (Grid<T, N>, Report) {
     let f = random::<T, N>(shape, 2);
@@ -51,6 +52,7 @@ fn solve<S: Stencil<N>, T: Real, const N: usize>(
         .backend(backend)
         .schedule(schedule)
         .boundaries(boundaries)
+        .cuda(CudaOptions { stream_threads: threads, ..CudaOptions::default() })
         .mode(Mode::Exact)
         .input(input, &f)
         .max_iterations(iterations)
@@ -63,7 +65,9 @@ fn solve<S: Stencil<N>, T: Real, const N: usize>(
 }
 
 /// Where streaming cycles of (tile, sub) on the GPU differ from `Plain` on the CPU, for every
-/// combination of boundary conditions when `all_boundaries`.
+/// combination of boundary conditions when `all_boundaries`: with the default threads per
+/// block (a column each, mostly), and with 64 (several consecutive columns each, whose
+/// neighbours on axis 2 come from each other's registers).
 fn compare<S: Stencil<N>, T: Real, const N: usize>(
     stencil: S,
     shape: [usize; N],
@@ -77,22 +81,25 @@ fn compare<S: Stencil<N>, T: Real, const N: usize>(
     for &(tile, sub) in configs {
         for &b in &boundaries {
             let schedule = Schedule::Streaming { tile, sub };
-            let what = format!("{} {} {shape:?} {b} {schedule}", S::META.name, T::NAME);
             let iterations = 2 * sub + 2;
-            let run =
-                |schedule, backend| solve::<S, T, N>(stencil, shape, input, params, b, schedule, backend, iterations);
-            let (plain, plain_report) = run(Schedule::Plain, Backend::Cpu);
-            let (gpu, gpu_report) = run(schedule, Backend::Cuda { device: 0 });
-            let differ = differing(&plain, &gpu);
-            if differ > 0 {
-                wrong.push(format!("{what}: {differ} points differ from Plain"));
-            }
-            let (p, g) = (&plain_report.residuals, &gpu_report.residuals);
-            let same = |p: &stencil::ResidualSample, g: &stencil::ResidualSample| {
-                p.iteration == g.iteration && p.max == g.max && (p.l2 - g.l2).abs() <= 1e-12 * p.l2.max(1e-300)
+            let run = |schedule, backend, threads| {
+                solve::<S, T, N>(stencil, shape, input, params, b, schedule, backend, threads, iterations)
             };
-            if p.len() != g.len() || !p.iter().zip(g).all(|(p, g)| same(p, g)) {
-                wrong.push(format!("{what}: residuals {p:?} and {g:?}"));
+            let (plain, plain_report) = run(Schedule::Plain, Backend::Cpu, None);
+            for threads in [None, Some(64)] {
+                let what = format!("{} {} {shape:?} {b} {schedule} threads {threads:?}", S::META.name, T::NAME);
+                let (gpu, gpu_report) = run(schedule, Backend::Cuda { device: 0 }, threads);
+                let differ = differing(&plain, &gpu);
+                if differ > 0 {
+                    wrong.push(format!("{what}: {differ} points differ from Plain"));
+                }
+                let (p, g) = (&plain_report.residuals, &gpu_report.residuals);
+                let same = |p: &stencil::ResidualSample, g: &stencil::ResidualSample| {
+                    p.iteration == g.iteration && p.max == g.max && (p.l2 - g.l2).abs() <= 1e-12 * p.l2.max(1e-300)
+                };
+                if p.len() != g.len() || !p.iter().zip(g).all(|(p, g)| same(p, g)) {
+                    wrong.push(format!("{what}: residuals {p:?} and {g:?}"));
+                }
             }
         }
     }
@@ -144,22 +151,26 @@ fn systems_equal_plain_for_every_combination() {
     require_gpu();
     let params = GrayScottParams { du: 0.2, dv: 0.1, feed: 0.03, kill: 0.06, dt: 0.9 };
     for b in boundary_combinations::<2>() {
-        let run = |schedule, backend| {
+        let run = |schedule, backend, threads| {
             let (mut u, mut v) = (random::<f32, 2>([37, 45], 1), random::<f32, 2>([37, 45], 2));
             Solver::new(GrayScott)
                 .params(params)
                 .boundaries(b)
                 .schedule(schedule)
                 .backend(backend)
+                .cuda(CudaOptions { stream_threads: threads, ..CudaOptions::default() })
                 .mode(Mode::Exact)
                 .max_iterations(11)
                 .run_system(&mut [&mut u, &mut v])
                 .unwrap();
             (u, v)
         };
-        let (pu, pv) = run(Schedule::Plain, Backend::Cpu);
-        let (gu, gv) = run(Schedule::Streaming { tile: 8, sub: 4 }, Backend::Cuda { device: 0 });
-        assert_eq!(differing(&pu, &gu) + differing(&pv, &gv), 0, "gray_scott {b}");
+        let (pu, pv) = run(Schedule::Plain, Backend::Cpu, None);
+        // 16 columns a block, one a thread; 48 columns on 32 threads, two consecutive ones each.
+        for (tile, threads) in [(8, None), (40, Some(32))] {
+            let (gu, gv) = run(Schedule::Streaming { tile, sub: 4 }, Backend::Cuda { device: 0 }, threads);
+            assert_eq!(differing(&pu, &gu) + differing(&pv, &gv), 0, "gray_scott {b} tile {tile} {threads:?}");
+        }
     }
 }
 

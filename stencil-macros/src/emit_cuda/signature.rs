@@ -273,8 +273,8 @@ pub(super) fn rows_defines() -> Vec<(&'static str, String)> {
 
 /// The definitions of the streaming kernel: the levels its registers and shared memory hold
 /// (at least the cycle's subiterations; 0 compiles it empty), the region's columns per
-/// thread, its threads per block, the widest region's extents on axes 1 and 2, and whether
-/// the mirror rule is compiled.
+/// thread, its threads per block, the widest region's extents on axes 1 and 2, whether the
+/// mirror rule is compiled, and the guard on each side of a plane in shared memory.
 pub(super) fn stream_defines() -> Vec<(&'static str, String)> {
     vec![
         ("STREAM_SUB", "0".into()),
@@ -283,6 +283,7 @@ pub(super) fn stream_defines() -> Vec<(&'static str, String)> {
         ("STREAM_W1", "1".into()),
         ("STREAM_W2", "1024".into()),
         ("STREAM_MIRRORS", "0".into()),
+        ("STREAM_GUARD", "(R1 * STREAM_W2 + R2)".into()),
     ]
 }
 

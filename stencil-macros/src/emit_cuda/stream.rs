@@ -51,6 +51,13 @@ fn point_fields(s: &Stencil) -> Vec<usize> {
         .collect()
 }
 
+/// Whether every read-only field the stencil reads is read only at the point (then every read
+/// of a steady step but the unknowns' comes from registers).
+fn other_fields_at_the_point(s: &Stencil) -> bool {
+    let at_point = point_fields(s);
+    s.reads.iter().all(|r| s.unknowns.contains(&r.field) || at_point.contains(&r.field))
+}
+
 /// The device function that maps a read of the working region onto the point whose value it
 /// takes under the mirror rule: a point in a Neumann outer layer, and in no other outer
 /// layer, stands for its mirror point (on every axis at once), as after a hierarchical
@@ -80,9 +87,10 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line("// each side and h0 planes longer at each end (clipped at the grid's edge, or wrapped on a periodic");
     w.line("// axis). The block marches the region's planes: at step k it loads plane k (level 0) and level t");
     w.line("// computes plane k − t·LAG, reading the previous level's planes within the radius, which it finished");
-    w.line("// at earlier steps; the last level's core points are written out. Reads at the thread's own column");
-    w.line("// come from registers (a queue of 2·R0 + 1 planes per level), the others from the previous level's");
-    w.line("// ring of planes in shared memory. Points within the radius of the region's edge keep their values,");
+    w.line("// at earlier steps; the last level's core points are written out. A thread owns STREAM_COLS");
+    w.line("// consecutive columns of a plane; reads at its own columns come from registers (a queue of");
+    w.line("// 2·R0 + 1 planes per level and column), the others from the previous level's ring of planes in");
+    w.line("// shared memory. Points within the radius of the region's edge keep their values,");
     w.line("// and with mirrored (Neumann) sides every read goes through the mirror rule. One barrier per step;");
     w.line("// the steps where every level's plane is updated take a path without the edges' tests.");
     w.line("// Launch with gridDim = (tiles on axis 2, tiles on axis 1, chunks), blockDim = (STREAM_THREADS, 1, 1)");
@@ -91,7 +99,7 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line("// the default, compiles an empty kernel: only a run that streams pays for its compilation),");
     w.line("// STREAM_MIRRORS = 1 if a region may meet a mirrored side (else the mirror rule is not compiled), and");
     w.line(format!(
-        "// dynamic shared memory of STREAM_SUB · {} · ring · STREAM_W1 · STREAM_W2 elements, ring = {ring}",
+        "// dynamic shared memory of STREAM_SUB · {} · ring · STREAM_SLOT elements, ring = {ring}",
         unknowns.len()
     ));
     w.line(format!("// ({mirrored_ring} with a mirrored side)."));
@@ -100,6 +108,14 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line(format!("#define STREAM_RING {ring}"));
     w.line(format!("#define STREAM_RING_MIRRORED {mirrored_ring}"));
     w.line("#define STREAM_PITCH (STREAM_W1 * STREAM_W2)");
+    w.line("// A plane's slot in shared memory: the plane, with STREAM_GUARD elements on each side that");
+    w.line("// reads from the columns at its edges (and past them) may touch and nothing writes.");
+    w.line("#define STREAM_SLOT (STREAM_PITCH + 2 * STREAM_GUARD)");
+    w.line("// A thread's columns are consecutive in a plane: column j of thread i is STREAM_COL(j).");
+    w.line("#define STREAM_COL(j) ((int)threadIdx.x * STREAM_COLS + (j))");
+    w.line("// A read-only field read only at the point is loaded once per plane, for the first level, and");
+    w.line("// passed on to the later levels in a queue of registers: level t reads entry (t − 1) · LAG.");
+    w.line("#define STREAM_POINTS ((STREAM_SUB - 1) * STREAM_LAG + 1)");
     w.line("#ifndef STREAM_PREFETCH");
     w.line("#define STREAM_PREFETCH 4 // planes ahead of level 0 that are asked into L2");
     w.line("#endif");
@@ -117,13 +133,15 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     emit_geometry(w, s);
     w.line("// Unknown u's ring of level t (t < STREAM_SUB) starts at element (u · STREAM_SUB + t) · ring · PITCH.");
     for (u, n) in unknowns.iter().enumerate() {
-        w.line(format!("real* const ring_{n} = (real*)stencil_shared + {u} * STREAM_SUB * ring * STREAM_PITCH;"));
+        w.line(format!(
+            "real* const ring_{n} = (real*)stencil_shared + {u} * STREAM_SUB * ring * STREAM_SLOT + STREAM_GUARD;"
+        ));
         w.line(format!("real queue_{n}[STREAM_SUB][STREAM_COLS][2 * R0 + 1];"));
         w.line(format!("real ahead_{n}[STREAM_COLS];"));
     }
     emit_columns(w, &unknowns);
     for &f in &prefetched {
-        w.line(format!("real point_{}[STREAM_SUB][STREAM_COLS];", c_name(&s.fields[f].name)));
+        w.line(format!("real point_{}[STREAM_COLS][STREAM_POINTS] = {{}};", c_name(&s.fields[f].name)));
     }
     emit_prefetch(w, s, &prefetched, "0", false);
     w.line("double my_max = 0.0, my_sum = 0.0;");
@@ -193,7 +211,7 @@ fn emit_geometry(w: &mut Writer, s: &Stencil) {
     w.line("const int w2 = (int)((wrap2 ? e2 + (idx)h2 : min(e2 + (idx)h2, N2)) - o2);");
 }
 
-/// Each thread's columns of the region: `col = threadIdx.x + j · STREAM_THREADS` is column
+/// Each thread's columns of the region: `col = STREAM_COL(j)` is column
 /// (col / STREAM_W2, col % STREAM_W2); whether it is in the region, updated and in the core,
 /// and its memory offset within a plane (wrapped on a periodic axis).
 fn emit_columns(w: &mut Writer, unknowns: &[String]) {
@@ -202,7 +220,7 @@ fn emit_columns(w: &mut Writer, unknowns: &[String]) {
     w.line("idx col_g[STREAM_COLS];");
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < STREAM_COLS; ++j)");
-    w.line("const int col = threadIdx.x + j * STREAM_THREADS;");
+    w.line("const int col = STREAM_COL(j);");
     w.line("col_l1[j] = col / STREAM_W2;");
     w.line("col_l2[j] = col % STREAM_W2;");
     w.line("col_valid[j] = col_l1[j] < w1 && col_l2[j] < w2;");
@@ -238,16 +256,16 @@ fn emit_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
     }
     w.open("if (plane_valid && plane_updates && col_updates[j])");
     w.line("const idx g = g0 + col_g[j];");
-    w.line("const int here = threadIdx.x + j * STREAM_THREADS;");
+    w.line("const int here = STREAM_COL(j);");
     w.line("#if STREAM_MIRRORS");
     w.open("if (mirrors)");
     define_access(w, s, Access::Mirrored);
-    compute(w, s, unknowns, "measure == t && plane_core && col_core[j]");
+    compute(w, s, unknowns, "measure == t && plane_core && col_core[j]", None);
     w.close(" else");
     w.line("#endif");
     w.open("");
     define_access(w, s, Access::Ring);
-    compute(w, s, unknowns, "measure == t && plane_core && col_core[j]");
+    compute(w, s, unknowns, "measure == t && plane_core && col_core[j]", None);
     w.close("");
     w.close("");
     w.open("if (t == sub && plane_valid && plane_core && col_core[j])");
@@ -256,9 +274,7 @@ fn emit_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
     w.open("if (t < sub)");
     w.open("if (plane_valid && col_valid[j])");
     for n in unknowns {
-        w.line(format!(
-            "ring_{n}[(t * ring + (p & (ring - 1))) * STREAM_PITCH + threadIdx.x + j * STREAM_THREADS] = new_{n};"
-        ));
+        w.line(format!("ring_{n}[(t * ring + (p & (ring - 1))) * STREAM_SLOT + STREAM_COL(j)] = new_{n};"));
     }
     w.close("");
     emit_push(w, unknowns, "t");
@@ -279,14 +295,24 @@ fn emit_steady_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
     w.line("const idx g0 = gk - (idx)(t * STREAM_LAG) * s0;");
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < STREAM_COLS; ++j)");
-    w.line("const int here = threadIdx.x + j * STREAM_THREADS;");
+    w.line("const int here = STREAM_COL(j);");
     for n in unknowns {
         w.line(format!("real new_{n} = queue_{n}[t - 1][j][R0];"));
     }
-    w.open("if (col_updates[j])");
-    w.line("const idx g = g0 + col_g[j];");
-    define_access(w, s, Access::Steady);
-    compute(w, s, unknowns, "measure == t && col_core[j]");
+    if other_fields_at_the_point(s) {
+        // Every column computes, so that the levels' reads and arithmetic are one block the
+        // compiler interleaves; the columns at the region's edge keep their values. Their
+        // reads stay in the planes' slots and guards, which nothing writes during the step.
+        w.open("");
+        define_access(w, s, Access::Steady);
+        compute(w, s, unknowns, "measure == t && col_core[j]", Some("col_updates[j]"));
+    } else {
+        // A read-only field read around the point would be read outside the grid there.
+        w.open("if (col_updates[j])");
+        w.line("const idx g = g0 + col_g[j];");
+        define_access(w, s, Access::Steady);
+        compute(w, s, unknowns, "measure == t && col_core[j]", None);
+    }
     w.close("");
     w.open("if (t == STREAM_SUB)");
     w.open("if (col_core[j])");
@@ -295,7 +321,7 @@ fn emit_steady_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
     w.reopen("else");
     w.open("if (col_valid[j])");
     for n in unknowns {
-        w.line(format!("ring_{n}[(t * STREAM_RING + slot) * STREAM_PITCH + here] = new_{n};"));
+        w.line(format!("ring_{n}[(t * STREAM_RING + slot) * STREAM_SLOT + here] = new_{n};"));
     }
     w.close("");
     emit_push(w, unknowns, "t");
@@ -334,13 +360,13 @@ fn define_access(w: &mut Writer, s: &Stencil, access: Access) {
     for (f, field) in s.fields.iter().enumerate() {
         let n = &c_name(&field.name);
         let read = if prefetched.contains(&f) {
-            format!("point_{n}[t - 1][j]")
+            format!("point_{n}[j][(t - 1) * STREAM_LAG]")
         } else if !s.unknowns.contains(&f) {
             format!("__ldg(&f_{n}[g + (d0) * s0 + (d1) * s1 + (d2)])")
         } else {
             match access {
                 Access::Mirrored => format!(
-                    "stencil_stream_read(ring_{n} + (t - 1) * ring * STREAM_PITCH, p, col_l1[j], col_l2[j], d0, d1, d2)"
+                    "stencil_stream_read(ring_{n} + (t - 1) * ring * STREAM_SLOT, p, col_l1[j], col_l2[j], d0, d1, d2)"
                 ),
                 Access::Ring | Access::Steady => {
                     // The ring's length, and the slot of plane p + d0 in it.
@@ -348,9 +374,12 @@ fn define_access(w: &mut Writer, s: &Stencil, access: Access) {
                         Access::Ring => ("ring", "p"),
                         _ => ("STREAM_RING", "slot"),
                     };
+                    // A column of the thread's own (the point's, or a neighbour on axis 2 among
+                    // its consecutive columns) is read from that column's queue.
                     format!(
-                        "((d1) == 0 && (d2) == 0 ? queue_{n}[t - 1][j][R0 + (d0)] \
-                         : ring_{n}[((t - 1) * {ring} + (({plane} + (d0)) & ({ring} - 1))) * STREAM_PITCH + here \
+                        "((d1) == 0 && j + (d2) >= 0 && j + (d2) < STREAM_COLS \
+                         ? queue_{n}[t - 1][j + (d2)][R0 + (d0)] \
+                         : ring_{n}[((t - 1) * {ring} + (({plane} + (d0)) & ({ring} - 1))) * STREAM_SLOT + here \
                          + (d1) * STREAM_W2 + (d2)])"
                     )
                 }
@@ -362,40 +391,43 @@ fn define_access(w: &mut Writer, s: &Stencil, access: Access) {
         w.line("#define stencil_stream_read(r, p, l1, l2, d0, d1, d2) ([&]() -> real { \\");
         w.line("    int m0 = (p) + (d0), m1 = (l1) + (d1), m2 = (l2) + (d2); \\");
         w.line("    stencil_stream_mirror(m0, m1, m2, o0, o1, o2, N0, N1, N2, edges0, edges1, edges2); \\");
-        w.line("    return (r)[(m0 & (ring - 1)) * STREAM_PITCH + m1 * STREAM_W2 + m2]; }())");
+        w.line("    return (r)[(m0 & (ring - 1)) * STREAM_SLOT + m1 * STREAM_W2 + m2]; }())");
     }
 }
 
-/// Loads, for step `step`, every level's value of the read-only fields read only at the point
-/// (at the level's plane, clamped to the region; `steady`: a steady step's plane, in the
-/// region and not wrapped).
+/// Loads, for step `step`, the first level's value of the read-only fields read only at the
+/// point (at its plane, clamped to the region; `steady`: a steady step's plane, in the region
+/// and not wrapped) into the head of their queues, after moving the queues one entry on: the
+/// value the first level read LAG steps earlier is the second level's now, and so on.
 fn emit_prefetch(w: &mut Writer, s: &Stencil, fields: &[usize], step: &str, steady: bool) {
     if fields.is_empty() {
         return;
     }
     if steady {
-        w.line(format!("const idx gn = (o0 + {step}) * s0;"));
-    }
-    w.line("#pragma unroll");
-    w.open("for (int t = 1; t <= STREAM_SUB; ++t)");
-    if steady {
-        w.line("const idx g0 = gn - (idx)(t * STREAM_LAG) * s0;");
+        w.line(format!("const idx g0 = (o0 + {step} - STREAM_LAG) * s0;"));
     } else {
-        w.line(format!("const int p = min(max({step} - t * STREAM_LAG, 0), w0 - 1);"));
+        w.line(format!("const int p = min(max({step} - STREAM_LAG, 0), w0 - 1);"));
         w.line("const idx g0 = stencil_wrap(o0 + p, N0, R0, wrap0) * s0;");
     }
     w.line("#pragma unroll");
     w.open("for (int j = 0; j < STREAM_COLS; ++j)");
+    w.line("#pragma unroll");
+    w.open("for (int i = STREAM_POINTS - 1; i > 0; --i)");
     for &f in fields {
         let n = c_name(&s.fields[f].name);
-        w.line(format!("point_{n}[t - 1][j] = col_valid[j] ? __ldg(&f_{n}[g0 + col_g[j]]) : (real)0;"));
+        w.line(format!("point_{n}[j][i] = point_{n}[j][i - 1];"));
     }
     w.close("");
+    for &f in fields {
+        let n = c_name(&s.fields[f].name);
+        w.line(format!("point_{n}[j][0] = col_valid[j] ? __ldg(&f_{n}[g0 + col_g[j]]) : (real)0;"));
+    }
     w.close("");
 }
 
 /// The point function on the accessors; where `measured` holds, the level adds S(u) − u.
-fn compute(w: &mut Writer, s: &Stencil, unknowns: &[String], measured: &str) {
+/// `kept`: the condition under which the new value replaces the old one (else always).
+fn compute(w: &mut Writer, s: &Stencil, unknowns: &[String], measured: &str, kept: Option<&str>) {
     point_call(w, s);
     undefine_access(w, s);
     w.line("#undef stencil_stream_read");
@@ -408,7 +440,10 @@ fn compute(w: &mut Writer, s: &Stencil, unknowns: &[String], measured: &str) {
     }
     w.close("");
     for (k, n) in unknowns.iter().enumerate() {
-        w.line(format!("new_{n} = {};", value(s, k)));
+        match kept {
+            Some(kept) => w.line(format!("new_{n} = {kept} ? {} : new_{n};", value(s, k))),
+            None => w.line(format!("new_{n} = {};", value(s, k))),
+        }
     }
 }
 
@@ -450,7 +485,7 @@ fn emit_level_zero(w: &mut Writer, s: &Stencil, unknowns: &[String], steady: boo
     w.open(if steady { "if (col_valid[j])" } else { "if (k < w0 && col_valid[j])" });
     for n in unknowns {
         let slot = if steady { "(u & (STREAM_RING - 1))" } else { "(k & (ring - 1))" };
-        w.line(format!("ring_{n}[{slot} * STREAM_PITCH + threadIdx.x + j * STREAM_THREADS] = new_{n};"));
+        w.line(format!("ring_{n}[{slot} * STREAM_SLOT + STREAM_COL(j)] = new_{n};"));
         w.line(format!("ahead_{n}[j] = f_{n}[next0 + col_g[j]];"));
     }
     for field in &s.fields {

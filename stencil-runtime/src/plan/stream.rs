@@ -33,6 +33,10 @@ pub(crate) struct StreamBuild {
     /// Whether the mirror rule is compiled (`STREAM_MIRRORS`): some region may meet a
     /// Neumann side.
     pub mirrors: bool,
+    /// Elements on each side of a plane in shared memory that reads from a column at the
+    /// plane's edge, or past it, may touch and nothing writes (`STREAM_GUARD`): the kernel
+    /// computes every column of a steady step and keeps the updated ones.
+    pub guard: usize,
 }
 
 impl StreamBuild {
@@ -53,16 +57,18 @@ impl StreamBuild {
         let most = threads.unwrap_or(DEFAULT_STREAM_THREADS).clamp(32, 1024);
         let cols = columns.div_ceil(most);
         let threads = columns.div_ceil(cols).next_multiple_of(32);
-        Self { levels: sizes.sub, cols, threads, extents, mirrors }
+        let [_, r1, r2] = manifest.radius;
+        let guard = r1 * extents[1] + r2 + threads * cols - columns;
+        Self { levels: sizes.sub, cols, threads, extents, mirrors, guard }
     }
 
-    /// Elements of one plane in shared memory.
-    pub fn pitch(&self) -> usize {
-        self.extents[0] * self.extents[1]
+    /// Elements of one plane's slot in shared memory: the plane and its guards.
+    pub fn slot(&self) -> usize {
+        self.extents[0] * self.extents[1] + 2 * self.guard
     }
 
     /// The definitions the module is compiled with.
-    pub fn defines(&self) -> [(&'static str, usize); 6] {
+    pub fn defines(&self) -> [(&'static str, usize); 7] {
         [
             ("STREAM_SUB", self.levels),
             ("STREAM_COLS", self.cols),
@@ -70,6 +76,7 @@ impl StreamBuild {
             ("STREAM_W1", self.extents[0]),
             ("STREAM_W2", self.extents[1]),
             ("STREAM_MIRRORS", usize::from(self.mirrors)),
+            ("STREAM_GUARD", self.guard),
         ]
     }
 
@@ -103,7 +110,7 @@ impl StreamBuild {
             return Err(fail(format!("a region of {w1}×{w2} columns on a kernel built for {:?}", self.extents)));
         }
         let shared =
-            manifest.streaming.shared_bytes(self.levels, manifest.hierarchical.unknowns, self.pitch(), elem, mirrored);
+            manifest.streaming.shared_bytes(self.levels, manifest.hierarchical.unknowns, self.slot(), elem, mirrored);
         if shared > limits.max_shared {
             return Err(fail(format!(
                 "{} levels of {} planes of {}×{} points need {shared} B of shared memory, and the device allows {} \
