@@ -167,7 +167,39 @@ fn region_extents(manifest: &KernelManifest, dims: [usize; 3], sizes: CycleSizes
 
 #[cfg(test)]
 mod tests {
-    use super::chunks_of;
+    use super::*;
+    use crate::kernel::{HierarchicalFacts, StreamingFacts};
+
+    const LIMITS: Limits =
+        Limits { max_threads: 1024, max_grid_yz: 65535, max_shared: 227 * 1024, multiprocessors: 132 };
+
+    fn jacobi7() -> KernelManifest {
+        KernelManifest {
+            axes: &[0, 1, 2],
+            radius: [1, 1, 1],
+            hierarchical: HierarchicalFacts { unknowns: 1, staged: &[1], registers: &[0, 1], register_width: 32 },
+            streaming: StreamingFacts { ring: 4, mirrored_ring: 4 },
+            ..KernelManifest::NONE
+        }
+    }
+
+    #[test]
+    fn every_plane_slot_has_guards_for_the_reads_past_its_edges() {
+        let m = jacobi7();
+        let sizes = CycleSizes { tile: 24, halo: 4, sub: 4 };
+        let build = StreamBuild::new(&m, [512, 512, 512], sizes, None, [0; 3]);
+        assert_eq!((build.extents, build.threads, build.cols), ([32, 32], 1024, 1));
+        assert_eq!(build.guard, 32 + 1, "a row and a point on each side");
+        assert_eq!(build.slot(), 32 * 32 + 2 * 33);
+        let cycle = build.cycle(&m, [512, 512, 512], sizes, 4, LIMITS, [0; 3]).unwrap();
+        assert_eq!(cycle.shape.shared as usize, 4 * 4 * (32 * 32 + 2 * 33) * 4, "levels × ring × slot × bytes");
+        // 1024 columns on 96 threads: 11 each, the last thread's columns past the region
+        // (1056 − 1024) reach into the guard too.
+        let narrow = StreamBuild::new(&m, [512, 512, 512], sizes, Some(96), [0; 3]);
+        assert_eq!((narrow.threads, narrow.cols), (96, 11));
+        assert_eq!(narrow.guard, 33 + 96 * 11 - 1024);
+        assert!(narrow.defines().contains(&("STREAM_GUARD", narrow.guard)));
+    }
 
     #[test]
     fn every_chunk_starts_inside_the_planes() {
