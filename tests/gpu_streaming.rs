@@ -1,8 +1,8 @@
 //! `Schedule::Streaming` on the GPU against `Plain` on the CPU, bit for bit in exact mode: a
 //! cycle of `sub` subiterations must equal `sub` plain iterations for radius 1 and 2, read-only
-//! fields read off the point, 1-D to 3-D, f32 and f64, several columns per thread, several
-//! chunks of the marching axis, every combination of boundary conditions, systems, and the
-//! residuals a check records. Needs a GPU: the tests are ignored unless asked for
+//! fields read off the point, 1-D to 3-D, no reads across planes, f32 and f64, several columns
+//! per thread, several chunks of the marching axis, every combination of boundary conditions,
+//! systems, and the residuals a check records. Needs a GPU: the tests are ignored unless asked for
 //! (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without one.
 
 use stencil::builtin::{GrayScott, GrayScottParams, Jacobi5, Jacobi7};
@@ -24,6 +24,11 @@ stencil! {
         let s = (k[0, 1, 0] * k[0, 0, -1] + 1.0).sqrt();
         let m = if u[0, 0, 0] > 0.0 { u[0, 0, 2] } else { u[0, -2, 0] };
         (u[-1, 0, 0] + u[2, 0, 0] + u[-1, 1, 0] + u[1, 0, -1] + m + s) / (5.0 + s)
+    }
+
+    /// No read across planes: radius 0 on the marching axis.
+    fn planar(mut u: Field3, f: Field3) -> Real {
+        (u[0, 1, 0] + u[0, -1, 0] + u[0, 0, 1] + u[0, 0, -1] + f[0, 0, 0]) / 4.5
     }
 
     /// A corner read in 2-D (a plane behind and a column across).
@@ -131,6 +136,17 @@ fn radius_two_one_and_two_dimensions_equal_plain() {
     }
     wrong.extend(compare::<_, f32, 2>(Corner5, [301, 67], "f", &[], &[(16, 4)], false));
     wrong.extend(compare::<_, f64, 1>(Wide, [1009], "f", &[("w", 0.5)], &[(32, 4), (13, 2)], false));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn planes_without_reads_across_them_equal_plain() {
+    require_gpu();
+    // With radius 0 on the marching axis the steady steps run to a region's last plane; under
+    // compute-sanitizer this also checks that no load there goes past the grid's last plane.
+    let mut wrong = compare::<_, f32, 3>(Planar, [40, 21, 23], "f", &[], &[(8, 4), (16, 3)], false);
+    wrong.extend(compare::<_, f64, 3>(Planar, [67, 13, 11], "f", &[], &[(8, 2)], false));
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
 

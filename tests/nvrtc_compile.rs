@@ -115,7 +115,7 @@ fn compile_all<S: Stencil<N>, const N: usize>() {
                 _ => 2,
             };
             // The streaming kernel at several levels, columns per thread, with and without
-            // the mirror rule.
+            // the mirror rule, its threads holding every column of a 16 × 16·cols region.
             let (levels, cols, mirrors) = match (mode, real) {
                 (Mode::Exact, 4) => (3, 2, 1),
                 (Mode::Fast, 4) => (2, 1, 0),
@@ -128,6 +128,8 @@ fn compile_all<S: Stencil<N>, const N: usize>() {
                 .define("STREAM_SUB", levels)
                 .define("STREAM_COLS", cols)
                 .define("STREAM_THREADS", 256)
+                .define("STREAM_W1", 16)
+                .define("STREAM_W2", 16 * cols)
                 .define("STREAM_MIRRORS", mirrors);
             let ptx = compile(name, S::CUDA_SOURCE, &options).unwrap_or_else(|e| panic!("{e}")).ptx;
             for kernel in S::KERNELS.kernels {

@@ -193,18 +193,19 @@ pub struct StreamingFacts {
 }
 
 impl StreamingFacts {
-    /// Dynamic shared memory for `levels` levels of `unknowns` unknowns, planes of `area`
-    /// points of `elem` bytes, with or without a mirrored side.
+    /// Dynamic shared memory for `levels` levels of `unknowns` unknowns, plane slots of
+    /// `slot` elements (a plane and its guards) of `elem` bytes, with or without a mirrored
+    /// side.
     pub const fn shared_bytes(
         &self,
         levels: usize,
         unknowns: usize,
-        area: usize,
+        slot: usize,
         elem: usize,
         mirrored: bool,
     ) -> usize {
         let ring = if mirrored { self.mirrored_ring } else { self.ring };
-        levels * unknowns * ring * area * elem
+        levels * unknowns * ring * slot * elem
     }
 }
 

@@ -41,8 +41,9 @@ pub(super) fn stream_rings(s: &Stencil) -> (usize, usize) {
     (plain.next_power_of_two(), (2 * r0 + 2).next_power_of_two())
 }
 
-/// Read-only fields read only at the point itself: each level's value for the next step is
-/// loaded at the end of a step, so that the load's latency passes during the barrier.
+/// Read-only fields read only at the point itself: the first level's value for the next step
+/// is loaded at the end of a step, so that the load's latency passes during the barrier, and
+/// handed on to the later levels in registers.
 fn point_fields(s: &Stencil) -> Vec<usize> {
     (0..s.fields.len())
         .filter(|f| !s.unknowns.contains(f))
@@ -53,7 +54,7 @@ fn point_fields(s: &Stencil) -> Vec<usize> {
 
 /// Whether every read-only field the stencil reads is read only at the point (then every read
 /// of a steady step but the unknowns' comes from registers).
-fn other_fields_at_the_point(s: &Stencil) -> bool {
+fn read_only_fields_only_at_the_point(s: &Stencil) -> bool {
     let at_point = point_fields(s);
     s.reads.iter().all(|r| s.unknowns.contains(&r.field) || at_point.contains(&r.field))
 }
@@ -97,7 +98,9 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line("// with STREAM_THREADS · STREAM_COLS ≥ STREAM_W1 · STREAM_W2 (the widest region's extents on axes 1");
     w.line("// and 2: a region's column (l1, l2) is element l1 · STREAM_W2 + l2 of a plane), STREAM_SUB ≥ sub (0,");
     w.line("// the default, compiles an empty kernel: only a run that streams pays for its compilation),");
-    w.line("// STREAM_MIRRORS = 1 if a region may meet a mirrored side (else the mirror rule is not compiled), and");
+    w.line("// STREAM_MIRRORS = 1 if a region may meet a mirrored side (else the mirror rule is not compiled),");
+    w.line("// STREAM_GUARD ≥ R1 · STREAM_W2 + R2 + STREAM_THREADS · STREAM_COLS − STREAM_W1 · STREAM_W2 (what a");
+    w.line("// column's reads reach past a plane: its radius, and the columns the last threads hold past it), and");
     w.line(format!(
         "// dynamic shared memory of STREAM_SUB · {} · ring · STREAM_SLOT elements, ring = {ring}",
         unknowns.len()
@@ -118,10 +121,13 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line("#define STREAM_POINTS ((STREAM_SUB - 1) * STREAM_LAG + 1)");
     w.line("#ifndef STREAM_PREFETCH");
     w.line("// Planes ahead of level 0 that are asked into L2: 2·R0, at least 2 (the fastest measured for radius");
-    w.line("// 1 among 1, 2, 3, 4 and 8, and for radius 2 between 2 and 4).");
+    w.line("// 1 among 1, 2, 3, 4 and 8 with `jacobi7`, and for radius 2 between 2 and 4).");
     w.line("#define STREAM_PREFETCH (R0 > 1 ? 2 * R0 : 2)");
     w.line("#endif");
     w.line("#if STREAM_SUB > 0");
+    w.line("static_assert(STREAM_THREADS * STREAM_COLS >= STREAM_PITCH, \"a column of the region without a thread\");");
+    w.line("static_assert(STREAM_GUARD >= R1 * STREAM_W2 + R2 + STREAM_THREADS * STREAM_COLS - STREAM_PITCH,");
+    w.line("              \"reads past a plane's slot\");");
     emit_mirror_map(w);
     w.line("// Asks the line of `p` into L2, without a register to receive it.");
     w.open("__device__ __forceinline__ void stencil_prefetch_l2(const void* p)");
@@ -133,7 +139,8 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line("extern __shared__ double stencil_shared[]; // double: aligned for either element type");
     index_prologue(w);
     emit_geometry(w, s);
-    w.line("// Unknown u's ring of level t (t < STREAM_SUB) starts at element (u · STREAM_SUB + t) · ring · PITCH.");
+    w.line("// Unknown u's ring of level t (t < STREAM_SUB) starts at element (u · STREAM_SUB + t) · ring · SLOT,");
+    w.line("// its planes STREAM_GUARD elements into their slots.");
     for (u, n) in unknowns.iter().enumerate() {
         w.line(format!(
             "real* const ring_{n} = (real*)stencil_shared + {u} * STREAM_SUB * ring * STREAM_SLOT + STREAM_GUARD;"
@@ -301,20 +308,16 @@ fn emit_steady_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
     for n in unknowns {
         w.line(format!("real new_{n} = queue_{n}[t - 1][j][R0];"));
     }
-    if other_fields_at_the_point(s) {
-        // Every column computes, so that the levels' reads and arithmetic are one block the
-        // compiler interleaves; the columns at the region's edge keep their values. Their
-        // reads stay in the planes' slots and guards, which nothing writes during the step.
-        w.open("");
-        define_access(w, s, Access::Steady);
-        compute(w, s, unknowns, "measure == t && col_core[j]", Some("col_updates[j]"));
-    } else {
-        // A read-only field read around the point would be read outside the grid there.
-        w.open("if (col_updates[j])");
-        w.line("const idx g = g0 + col_g[j];");
-        define_access(w, s, Access::Steady);
-        compute(w, s, unknowns, "measure == t && col_core[j]", None);
-    }
+    // Where every read-only field is read at the point, every column computes, so that the
+    // levels' reads and arithmetic are one block the compiler interleaves, and the columns at
+    // the region's edge keep their values; their reads stay in the planes' slots and guards,
+    // which nothing writes during the step. A read-only field read around the point would be
+    // read outside the grid there: then only the updated columns compute.
+    let every_column = read_only_fields_only_at_the_point(s);
+    w.open(if every_column { "" } else { "if (col_updates[j])" });
+    w.line("const idx g = g0 + col_g[j];");
+    define_access(w, s, Access::Steady);
+    compute(w, s, unknowns, "measure == t && col_core[j]", every_column.then_some("col_updates[j]"));
     w.close("");
     w.open("if (t == STREAM_SUB)");
     w.open("if (col_core[j])");
@@ -405,8 +408,12 @@ fn emit_prefetch(w: &mut Writer, s: &Stencil, fields: &[usize], step: &str, stea
     if fields.is_empty() {
         return;
     }
+    // A block of its own, so that its names stay out of the kernel's scope.
+    w.open("");
     if steady {
-        w.line(format!("const idx g0 = (o0 + {step} - STREAM_LAG) * s0;"));
+        // Past the region only on an axis 0 without reads across planes (R0 = 0), where the
+        // steady steps run to the region's last plane.
+        w.line(format!("const idx g0 = (o0 + min({step} - STREAM_LAG, w0 - 1)) * s0;"));
     } else {
         w.line(format!("const int p = min(max({step} - STREAM_LAG, 0), w0 - 1);"));
         w.line("const idx g0 = stencil_wrap(o0 + p, N0, R0, wrap0) * s0;");
@@ -425,11 +432,12 @@ fn emit_prefetch(w: &mut Writer, s: &Stencil, fields: &[usize], step: &str, stea
         w.line(format!("point_{n}[j][0] = col_valid[j] ? __ldg(&f_{n}[g0 + col_g[j]]) : (real)0;"));
     }
     w.close("");
+    w.close("");
 }
 
 /// The point function on the accessors; where `measured` holds, the level adds S(u) − u.
-/// `kept`: the condition under which the new value replaces the old one (else always).
-fn compute(w: &mut Writer, s: &Stencil, unknowns: &[String], measured: &str, kept: Option<&str>) {
+/// `take_if`: the condition under which the new value replaces the old one (else always).
+fn compute(w: &mut Writer, s: &Stencil, unknowns: &[String], measured: &str, take_if: Option<&str>) {
     point_call(w, s);
     undefine_access(w, s);
     w.line("#undef stencil_stream_read");
@@ -442,8 +450,8 @@ fn compute(w: &mut Writer, s: &Stencil, unknowns: &[String], measured: &str, kep
     }
     w.close("");
     for (k, n) in unknowns.iter().enumerate() {
-        match kept {
-            Some(kept) => w.line(format!("new_{n} = {kept} ? {} : new_{n};", value(s, k))),
+        match take_if {
+            Some(condition) => w.line(format!("new_{n} = {condition} ? {} : new_{n};", value(s, k))),
             None => w.line(format!("new_{n} = {};", value(s, k))),
         }
     }

@@ -113,12 +113,14 @@ impl StreamBuild {
             manifest.streaming.shared_bytes(self.levels, manifest.hierarchical.unknowns, self.slot(), elem, mirrored);
         if shared > limits.max_shared {
             return Err(fail(format!(
-                "{} levels of {} planes of {}×{} points need {shared} B of shared memory, and the device allows {} \
-                 B per block: use a smaller tile or fewer subiterations",
+                "{} levels of {} planes of {}×{} points (and {} guard points on each side of a plane) need {shared} \
+                 B of shared memory, and the device allows {} B per block: use a smaller tile or fewer \
+                 subiterations",
                 self.levels,
                 if mirrored { manifest.streaming.mirrored_ring } else { manifest.streaming.ring },
                 self.extents[0],
                 self.extents[1],
+                self.guard,
                 limits.max_shared
             )));
         }
@@ -193,8 +195,8 @@ mod tests {
         assert_eq!(build.slot(), 32 * 32 + 2 * 33);
         let cycle = build.cycle(&m, [512, 512, 512], sizes, 4, LIMITS, [0; 3]).unwrap();
         assert_eq!(cycle.shape.shared as usize, 4 * 4 * (32 * 32 + 2 * 33) * 4, "levels × ring × slot × bytes");
-        // 1024 columns on 96 threads: 11 each, the last thread's columns past the region
-        // (1056 − 1024) reach into the guard too.
+        // 1024 columns on 96 threads: 11 each; the 32 columns past the region (1056 − 1024),
+        // held by the last three threads, reach into the guard too.
         let narrow = StreamBuild::new(&m, [512, 512, 512], sizes, Some(96), [0; 3]);
         assert_eq!((narrow.threads, narrow.cols), (96, 11));
         assert_eq!(narrow.guard, 33 + 96 * 11 - 1024);
