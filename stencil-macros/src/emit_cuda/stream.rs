@@ -78,10 +78,10 @@ fn emit_mirror_map(w: &mut Writer) {
     w.close("");
 }
 
-pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
+/// The kernel's contract, written above it: what a block does and how it is launched.
+fn emit_contract(w: &mut Writer, s: &Stencil) {
     let (ring, mirrored_ring) = stream_rings(s);
-    let unknowns: Vec<String> = s.unknowns.iter().map(|&f| c_name(&s.fields[f].name)).collect();
-    let prefetched = point_fields(s);
+    let unknowns = s.unknowns.len();
     w.line("// Streaming temporal blocking: an exact hierarchical cycle of `sub` subiterations (levels) whose");
     w.line("// blocks each take one core tile of the two fast axes and a chunk of the slowest axis's cores");
     w.line("// (the cores [lo0, hi0) cut into gridDim.z chunks), with the working region h1, h2 points wider on");
@@ -103,9 +103,16 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line("// column's reads reach past a plane: its radius, and the columns the last threads hold past it), and");
     w.line(format!(
         "// dynamic shared memory of STREAM_SUB · {} · ring · STREAM_SLOT elements, ring = {ring}",
-        unknowns.len()
+        unknowns
     ));
     w.line(format!("// ({mirrored_ring} with a mirrored side)."));
+}
+
+pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
+    let (ring, mirrored_ring) = stream_rings(s);
+    let unknowns: Vec<String> = s.unknowns.iter().map(|&f| c_name(&s.fields[f].name)).collect();
+    let prefetched = point_fields(s);
+    emit_contract(w, s);
     define_defaults(w, &signature(s, Kind::Streaming).defines);
     w.line(format!("#define STREAM_LAG {}", lag(s)));
     w.line(format!("#define STREAM_RING {ring}"));
