@@ -283,7 +283,7 @@ pub(super) fn stream_defines() -> Vec<(&'static str, String)> {
         ("STREAM_W1", "1".into()),
         ("STREAM_W2", "1024".into()),
         ("STREAM_MIRRORS", "0".into()),
-        ("STREAM_GUARD", "(R1 * STREAM_W2 + R2 + STREAM_THREADS * STREAM_COLS - STREAM_W1 * STREAM_W2)".into()),
+        ("STREAM_GUARD", "STREAM_GUARD_LEAST".into()),
     ]
 }
 

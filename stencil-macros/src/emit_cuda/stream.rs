@@ -79,9 +79,7 @@ fn emit_mirror_map(w: &mut Writer) {
 }
 
 /// The kernel's contract, written above it: what a block does and how it is launched.
-fn emit_contract(w: &mut Writer, s: &Stencil) {
-    let (ring, mirrored_ring) = stream_rings(s);
-    let unknowns = s.unknowns.len();
+fn emit_contract(w: &mut Writer, unknowns: usize, (ring, mirrored_ring): (usize, usize)) {
     w.line("// Streaming temporal blocking: an exact hierarchical cycle of `sub` subiterations (levels) whose");
     w.line("// blocks each take one core tile of the two fast axes and a chunk of the slowest axis's cores");
     w.line("// (the cores [lo0, hi0) cut into gridDim.z chunks), with the working region h1, h2 points wider on");
@@ -99,12 +97,9 @@ fn emit_contract(w: &mut Writer, s: &Stencil) {
     w.line("// and 2: a region's column (l1, l2) is element l1 · STREAM_W2 + l2 of a plane), STREAM_SUB ≥ sub (0,");
     w.line("// the default, compiles an empty kernel: only a run that streams pays for its compilation),");
     w.line("// STREAM_MIRRORS = 1 if a region may meet a mirrored side (else the mirror rule is not compiled),");
-    w.line("// STREAM_GUARD ≥ R1 · STREAM_W2 + R2 + STREAM_THREADS · STREAM_COLS − STREAM_W1 · STREAM_W2 (what a");
-    w.line("// column's reads reach past a plane: its radius, and the columns the last threads hold past it), and");
-    w.line(format!(
-        "// dynamic shared memory of STREAM_SUB · {} · ring · STREAM_SLOT elements, ring = {ring}",
-        unknowns
-    ));
+    w.line("// STREAM_GUARD ≥ STREAM_GUARD_LEAST (what a column's reads reach past a plane: its radius, and the");
+    w.line("// columns the last threads hold past it), and");
+    w.line(format!("// dynamic shared memory of STREAM_SUB · {unknowns} · ring · STREAM_SLOT elements, ring = {ring}"));
     w.line(format!("// ({mirrored_ring} with a mirrored side)."));
 }
 
@@ -112,7 +107,7 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     let (ring, mirrored_ring) = stream_rings(s);
     let unknowns: Vec<String> = s.unknowns.iter().map(|&f| c_name(&s.fields[f].name)).collect();
     let prefetched = point_fields(s);
-    emit_contract(w, s);
+    emit_contract(w, unknowns.len(), (ring, mirrored_ring));
     define_defaults(w, &signature(s, Kind::Streaming).defines);
     w.line(format!("#define STREAM_LAG {}", lag(s)));
     w.line(format!("#define STREAM_RING {ring}"));
@@ -120,6 +115,7 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line("#define STREAM_PITCH (STREAM_W1 * STREAM_W2)");
     w.line("// A plane's slot in shared memory: the plane, with STREAM_GUARD elements on each side that");
     w.line("// reads from the columns at its edges (and past them) may touch and nothing writes.");
+    w.line("#define STREAM_GUARD_LEAST (R1 * STREAM_W2 + R2 + STREAM_THREADS * STREAM_COLS - STREAM_PITCH)");
     w.line("#define STREAM_SLOT (STREAM_PITCH + 2 * STREAM_GUARD)");
     w.line("// A thread's columns are consecutive in a plane: column j of thread i is STREAM_COL(j).");
     w.line("#define STREAM_COL(j) ((int)threadIdx.x * STREAM_COLS + (j))");
@@ -133,8 +129,7 @@ pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
     w.line("#endif");
     w.line("#if STREAM_SUB > 0");
     w.line("static_assert(STREAM_THREADS * STREAM_COLS >= STREAM_PITCH, \"a column of the region without a thread\");");
-    w.line("static_assert(STREAM_GUARD >= R1 * STREAM_W2 + R2 + STREAM_THREADS * STREAM_COLS - STREAM_PITCH,");
-    w.line("              \"reads past a plane's slot\");");
+    w.line("static_assert(STREAM_GUARD >= STREAM_GUARD_LEAST, \"reads past a plane's slot\");");
     emit_mirror_map(w);
     w.line("// Asks the line of `p` into L2, without a register to receive it.");
     w.open("__device__ __forceinline__ void stencil_prefetch_l2(const void* p)");

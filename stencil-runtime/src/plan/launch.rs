@@ -338,14 +338,16 @@ impl Pencils {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::kernel::HierarchicalFacts;
 
-    const LIMITS: Limits =
+    /// An H100's limits.
+    pub(crate) const LIMITS: Limits =
         Limits { max_threads: 1024, max_grid_yz: 65535, max_shared: 227 * 1024, multiprocessors: 132 };
 
-    fn manifest(radius: [usize; 3], axes: &'static [usize]) -> KernelManifest {
+    /// The manifest of a one-unknown stencil of `radius` on `axes`, staging one field.
+    pub(crate) fn manifest(radius: [usize; 3], axes: &'static [usize]) -> KernelManifest {
         KernelManifest {
             axes,
             radius,

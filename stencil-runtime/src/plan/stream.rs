@@ -170,19 +170,11 @@ fn region_extents(manifest: &KernelManifest, dims: [usize; 3], sizes: CycleSizes
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::{HierarchicalFacts, StreamingFacts};
-
-    const LIMITS: Limits =
-        Limits { max_threads: 1024, max_grid_yz: 65535, max_shared: 227 * 1024, multiprocessors: 132 };
+    use crate::kernel::StreamingFacts;
+    use crate::plan::launch::tests::{LIMITS, manifest};
 
     fn jacobi7() -> KernelManifest {
-        KernelManifest {
-            axes: &[0, 1, 2],
-            radius: [1, 1, 1],
-            hierarchical: HierarchicalFacts { unknowns: 1, staged: &[1], registers: &[0, 1], register_width: 32 },
-            streaming: StreamingFacts { ring: 4, mirrored_ring: 4 },
-            ..KernelManifest::NONE
-        }
+        KernelManifest { streaming: StreamingFacts { ring: 4, mirrored_ring: 4 }, ..manifest([1, 1, 1], &[0, 1, 2]) }
     }
 
     #[test]
