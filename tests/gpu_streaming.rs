@@ -1,6 +1,7 @@
 //! `Schedule::Streaming` on the GPU against `Plain` on the CPU, bit for bit in exact mode: a
 //! cycle of `sub` subiterations must equal `sub` plain iterations for radius 1 and 2, read-only
-//! fields read off the point, 1-D to 3-D, no reads across planes, f32 and f64, several columns
+//! fields read off the point, 1-D to 3-D, no reads across planes, the levels of a step in
+//! ascending and in descending order, f32 and f64, several columns
 //! per thread, several chunks of the marching axis, every combination of boundary conditions,
 //! systems, and the residuals a check records. Needs a GPU: the tests are ignored unless asked for
 //! (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without one.
@@ -34,6 +35,12 @@ stencil! {
     /// A corner read in 2-D (a plane behind and a column across).
     fn corner5(mut u: Field2, f: Field2) -> Real {
         (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] + 0.5 * u[-1, 1] + f[0, 0]) / 4.5
+    }
+
+    /// A read across columns a whole radius ahead on the marching axis: its levels run
+    /// descending, each two planes behind the one before it.
+    fn corner_ahead(mut u: Field2, f: Field2) -> Real {
+        (u[-1, 0] + u[1, 0] + u[0, -1] + u[0, 1] + 0.5 * u[1, -1] + f[0, 0]) / 4.5
     }
 }
 
@@ -135,6 +142,7 @@ fn radius_two_one_and_two_dimensions_equal_plain() {
         wrong.extend(compare::<_, f64, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], configs, false));
     }
     wrong.extend(compare::<_, f32, 2>(Corner5, [301, 67], "f", &[], &[(16, 4)], false));
+    wrong.extend(compare::<_, f64, 2>(CornerAhead, [211, 67], "f", &[], &[(16, 4), (8, 3)], false));
     wrong.extend(compare::<_, f64, 1>(Wide, [1009], "f", &[("w", 0.5)], &[(32, 4), (13, 2)], false));
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
@@ -157,6 +165,7 @@ fn every_boundary_combination_equals_plain() {
     let mut wrong = compare::<_, f32, 3>(Jacobi7, [9, 11, 13], "f", &[("h2", 0.1)], &[(4, 2)], true);
     wrong.extend(compare::<_, f64, 3>(Varied, [11, 9, 13], "k", &[], &[(5, 2)], true));
     wrong.extend(compare::<_, f32, 2>(Corner5, [23, 29], "f", &[], &[(8, 3)], true));
+    wrong.extend(compare::<_, f32, 2>(CornerAhead, [23, 29], "f", &[], &[(8, 3)], true));
     wrong.extend(compare::<_, f64, 1>(Wide, [61], "f", &[("w", 0.5)], &[(8, 2)], true));
     assert!(wrong.is_empty(), "{wrong:#?}");
 }

@@ -115,13 +115,16 @@ fn compile_all<S: Stencil<N>, const N: usize>() {
                 _ => 2,
             };
             // The streaming kernel at several levels, columns per thread, with and without
-            // the mirror rule, its threads holding every column of a 16 × 16·cols region.
-            let (levels, cols, mirrors) = match (mode, real) {
-                (Mode::Exact, 4) => (3, 2, 1),
-                (Mode::Fast, 4) => (2, 1, 0),
-                (Mode::Exact, _) => (2, 3, 0),
-                _ => (1, 1, 1),
+            // the mirror rule, its threads holding every column of a 16 × 16·cols region, its
+            // levels in either order (ascending where the stencil allows it; the mirror rule
+            // overrides it) and level 0 in the levels' loop or after it.
+            let (levels, cols, mirrors, ascending, zero_in_loop) = match (mode, real) {
+                (Mode::Exact, 4) => (3, 2, 1, 1, 0),
+                (Mode::Fast, 4) => (2, 1, 0, 0, 1),
+                (Mode::Exact, _) => (2, 3, 0, 1, 0),
+                _ => (1, 1, 1, 0, 1),
             };
+            let ascending = if mirrors == 1 || S::KERNELS.streaming.ascending_ring.is_some() { ascending } else { 0 };
             let options = options
                 .define("HIER_ROWS", 32)
                 .define("VEC", vec)
@@ -130,7 +133,9 @@ fn compile_all<S: Stencil<N>, const N: usize>() {
                 .define("STREAM_THREADS", 256)
                 .define("STREAM_W1", 16)
                 .define("STREAM_W2", 16 * cols)
-                .define("STREAM_MIRRORS", mirrors);
+                .define("STREAM_MIRRORS", mirrors)
+                .define("STREAM_ASCENDING", ascending)
+                .define("STREAM_ZERO_IN_LOOP", zero_in_loop);
             let ptx = compile(name, S::CUDA_SOURCE, &options).unwrap_or_else(|e| panic!("{e}")).ptx;
             for kernel in S::KERNELS.kernels {
                 let sizes = entry_param_sizes(&ptx.0, kernel.symbol)

@@ -185,26 +185,30 @@ impl HierarchicalFacts {
 /// The facts the streaming kernel's geometry follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StreamingFacts {
-    /// Planes of each level's ring in shared memory.
+    /// Planes of each level's ring in shared memory, the levels of a step in descending order.
     pub ring: usize,
-    /// The same where a working region has a mirrored (Neumann) side: every read of an
-    /// unknown then goes through shared memory.
+    /// The same with the levels in ascending order (`STREAM_ASCENDING`), where the stencil
+    /// allows that order.
+    pub ascending_ring: Option<usize>,
+    /// The same in a kernel built with the mirror rule (some working region may have a
+    /// mirrored (Neumann) side): every read of an unknown then goes through shared memory.
     pub mirrored_ring: usize,
 }
 
 impl StreamingFacts {
-    /// Dynamic shared memory for `levels` levels of `unknowns` unknowns, plane slots of
-    /// `slot` elements (a plane and its guards) of `elem` bytes, with or without a mirrored
-    /// side.
-    pub const fn shared_bytes(
-        &self,
-        levels: usize,
-        unknowns: usize,
-        slot: usize,
-        elem: usize,
-        mirrored: bool,
-    ) -> usize {
-        let ring = if mirrored { self.mirrored_ring } else { self.ring };
+    /// Planes of each level's ring in a kernel built with or without the mirror rule, its
+    /// levels in ascending order or not (a kernel with the mirror rule runs them descending).
+    pub const fn ring(&self, mirrors: bool, ascending: bool) -> usize {
+        match (mirrors, self.ascending_ring) {
+            (true, _) => self.mirrored_ring,
+            (false, Some(ring)) if ascending => ring,
+            _ => self.ring,
+        }
+    }
+
+    /// Dynamic shared memory for `levels` levels of `unknowns` unknowns, rings of `ring`
+    /// plane slots of `slot` elements (a plane and its guards) of `elem` bytes.
+    pub const fn shared_bytes(levels: usize, unknowns: usize, ring: usize, slot: usize, elem: usize) -> usize {
         levels * unknowns * ring * slot * elem
     }
 }
@@ -287,7 +291,7 @@ impl KernelManifest {
         radius: [0; 3],
         plain_block: [1, 1, 1],
         hierarchical: HierarchicalFacts { unknowns: 1, staged: &[], registers: &[], register_width: 32 },
-        streaming: StreamingFacts { ring: 1, mirrored_ring: 1 },
+        streaming: StreamingFacts { ring: 1, ascending_ring: None, mirrored_ring: 1 },
         wavefront: None,
     };
 

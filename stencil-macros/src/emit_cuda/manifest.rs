@@ -37,7 +37,12 @@ pub fn manifest(s: &Stencil) -> TokenStream {
     let staged = hierarchical_staged(s);
     let registers = register_fields(s);
     let unknowns = s.unknowns.len();
-    let (ring, mirrored_ring) = stream_rings(s);
+    let rings = stream_rings(s);
+    let (ring, mirrored_ring) = (rings.descending, rings.mirrored);
+    let ascending_ring = match rings.ascending {
+        Some(ring) => quote!(::core::option::Option::Some(#ring)),
+        None => quote!(::core::option::Option::None),
+    };
     let wavefront = match &s.sweep {
         Some(sweep) => {
             let windows = wavefront_windows(s);
@@ -61,7 +66,7 @@ pub fn manifest(s: &Stencil) -> TokenStream {
                 registers: &[#(#registers),*],
                 register_width: #REGISTER_WIDTH,
             },
-            streaming: #p::StreamingFacts { ring: #ring, mirrored_ring: #mirrored_ring },
+            streaming: #p::StreamingFacts { ring: #ring, ascending_ring: #ascending_ring, mirrored_ring: #mirrored_ring },
             wavefront: #wavefront,
         }
     }

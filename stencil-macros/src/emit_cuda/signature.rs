@@ -283,6 +283,8 @@ pub(super) fn stream_defines() -> Vec<(&'static str, String)> {
         ("STREAM_W1", "1".into()),
         ("STREAM_W2", "1024".into()),
         ("STREAM_MIRRORS", "0".into()),
+        ("STREAM_ASCENDING", "0".into()),
+        ("STREAM_ZERO_IN_LOOP", "0".into()),
         ("STREAM_GUARD", "STREAM_GUARD_LEAST".into()),
     ]
 }

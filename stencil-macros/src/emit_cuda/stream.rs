@@ -10,35 +10,57 @@ use super::signature::{Kind, define_defaults, signature};
 use crate::ir::Stencil;
 use crate::writer::Writer;
 
-/// Planes a level lags behind the level before it: the radius on the marching axis plus one,
-/// so that a level reads only planes the level before finished at an earlier step (one
-/// barrier per step).
-fn lag(s: &Stencil) -> usize {
-    to_3d(&s.radius)[0] + 1
-}
-
-/// The planes of a level's ring in shared memory: from the oldest plane a read takes from
-/// shared memory to the plane the level writes while the next level reads, `lag − min d0 + 1`,
-/// rounded up to a power of two.
-/// Reads of an unknown at its own column (d1 = d2 = 0) come from registers, so only reads
-/// across columns count; with a mirrored (Neumann) side every read of an unknown goes
-/// through shared memory (its mirror is another column or plane), and the ring spans the
-/// whole radius: the second number.
-pub(super) fn stream_rings(s: &Stencil) -> (usize, usize) {
-    let r0 = to_3d(&s.radius)[0];
-    let lowest = s
-        .reads
+/// The plane offsets on the marching axis of the unknowns' reads across columns (d1 or
+/// d2 ≠ 0): those a level takes from the previous level's ring in shared memory.
+fn reads_across_columns(s: &Stencil) -> impl Iterator<Item = i32> + '_ {
+    s.reads
         .iter()
         .filter(|r| s.unknowns.contains(&r.field))
         .map(|r| to_3d(&r.offset))
         .filter(|d| d[1] != 0 || d[2] != 0)
         .map(|d| d[0])
-        .min()
-        .unwrap_or(0)
-        .min(0);
-    let plain = (lag(s) as i64 - i64::from(lowest) + 1) as usize;
-    // Powers of two, so that a plane's slot is a mask of its index.
-    (plain.next_power_of_two(), (2 * r0 + 2).next_power_of_two())
+}
+
+/// Whether a step may compute its levels in ascending order, each level right after the one
+/// before it and R0 planes behind it: a level's reads across columns then reach only planes
+/// the level before finished at an earlier step (before the step's barrier), and its reads at
+/// its own columns, R0 planes ahead at most, come from the queue the level before pushed
+/// earlier in the same step. Holds where every read across columns lies less than R0 planes
+/// ahead. In descending order (the default) the levels are R0 + 1 planes apart, so that every
+/// plane a level reads was finished at an earlier step, and a step's levels are independent
+/// of each other; a kernel built with the mirror rule always runs them so: a mirrored read at
+/// the own column may take another column's value.
+fn ascending(s: &Stencil) -> bool {
+    let r0 = to_3d(&s.radius)[0];
+    r0 > 0 && reads_across_columns(s).all(|d0| i64::from(d0) < r0 as i64)
+}
+
+/// The planes of each level's ring in shared memory, for the levels in either order and with
+/// the mirror rule (see [`stream_rings`]).
+pub(super) struct StreamRings {
+    /// Levels in descending order, R0 + 1 planes apart.
+    pub descending: usize,
+    /// Levels in ascending order, R0 planes apart, where the stencil allows it.
+    pub ascending: Option<usize>,
+    /// A kernel built with the mirror rule (descending order).
+    pub mirrored: usize,
+}
+
+/// The planes of a level's ring in shared memory: from the oldest plane a read takes from
+/// shared memory to the plane the level writes while the next level reads, `lag − min d0 + 1`,
+/// rounded up to a power of two (a plane's slot is then a mask of its index).
+/// Reads of an unknown at its own column (d1 = d2 = 0) come from registers, so only reads
+/// across columns count. A kernel built with the mirror rule reads every unknown through
+/// shared memory (a mirror is another column or plane), and its ring spans the whole radius.
+pub(super) fn stream_rings(s: &Stencil) -> StreamRings {
+    let r0 = to_3d(&s.radius)[0];
+    let lowest = i64::from(reads_across_columns(s).min().unwrap_or(0).min(0));
+    let ring = |lag: usize| ((lag as i64 - lowest + 1) as usize).next_power_of_two();
+    StreamRings {
+        descending: ring(r0 + 1),
+        ascending: ascending(s).then(|| ring(r0)),
+        mirrored: (2 * r0 + 2).next_power_of_two(),
+    }
 }
 
 /// Read-only fields read only at the point itself: the first level's value for the next step
@@ -79,14 +101,16 @@ fn emit_mirror_map(w: &mut Writer) {
 }
 
 /// The kernel's contract, written above it: what a block does and how it is launched.
-fn emit_contract(w: &mut Writer, unknowns: usize, (ring, mirrored_ring): (usize, usize)) {
+fn emit_contract(w: &mut Writer, unknowns: usize, rings: &StreamRings) {
     w.line("// Streaming temporal blocking: an exact hierarchical cycle of `sub` subiterations (levels) whose");
     w.line("// blocks each take one core tile of the two fast axes and a chunk of the slowest axis's cores");
     w.line("// (the cores [lo0, hi0) cut into gridDim.z chunks), with the working region h1, h2 points wider on");
     w.line("// each side and h0 planes longer at each end (clipped at the grid's edge, or wrapped on a periodic");
     w.line("// axis). The block marches the region's planes: at step k it loads plane k (level 0) and level t");
-    w.line("// computes plane k − t·LAG, reading the previous level's planes within the radius, which it finished");
-    w.line("// at earlier steps; the last level's core points are written out. A thread owns STREAM_COLS");
+    w.line("// computes plane k − t·LAG, reading the previous level's planes within the radius: across columns");
+    w.line("// only planes it finished at earlier steps, and at the own columns (ascending order, LAG = R0) also");
+    w.line("// the plane it finished earlier in the same step; the last level's core points are written out.");
+    w.line("// A thread owns STREAM_COLS");
     w.line("// consecutive columns of a plane; reads at its own columns come from registers (a queue of");
     w.line("// 2·R0 + 1 planes per level and column), the others from the previous level's ring of planes in");
     w.line("// shared memory. Points within the radius of the region's edge keep their values,");
@@ -99,19 +123,41 @@ fn emit_contract(w: &mut Writer, unknowns: usize, (ring, mirrored_ring): (usize,
     w.line("// STREAM_MIRRORS = 1 if a region may meet a mirrored side (else the mirror rule is not compiled),");
     w.line("// STREAM_GUARD ≥ STREAM_GUARD_LEAST (what a column's reads reach past a plane: its radius, and the");
     w.line("// columns the last threads hold past it), and");
-    w.line(format!("// dynamic shared memory of STREAM_SUB · {unknowns} · ring · STREAM_SLOT elements, ring = {ring}"));
-    w.line(format!("// ({mirrored_ring} with a mirrored side)."));
+    w.line(format!(
+        "// dynamic shared memory of STREAM_SUB · {unknowns} · ring · STREAM_SLOT elements, ring = {}",
+        rings.descending
+    ));
+    match rings.ascending {
+        Some(ring) => {
+            w.line(format!("// ({ring} with STREAM_ASCENDING = 1, {} with STREAM_MIRRORS = 1).", rings.mirrored))
+        }
+        None => w.line(format!("// ({} with STREAM_MIRRORS = 1).", rings.mirrored)),
+    }
 }
 
 pub(super) fn emit_stream(w: &mut Writer, s: &Stencil) {
-    let (ring, mirrored_ring) = stream_rings(s);
+    let rings = stream_rings(s);
     let unknowns: Vec<String> = s.unknowns.iter().map(|&f| c_name(&s.fields[f].name)).collect();
     let prefetched = point_fields(s);
-    emit_contract(w, unknowns.len(), (ring, mirrored_ring));
+    emit_contract(w, unknowns.len(), &rings);
     define_defaults(w, &signature(s, Kind::Streaming).defines);
-    w.line(format!("#define STREAM_LAG {}", lag(s)));
-    w.line(format!("#define STREAM_RING {ring}"));
-    w.line(format!("#define STREAM_RING_MIRRORED {mirrored_ring}"));
+    w.line("// The order of a step's levels (level 0 and then the others ascending, each LAG = R0 planes behind");
+    w.line("// the one before it, or the others descending, LAG = R0 + 1 planes apart, and level 0 last), and the");
+    w.line("// planes of a level's ring. In descending order level 0 is the levels' loop's last iteration where");
+    w.line("// STREAM_ZERO_IN_LOOP = 1, else it follows the loop (the same computation, scheduled differently).");
+    w.line("#if STREAM_MIRRORS");
+    w.line("#undef STREAM_ASCENDING");
+    w.line("#define STREAM_ASCENDING 0");
+    w.line(format!("#define STREAM_RING {}", rings.mirrored));
+    w.line("#elif STREAM_ASCENDING");
+    match rings.ascending {
+        Some(ring) => w.line(format!("#define STREAM_RING {ring}")),
+        None => w.line("#error \"this stencil reads across columns R0 planes ahead: its levels run descending only\""),
+    }
+    w.line("#else");
+    w.line(format!("#define STREAM_RING {}", rings.descending));
+    w.line("#endif");
+    w.line("#define STREAM_LAG (STREAM_ASCENDING ? R0 : R0 + 1)");
     w.line("#define STREAM_PITCH (STREAM_W1 * STREAM_W2)");
     w.line("// A plane's slot in shared memory: the plane, with STREAM_GUARD elements on each side that");
     w.line("// reads from the columns at its edges (and past them) may touch and nothing writes.");
@@ -183,14 +229,14 @@ fn emit_march(w: &mut Writer, s: &Stencil, unknowns: &[String], prefetched: &[us
     w.line("#pragma unroll");
     w.open("for (int u = 0; u < STREAM_RING; ++u)");
     emit_steady_levels(w, s, unknowns);
-    emit_level_zero(w, s, unknowns, true);
+    emit_level_zero_after(w, s, unknowns, true);
     emit_prefetch(w, s, prefetched, "k + u + 1", true);
     w.line("__syncthreads();");
     w.close("");
     w.close("");
     w.reopen("else");
     emit_levels(w, s, unknowns);
-    emit_level_zero(w, s, unknowns, false);
+    emit_level_zero_after(w, s, unknowns, false);
     emit_prefetch(w, s, prefetched, "k + 1", false);
     w.line("__syncthreads();");
     w.line("++k;");
@@ -202,7 +248,7 @@ fn emit_march(w: &mut Writer, s: &Stencil, unknowns: &[String], prefetched: &[us
 fn emit_geometry(w: &mut Writer, s: &Stencil) {
     w.line("const bool wrap0 = edges0 & 1, wrap1 = edges1 & 1, wrap2 = edges2 & 1;");
     w.line("const bool mirrors = ((edges0 | edges1 | edges2) & 6) != 0;");
-    w.line("const int ring = STREAM_MIRRORS && mirrors ? STREAM_RING_MIRRORED : STREAM_RING;");
+    w.line("const int ring = STREAM_RING;");
     w.line("// The core [c, e) and the working region [o, o + w) per axis.");
     if s.dim == 1 {
         let (axis_0, axis_2) = core_bounds(s);
@@ -247,12 +293,36 @@ fn emit_columns(w: &mut Writer, unknowns: &[String]) {
     w.close("");
 }
 
-/// The levels of one step, the last first: level t computes local plane k − t·LAG from
-/// level t − 1's queue and ring, then (below the last level) writes its ring and pushes its
-/// value onto its queue, which level t + 1 has already read this step.
-fn emit_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
+/// Opens the loop over a step's levels in the order `STREAM_ASCENDING` says, with level 0
+/// (`steady`: of a steady step) in it where the levels ascend or `STREAM_ZERO_IN_LOOP` is set
+/// (else it follows the loop): the body that follows is level t ≥ 1's. The two places of
+/// level 0 in descending order compute the same; NVRTC schedules them differently (with
+/// level 0 in the loop it issued the next plane's loads early in the step), and which runs
+/// faster depends on the grid (`docs/performance.md`).
+fn open_level_loop(w: &mut Writer, s: &Stencil, unknowns: &[String], steady: bool) {
     w.line("#pragma unroll");
-    w.open("for (int t = STREAM_SUB; t >= 1; --t)");
+    w.open("for (int v = 0; v <= STREAM_SUB; ++v)");
+    w.line("const int t = STREAM_ASCENDING ? v : STREAM_SUB - v;");
+    w.open("if (t == 0)");
+    w.line("#if STREAM_ASCENDING || STREAM_ZERO_IN_LOOP");
+    emit_level_zero(w, s, unknowns, steady);
+    w.line("#endif");
+    w.line("continue;");
+    w.close("");
+}
+
+/// Level 0 after the levels' loop (`steady`: of a steady step), where it is not in it.
+fn emit_level_zero_after(w: &mut Writer, s: &Stencil, unknowns: &[String], steady: bool) {
+    w.line("#if !STREAM_ASCENDING && !STREAM_ZERO_IN_LOOP");
+    emit_level_zero(w, s, unknowns, steady);
+    w.line("#endif");
+}
+
+/// The levels of one step: level t computes local plane k − t·LAG from level t − 1's queue
+/// and ring, then (below the last level) writes its ring and pushes its value onto its
+/// queue, which level t + 1 reads after it (ascending) or has already read (descending).
+fn emit_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
+    open_level_loop(w, s, unknowns, false);
     w.line("if (t > sub) continue;");
     w.line("const int p = k - t * STREAM_LAG;");
     w.line("const bool plane_valid = p >= 0 && p < w0;");
@@ -300,8 +370,7 @@ fn emit_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
 /// and the slots of the rings from u.
 fn emit_steady_levels(w: &mut Writer, s: &Stencil, unknowns: &[String]) {
     w.line("const idx gk = (o0 + k + u) * s0;");
-    w.line("#pragma unroll");
-    w.open("for (int t = STREAM_SUB; t >= 1; --t)");
+    open_level_loop(w, s, unknowns, true);
     w.line("const int slot = (u - t * STREAM_LAG) & (STREAM_RING - 1);");
     w.line("const idx g0 = gk - (idx)(t * STREAM_LAG) * s0;");
     w.line("#pragma unroll");

@@ -4,7 +4,7 @@
 
 use super::launch::{Cycle, Limits, Shape, launch_error};
 use crate::Result;
-use crate::kernel::{KernelKind, KernelManifest};
+use crate::kernel::{KernelKind, KernelManifest, StreamingFacts};
 use crate::schedule::CycleSizes;
 
 /// Threads per block unless asked otherwise: a 3-D region of 32 × 32 columns, one column
@@ -33,6 +33,11 @@ pub(crate) struct StreamBuild {
     /// Whether the mirror rule is compiled (`STREAM_MIRRORS`): some region may meet a
     /// Neumann side.
     pub mirrors: bool,
+    /// Whether a step computes its levels in ascending order (`STREAM_ASCENDING`).
+    pub ascending: bool,
+    /// Whether level 0 is the last iteration of the levels' loop in descending order
+    /// (`STREAM_ZERO_IN_LOOP`), rather than following it.
+    pub zero_in_loop: bool,
     /// Elements on each side of a plane in shared memory that reads from a column at the
     /// plane's edge, or past it, may touch and nothing writes (`STREAM_GUARD`): the kernel
     /// computes every column of a steady step and keeps the updated ones.
@@ -43,23 +48,35 @@ impl StreamBuild {
     /// The build for cycles of at most `sizes.sub` subiterations on a grid seen as `dims`
     /// whose working regions meet its edges as `edges` says (per kernel axis; a window's
     /// regions meet the same edges on axes 1 and 2), with `threads` per block asked for
-    /// (default [`DEFAULT_STREAM_THREADS`]).
+    /// (default [`DEFAULT_STREAM_THREADS`]), for elements of `elem` bytes.
     pub fn new(
         manifest: &KernelManifest,
         dims: [usize; 3],
         sizes: CycleSizes,
         threads: Option<usize>,
         edges: [i32; 3],
+        elem: usize,
     ) -> Self {
         let mirrors = edges.iter().any(|e| e & 6 != 0);
         let extents = region_extents(manifest, dims, sizes, edges);
+        // The order of the levels and the place of level 0, as measured fastest on an H100
+        // (`docs/performance.md`). Ascending order takes a shorter queue of registers per
+        // level and column for a field read at the point, and a shorter ring, but makes each
+        // level wait on the one before it in the same step: with 8-byte elements in 3-D the
+        // descending order's queues spill (`jacobi7`, sub 4, 1024 threads: 40 bytes of stack
+        // against 8) and ascending ran faster; with 4-byte elements, or in 2-D (one column
+        // row a region), descending did. Level 0 in the levels' loop ran faster in 3-D (most
+        // at 1024³) and slower in 2-D.
+        let three_d = extents[0] > 1;
+        let ascending = !mirrors && elem >= 8 && three_d && manifest.streaming.ascending_ring.is_some();
+        let zero_in_loop = three_d;
         let columns = extents[0] * extents[1];
         let most = threads.unwrap_or(DEFAULT_STREAM_THREADS).clamp(32, 1024);
         let cols = columns.div_ceil(most);
         let threads = columns.div_ceil(cols).next_multiple_of(32);
         let [_, r1, r2] = manifest.radius;
         let guard = r1 * extents[1] + r2 + threads * cols - columns;
-        Self { levels: sizes.sub, cols, threads, extents, mirrors, guard }
+        Self { levels: sizes.sub, cols, threads, extents, mirrors, ascending, zero_in_loop, guard }
     }
 
     /// Elements of one plane's slot in shared memory: the plane and its guards.
@@ -67,8 +84,13 @@ impl StreamBuild {
         self.extents[0] * self.extents[1] + 2 * self.guard
     }
 
+    /// Planes of each level's ring in shared memory.
+    fn ring(&self, manifest: &KernelManifest) -> usize {
+        manifest.streaming.ring(self.mirrors, self.ascending)
+    }
+
     /// The definitions the module is compiled with.
-    pub fn defines(&self) -> [(&'static str, usize); 7] {
+    pub fn defines(&self) -> [(&'static str, usize); 9] {
         [
             ("STREAM_SUB", self.levels),
             ("STREAM_COLS", self.cols),
@@ -76,6 +98,8 @@ impl StreamBuild {
             ("STREAM_W1", self.extents[0]),
             ("STREAM_W2", self.extents[1]),
             ("STREAM_MIRRORS", usize::from(self.mirrors)),
+            ("STREAM_ASCENDING", usize::from(self.ascending)),
+            ("STREAM_ZERO_IN_LOOP", usize::from(self.zero_in_loop)),
             ("STREAM_GUARD", self.guard),
         ]
     }
@@ -109,19 +133,16 @@ impl StreamBuild {
         if w1 > self.extents[0] || w2 > self.extents[1] {
             return Err(fail(format!("a region of {w1}×{w2} columns on a kernel built for {:?}", self.extents)));
         }
-        let shared =
-            manifest.streaming.shared_bytes(self.levels, manifest.hierarchical.unknowns, self.slot(), elem, mirrored);
+        // The ring follows the build: one built with the mirror rule has the longer ring on
+        // every region.
+        let ring = self.ring(manifest);
+        let shared = StreamingFacts::shared_bytes(self.levels, manifest.hierarchical.unknowns, ring, self.slot(), elem);
         if shared > limits.max_shared {
             return Err(fail(format!(
                 "{} levels of {} planes of {}×{} points (and {} guard points on each side of a plane) need {shared} \
                  B of shared memory, and the device allows {} B per block: use a smaller tile or fewer \
                  subiterations",
-                self.levels,
-                if mirrored { manifest.streaming.mirrored_ring } else { manifest.streaming.ring },
-                self.extents[0],
-                self.extents[1],
-                self.guard,
-                limits.max_shared
+                self.levels, ring, self.extents[0], self.extents[1], self.guard, limits.max_shared
             )));
         }
         let [tiles2, tiles1, _] = base.shape.grid;
@@ -170,29 +191,65 @@ fn region_extents(manifest: &KernelManifest, dims: [usize; 3], sizes: CycleSizes
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::StreamingFacts;
     use crate::plan::launch::tests::{LIMITS, manifest};
 
     fn jacobi7() -> KernelManifest {
-        KernelManifest { streaming: StreamingFacts { ring: 4, mirrored_ring: 4 }, ..manifest([1, 1, 1], &[0, 1, 2]) }
+        let streaming = StreamingFacts { ring: 4, ascending_ring: Some(2), mirrored_ring: 4 };
+        KernelManifest { streaming, ..manifest([1, 1, 1], &[0, 1, 2]) }
     }
+
+    const SIZES: CycleSizes = CycleSizes { tile: 24, halo: 4, sub: 4 };
 
     #[test]
     fn every_plane_slot_has_guards_for_the_reads_past_its_edges() {
         let m = jacobi7();
-        let sizes = CycleSizes { tile: 24, halo: 4, sub: 4 };
-        let build = StreamBuild::new(&m, [512, 512, 512], sizes, None, [0; 3]);
+        let build = StreamBuild::new(&m, [512, 512, 512], SIZES, None, [0; 3], 4);
         assert_eq!((build.extents, build.threads, build.cols), ([32, 32], 1024, 1));
         assert_eq!(build.guard, 32 + 1, "a row and a point on each side");
         assert_eq!(build.slot(), 32 * 32 + 2 * 33);
-        let cycle = build.cycle(&m, [512, 512, 512], sizes, 4, LIMITS, [0; 3]).unwrap();
+        let cycle = build.cycle(&m, [512, 512, 512], SIZES, 4, LIMITS, [0; 3]).unwrap();
         assert_eq!(cycle.shape.shared as usize, 4 * 4 * (32 * 32 + 2 * 33) * 4, "levels × ring × slot × bytes");
         // 1024 columns on 96 threads: 11 each; the 32 columns past the region (1056 − 1024),
         // held by the last three threads, reach into the guard too.
-        let narrow = StreamBuild::new(&m, [512, 512, 512], sizes, Some(96), [0; 3]);
+        let narrow = StreamBuild::new(&m, [512, 512, 512], SIZES, Some(96), [0; 3], 4);
         assert_eq!((narrow.threads, narrow.cols), (96, 11));
         assert_eq!(narrow.guard, 33 + 96 * 11 - 1024);
         assert!(narrow.defines().contains(&("STREAM_GUARD", narrow.guard)));
+    }
+
+    #[test]
+    fn the_levels_run_ascending_on_shorter_rings_in_double_precision_in_three_dimensions_only() {
+        let m = jacobi7();
+        let single = StreamBuild::new(&m, [512, 512, 512], SIZES, None, [0; 3], 4);
+        let double = StreamBuild::new(&m, [512, 512, 512], SIZES, None, [0; 3], 8);
+        assert!(!single.ascending && double.ascending);
+        assert!(double.defines().contains(&("STREAM_ASCENDING", 1)));
+        let cycle = double.cycle(&m, [512, 512, 512], SIZES, 8, LIMITS, [0; 3]).unwrap();
+        assert_eq!(cycle.shape.shared as usize, 4 * 2 * double.slot() * 8);
+        // A stencil whose reads across columns reach R0 planes ahead has no ascending ring.
+        let ahead = KernelManifest { streaming: StreamingFacts { ascending_ring: None, ..m.streaming }, ..m };
+        assert!(!StreamBuild::new(&ahead, [512, 512, 512], SIZES, None, [0; 3], 8).ascending);
+        // A 2-D grid (one row of columns a region) runs them descending, level 0 after the loop.
+        let jacobi5 = KernelManifest { streaming: m.streaming, ..manifest([1, 0, 1], &[0, 2]) };
+        let flat = StreamBuild::new(&jacobi5, [8192, 1, 8192], SIZES, None, [0; 3], 8);
+        assert_eq!(flat.extents[0], 1);
+        assert!(!flat.ascending && !flat.zero_in_loop);
+        assert!(single.zero_in_loop);
+    }
+
+    #[test]
+    fn a_build_with_the_mirror_rule_has_its_longer_ring_on_every_region() {
+        // Mirrored on axis 0 only: a slab of an out-of-core pass may see no mirrored side
+        // (edges 0) on a module built for one that does, whose kernel runs the longer ring.
+        let m = KernelManifest { streaming: StreamingFacts { mirrored_ring: 8, ..jacobi7().streaming }, ..jacobi7() };
+        let build = StreamBuild::new(&m, [512, 512, 512], SIZES, None, [4, 0, 0], 8);
+        assert!(build.mirrors && !build.ascending, "mirrored: descending in either precision");
+        for edges in [[4, 0, 0], [0; 3]] {
+            let cycle = build.cycle(&m, [512, 512, 512], SIZES, 4, LIMITS, edges).unwrap();
+            assert_eq!(cycle.shape.shared as usize, 4 * 8 * build.slot() * 4, "edges {edges:?}");
+        }
+        let plain = StreamBuild::new(&m, [512, 512, 512], SIZES, None, [0; 3], 8);
+        assert!(plain.cycle(&m, [512, 512, 512], SIZES, 4, LIMITS, [4, 0, 0]).is_err());
     }
 
     #[test]

@@ -225,7 +225,8 @@ impl CyclePlan {
             }
             streaming @ Schedule::Streaming { .. } => {
                 let sizes = streaming.cycle_sizes(S::META).expect("a streaming schedule has cycle sizes");
-                let stream = StreamBuild::new(S::KERNELS, dims, sizes, build.options.stream_block_threads(), edges);
+                let stream =
+                    StreamBuild::new(S::KERNELS, dims, sizes, build.options.stream_block_threads(), edges, T::BYTES);
                 let cycle = stream.cycle(S::KERNELS, dims, sizes, T::BYTES, gpu.limits(), edges)?;
                 Self { whole: Some((cycle, sizes)), stream: Some(stream) }
             }

@@ -276,7 +276,7 @@ fn streaming_candidate<S: Stencil<N>, const N: usize>(
     let edges: [i32; 3] = std::array::from_fn(|k| if S::KERNELS.axes[0] == k { 0 } else { edges[k] });
     // Built for the whole grid: the regions' extents on axes 1 and 2 are those of any planes.
     let dims = S::KERNELS.view(&grid, 1);
-    let build = StreamBuild::new(S::KERNELS, dims, sizes, options.stream_block_threads(), edges);
+    let build = StreamBuild::new(S::KERNELS, dims, sizes, options.stream_block_threads(), edges, elem);
     if let Err(e) = build.cycle(S::KERNELS, dims, sizes, elem, gpu.limits(), edges) {
         log::info!("streaming cycles inside the slabs are not weighed: {e}");
         return None;

@@ -175,7 +175,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         let edges: [i32; 3] = std::array::from_fn(|k| edges[0][k] | edges[1][k]);
         let stream = match (inner, sizes) {
             (Inner::Streaming { .. } | Inner::SkewedStreaming { .. }, Some(sizes)) => {
-                Some(StreamBuild::new(S::KERNELS, chunk_dims, sizes, options.stream_block_threads(), edges))
+                Some(StreamBuild::new(S::KERNELS, chunk_dims, sizes, options.stream_block_threads(), edges, T::BYTES))
             }
             _ => None,
         };
