@@ -110,12 +110,12 @@ fn emit_contract(w: &mut Writer, unknowns: usize, rings: &StreamRings) {
     w.line("// computes plane k − t·LAG, reading the previous level's planes within the radius: across columns");
     w.line("// only planes it finished at earlier steps, and at the own columns (ascending order, LAG = R0) also");
     w.line("// the plane it finished earlier in the same step; the last level's core points are written out.");
-    w.line("// A thread owns STREAM_COLS");
-    w.line("// consecutive columns of a plane; reads at its own columns come from registers (a queue of");
-    w.line("// 2·R0 + 1 planes per level and column), the others from the previous level's ring of planes in");
-    w.line("// shared memory. Points within the radius of the region's edge keep their values,");
-    w.line("// and with mirrored (Neumann) sides every read goes through the mirror rule. One barrier per step;");
-    w.line("// the steps where every level's plane is updated take a path without the edges' tests.");
+    w.line("// A thread owns STREAM_COLS consecutive columns of a plane; reads at its own columns come from");
+    w.line("// registers (a queue of 2·R0 + 1 planes per level and column), the others from the previous");
+    w.line("// level's ring of planes in shared memory. Points within the radius of the region's edge keep");
+    w.line("// their values, and with mirrored (Neumann) sides every read goes through the mirror rule. One");
+    w.line("// barrier per step; the steps where every level's plane is updated take a path without the edges'");
+    w.line("// tests.");
     w.line("// Launch with gridDim = (tiles on axis 2, tiles on axis 1, chunks), blockDim = (STREAM_THREADS, 1, 1)");
     w.line("// with STREAM_THREADS · STREAM_COLS ≥ STREAM_W1 · STREAM_W2 (the widest region's extents on axes 1");
     w.line("// and 2: a region's column (l1, l2) is element l1 · STREAM_W2 + l2 of a plane), STREAM_SUB ≥ sub (0,");
