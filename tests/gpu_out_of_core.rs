@@ -179,6 +179,26 @@ fn streaming_cycles_inside_skewed_slabs_equal_plain() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn passes_that_start_while_the_one_before_ends_equal_plain() {
+    require_gpu();
+    // Seven slabs (an odd count: consecutive passes start in alternate slots), many passes
+    // with no check between them, a last pass shorter than the others (its first slab, sent
+    // up ahead for a pass of the full height, goes up again), and checks every second pass.
+    let inners = [Inner::Plain, Inner::Skewed, Inner::Streaming { tile: 8, sub: 2 }];
+    for (inner, height) in inners.into_iter().zip([3, 4, 4]) {
+        for check_every in [100, 2 * height] {
+            let config = (9, height, inner);
+            check::<_, f32, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], config, 31, check_every);
+            check::<_, f64, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], config, 31, check_every);
+        }
+    }
+    let inner = Inner::SkewedStreaming { tile: 8, sub: 4 };
+    check::<_, f32, 3>(Jacobi7, [61, 37, 41], "f", &[("h2", 0.1)], (9, 8, inner), 41, 100);
+    check::<_, f64, 2>(Jacobi5, [101, 131], "f", &[("h2", 0.01)], (15, 8, inner), 41, 16);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn skewed_slabs_equal_plain() {
     require_gpu();
     // Slabs narrower than height · radius included (width 1 and 3).

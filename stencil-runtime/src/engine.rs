@@ -225,11 +225,15 @@ pub(crate) type Ghosts<'c, T> = &'c mut dyn FnMut(&mut [&mut [T]]) -> Result<(),
 /// (whose planes written back so far may be read while the next slabs run).
 pub(crate) type Written<'c, T> = &'c mut dyn FnMut(usize, &[&mut [T]]);
 
-/// One out-of-core pass: its number of iterations, and whether its last one measures.
+/// One out-of-core pass: its number of iterations, whether its last one measures, and
+/// whether the host leaves the grid as the pass writes it until the next pass (no ghost
+/// planes received, no periodic planes copied in between): the next pass's first slab may
+/// then be copied to the device as this pass ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PassPlan {
     pub len: usize,
     pub measure: bool,
+    pub prefetch_next: bool,
 }
 
 /// Grids kept in host memory and streamed through a backend in slabs: the out-of-core

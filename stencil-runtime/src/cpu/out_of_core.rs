@@ -93,7 +93,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
         written: Written<'_, T>,
         ghosts: Option<Ghosts<'_, T>>,
     ) -> std::result::Result<Option<Difference>, (usize, Error)> {
-        let PassPlan { len, measure } = pass;
+        let PassPlan { len, measure, .. } = pass;
         let mut ghosts = ghosts;
         let mut bring_ghosts = |grids: &mut [&mut [T]], done: usize| match ghosts.take() {
             Some(ghosts) => ghosts(grids).map_err(|error| (done, error)),
@@ -174,7 +174,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pass<'_, S, T, N> {
         work: &mut Workspace<T>,
         total: &mut Option<Difference>,
     ) -> std::result::Result<(), (usize, Error)> {
-        let PassPlan { len, measure } = pass;
+        let PassPlan { len, measure, .. } = pass;
         let slabs = self.slabs;
         let mut done = 0;
         while done < len {

@@ -172,6 +172,9 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         let (measure_pass, against_reference) =
             (measure && self.reference.is_none(), measure && self.reference.is_some());
         let Self { passes, peers, planes, slabs, grids, halos, on_slab, started, wrap, reference, .. } = self;
+        // Nothing on the host touches the grid before the next pass: its first slab may go up
+        // while this pass ends.
+        let prefetch_next = wrap.is_empty() && !planes.has_neighbour();
         if !wrap.is_empty() {
             // The planes copied were written back by the last pass.
             passes.synchronize()?;
@@ -206,7 +209,7 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         let ghosts = planes.has_neighbour().then_some(&mut ghosts as &mut dyn FnMut(&mut [&mut [T]]) -> Result<()>);
         let mut slices: Vec<&mut [T]> = grids.iter_mut().map(|g| g.as_mut_slice()).collect();
         let measured = passes
-            .pass(&mut slices, PassPlan { len: plan.len, measure: measure_pass }, ghosts, written)
+            .pass(&mut slices, PassPlan { len: plan.len, measure: measure_pass, prefetch_next }, ghosts, written)
             .map_err(|(written, error)| slabs.interrupted(start..end, written, None, error))?;
         if planes.has_neighbour() {
             // The planes sent are read from host memory as soon as the pass has ended.

@@ -4,6 +4,7 @@
 //! are measured at start-up (`probe.rs`), for the report and, for `Auto`, to choose the
 //! height and the slab width.
 
+mod order;
 mod probe;
 mod pyramid;
 mod skewed;

@@ -15,8 +15,9 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr};
 
+use super::order::PassOrder;
 use crate::cuda::device::{Gpu, driver_error};
 use crate::cuda::launch::{Args, Kernel, fill, launch};
 use crate::cuda::module::{JitTime, Module};
@@ -102,10 +103,20 @@ pub(crate) struct Pyramid<'g, S: Stencil<N>, T: Real, const N: usize> {
     pub(super) scalars: Vec<ScalarValue<T>>,
     /// Test hook: fail before running slab `n` of a pass (none unless set).
     pub(super) fail_after: Option<usize>,
+    /// How a pass's copies wait for the passes before it.
+    pub(super) order: PassOrder,
     /// The boundary kernel and fill, when a side is periodic or Neumann: every view is
     /// filled before the iteration that reads it.
     pub(super) fill: Option<(Kernel, Fill<N>)>,
     pub(super) _stencil: std::marker::PhantomData<S>,
+}
+
+impl<S: Stencil<N>, T: Real, const N: usize> Drop for Pyramid<'_, S, T, N> {
+    fn drop(&mut self) {
+        // A copy of the next pass's first slab may still be reading the grid, whose pages are
+        // unlocked once the passes are dropped.
+        let _ = self.synchronize();
+    }
 }
 
 /// Every slab's measuring launch, over its own planes (skewed: its last level, whose size
@@ -153,6 +164,16 @@ fn cycle_geometry<S: Stencil<N>, const N: usize>(
 pub(super) fn view_dims<S: Stencil<N>, const N: usize>(mut shape: [usize; N], planes: usize) -> [usize; 3] {
     shape[0] = planes;
     S::KERNELS.view(&shape, 1)
+}
+
+/// Pyramid slab `s`'s chunk in a pass of `len`, and the parts of it copied up from the
+/// host: (the lower ghost planes, the planes from its own first on, the chunk). Before a
+/// rotated pass's first slab the upper part stops where the upper carry begins.
+fn pyramid_parts(slabs: &Slabs, s: usize, len: usize) -> (Range<usize>, Range<usize>, Range<usize>) {
+    let chunk = slabs.chunk(s, len);
+    let own = &slabs.own[s];
+    let end = if s < slabs.first { chunk.end.min(slabs.upper_carry(len).start) } else { chunk.end };
+    (chunk.start..own.start, own.start..end, chunk)
 }
 
 impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
@@ -269,6 +290,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             first_bad,
             scalars: S::param_values(params),
             fail_after: None,
+            order: PassOrder::default(),
             fill: fill_kernel.map(|kernel| (kernel, fill)),
             _stencil: std::marker::PhantomData,
         };
@@ -340,41 +362,39 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             compute.memset_zeros(&mut self.block_max).map_err(driver_error("resetting the check"))?;
             compute.memset_zeros(&mut self.block_sum).map_err(driver_error("resetting the check"))?;
         }
-        // The chunks read planes that the previous pass wrote back.
-        self.up.join(&self.down).map_err(driver_error("ordering the copies"))?;
         // Write-backs whose end has not been told yet.
         let mut in_flight = std::collections::VecDeque::new();
-        // Per slot, the end of the write-back of the last slab that used it. cudarc keeps one
-        // read event per buffer, so a later read on another stream (a skewed slab's window
-        // copied by the next slab) hides the write-back's read: the next slab in the slot
-        // waits for it explicitly before writing there.
-        let mut written_back: [Option<CudaEvent>; 2] = [None, None];
         let count = self.slabs.own.len();
+        let first = self.order.start(count);
         for (position, s) in self.slabs.order().enumerate() {
             if self.fail_after == Some(position) {
                 return Err(Error::injected());
             }
-            if let Some(event) = &written_back[position % 2] {
-                self.up.wait(event).map_err(driver_error("ordering the copies"))?;
-                self.compute.wait(event).map_err(driver_error("ordering the copies"))?;
-            }
+            let position = first + position;
+            self.order.wait_for_slot(position, &[&self.up, &self.compute])?;
             if self.slabs.reads_beyond_own(s, len)
                 && let Some(ghosts) = ghosts.take()
             {
                 ghosts(host)?;
             }
-            match self.slabs.skewed {
-                true => self.skewed_slab(s, position, host, inputs, pass)?,
-                false => self.pyramid_slab(s, position, host, inputs, pass)?,
+            if !self.order.take_prefetched(position, first, len) {
+                self.upload(s, position, host, inputs, len, false)?;
             }
-            written_back[position % 2] =
-                Some(self.down.record_event(None).map_err(driver_error("recording an event"))?);
-            *enqueued = position + 1;
+            let written_back = match self.slabs.skewed {
+                true => self.skewed_slab(s, position, host, pass)?,
+                false => self.pyramid_slab(s, position, host, pass)?,
+            };
+            self.order.written_back(position, written_back, &self.down)?;
+            *enqueued = position - first + 1;
+            if *enqueued == count && pass.prefetch_next {
+                // Before waiting for any write-back here, so that the copy overlaps them.
+                self.prefetch(host, inputs, len)?;
+            }
             if let Some(callback) = written.as_deref_mut() {
                 // Told when the copy has finished, one slab behind the work enqueued so
                 // that the device always has the next slab to run.
                 in_flight.push_back(self.down.record_event(None).map_err(driver_error("recording an event"))?);
-                while in_flight.len() > usize::from(position + 1 < count) {
+                while in_flight.len() > usize::from(*enqueued < count) {
                     let done = in_flight.pop_front().expect("not empty");
                     done.synchronize().map_err(driver_error("waiting for a copy"))?;
                     callback(*enqueued - in_flight.len(), host);
@@ -387,30 +407,57 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         }
     }
 
-    /// Pyramid slab `s` (the `position`-th of the pass): its chunk up, the carries, its
-    /// iterations over the shrinking regions, its own planes down.
-    fn pyramid_slab(
+    /// Copies the next pass's first slab up ahead, for a pass of `len` like this one: into
+    /// the slot the last slab of this pass does not use, once this pass has written back
+    /// the planes it reads.
+    fn prefetch(&mut self, host: &[&mut [T]], inputs: &[Option<&[T]>], len: usize) -> Result<()> {
+        let Some(s) = self.slabs.order().next() else { return Ok(()) };
+        let position = self.order.next_position();
+        self.order.wait_for_slot(position, &[&self.up])?;
+        self.upload(s, position, host, inputs, len, true)?;
+        self.order.prefetched(len);
+        Ok(())
+    }
+
+    /// Copies slab `s`'s planes up into the slot of `position` (the slab's place in the
+    /// sequence of slabs, whose parity picks its slot) for a pass of `len`, once the host
+    /// planes it reads are written back (`ahead`: by the pass running now, for the next
+    /// pass's first slab; else by the last pass).
+    fn upload(
         &mut self,
         s: usize,
         position: usize,
-        host: &mut [&mut [T]],
+        host: &[&mut [T]],
         inputs: &[Option<&[T]>],
-        pass: PassPlan,
+        len: usize,
+        ahead: bool,
     ) -> Result<()> {
-        let len = pass.len;
+        let reads = if self.slabs.skewed { self.slabs.window(s, len) } else { self.slabs.chunk(s, len) };
+        self.order.wait_for_planes(&reads, ahead, &self.up)?;
+        match self.slabs.skewed {
+            true => self.skewed_up(s, position, host, inputs, len),
+            false => self.pyramid_up(s, position, host, inputs, len),
+        }
+    }
+
+    /// Pyramid slab `s`'s chunk up (at `position`, for a pass of `len`): from its own first
+    /// plane on, and every field's chunk. The lower ghost planes are written back already;
+    /// they come from the carry (slab 0's are boundary or ghost planes, never written, and
+    /// the first slab of a rotated pass finds them not written yet: they come from the
+    /// grid). Before a rotated pass's first slab, the planes that it and the slabs after it
+    /// write back come from the upper carry.
+    fn pyramid_up(
+        &mut self,
+        s: usize,
+        position: usize,
+        host: &[&mut [T]],
+        inputs: &[Option<&[T]>],
+        len: usize,
+    ) -> Result<()> {
         let slabs = &self.slabs;
-        let kept_above = slabs.upper_carry(len);
-        let chunk = slabs.chunk(s, len);
-        let own = slabs.own[s].clone();
+        let (lower, upper, chunk) = pyramid_parts(slabs, s, len);
         let local = |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
         let slot = &mut self.slots[position % 2];
-        // Up: the chunk from its own first plane on, and every field's chunk. The lower ghost
-        // planes are written back already; they come from the carry (slab 0's are boundary or
-        // ghost planes, never written, and the first slab of a rotated pass finds them not
-        // written yet: they come from the grid). Before a rotated pass's first slab, the
-        // planes that it and the slabs after it write back come from the upper carry.
-        let lower = chunk.start..own.start;
-        let upper = own.start..if s < slabs.first { chunk.end.min(kept_above.start) } else { chunk.end };
         let up = &self.up;
         for (host, [first, _]) in host.iter().zip(&mut slot.u) {
             if s == 0 || s == slabs.first {
@@ -426,6 +473,26 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                     .map_err(driver_error("copying a field to the device"))?;
             }
         }
+        Ok(())
+    }
+
+    /// Pyramid slab `s` (at `position`), its chunk on the device: the carries, its
+    /// iterations over the shrinking regions, its own planes down; returns the planes
+    /// written back.
+    fn pyramid_slab(
+        &mut self,
+        s: usize,
+        position: usize,
+        host: &mut [&mut [T]],
+        pass: PassPlan,
+    ) -> Result<Range<usize>> {
+        let len = pass.len;
+        let slabs = &self.slabs;
+        let kept_above = slabs.upper_carry(len);
+        let (lower, upper, chunk) = pyramid_parts(slabs, s, len);
+        let own = slabs.own[s].clone();
+        let local = |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
+        let slot = &mut self.slots[position % 2];
         // Compute: the carries in, the next slab's carry out (and a rotated pass's upper carry),
         // the second buffer.
         let compute = &self.compute;
@@ -459,13 +526,13 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 .memcpy_dtoh(&buffers[current].slice(slab_local.clone()), &mut host[self.slabs.elements(&own)])
                 .map_err(driver_error("copying a slab to the host"))?;
         }
-        Ok(())
+        Ok(own)
     }
 
-    /// The iterations of `pass` on pyramid slab `s` (the `position`-th of the pass) over the
+    /// The iterations of `pass` on pyramid slab `s` (at `position`) over the
     /// shrinking regions of its `chunk`; returns the buffer that holds the last iterate.
     fn iterate_chunk(&mut self, s: usize, position: usize, chunk: Range<usize>, pass: PassPlan) -> Result<usize> {
-        let PassPlan { len, measure: check } = pass;
+        let PassPlan { len, measure: check, .. } = pass;
         let (gpu, shape, block) = (self.gpu, self.shape, self.block);
         let mut current = 0;
         let mut done = 0;
@@ -502,7 +569,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         Ok(current)
     }
 
-    /// Launches `kernel` of slab `s` (the `position`-th of the pass) on `view` (planes within
+    /// Launches `kernel` of slab `s` (at `position`) on `view` (planes within
     /// `window`) with `shape` and `cycle`'s integers, from buffer `from` into the other, the
     /// view's outer layers filled first.
     pub(super) fn launch_view(

@@ -15,25 +15,21 @@ use crate::schedule::CycleSizes;
 use crate::{Real, Result, Stencil};
 
 impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
-    /// Skewed slab `s` (the `position`-th of the pass): its fresh planes up, the planes
-    /// below them from the previous slot's window, its levels, its last level down.
-    pub(super) fn skewed_slab(
+    /// Skewed slab `s`'s fresh planes of every unknown and of every field up, into the slot
+    /// of `position`, for a pass of `len`.
+    pub(super) fn skewed_up(
         &mut self,
         s: usize,
         position: usize,
-        host: &mut [&mut [T]],
+        host: &[&mut [T]],
         inputs: &[Option<&[T]>],
-        pass: PassPlan,
+        len: usize,
     ) -> Result<()> {
-        let len = pass.len;
         let slabs = &self.slabs;
         let window = slabs.window(s, len);
         let local = |planes: &Range<usize>| slabs.elements(&(planes.start - window.start..planes.end - window.start));
         let fresh = slabs.fresh(s, len);
-        let (even, odd) = self.slots.split_at_mut(1);
-        let (slot, previous) = if s.is_multiple_of(2) { (&mut even[0], &odd[0]) } else { (&mut odd[0], &even[0]) };
-        debug_assert_eq!(position % 2, s % 2, "skewed slabs are not rotated");
-        // Up: the fresh planes of every unknown and of every field.
+        let slot = &mut self.slots[position % 2];
         let up = &self.up;
         for (host, [first, _]) in host.iter().zip(&mut slot.u) {
             up.memcpy_htod(&host[slabs.elements(&fresh)], &mut first.slice_mut(local(&fresh)))
@@ -45,6 +41,27 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
                     .map_err(driver_error("copying a field to the device"))?;
             }
         }
+        Ok(())
+    }
+
+    /// Skewed slab `s` at `position` (its place in the sequence of slabs, whose parity picks
+    /// its slot), its fresh planes on the device: the planes below them from the previous
+    /// slot's window, its levels, its last level down; returns the planes written back.
+    pub(super) fn skewed_slab(
+        &mut self,
+        s: usize,
+        position: usize,
+        host: &mut [&mut [T]],
+        pass: PassPlan,
+    ) -> Result<Range<usize>> {
+        let len = pass.len;
+        let slabs = &self.slabs;
+        let window = slabs.window(s, len);
+        let fresh = slabs.fresh(s, len);
+        let local = |planes: &Range<usize>| slabs.elements(&(planes.start - window.start..planes.end - window.start));
+        let (even, odd) = self.slots.split_at_mut(1);
+        let (slot, previous) =
+            if position.is_multiple_of(2) { (&mut even[0], &odd[0]) } else { (&mut odd[0], &even[0]) };
         // Compute: the planes below the fresh ones from the previous window (both iterates
         // and the fields), the fresh planes into the odd buffer too (their boundary values).
         let compute = &self.compute;
@@ -82,10 +99,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
                 .memcpy_dtoh(&buffers[last].slice(from.clone()), &mut host[slabs.elements(&level)])
                 .map_err(driver_error("copying a slab to the host"))?;
         }
-        Ok(())
+        Ok(level)
     }
 
-    /// The iterations of `pass` on skewed slab `s` (the `position`-th of the pass): level t
+    /// The iterations of `pass` on skewed slab `s` (at `position`): level t
     /// from buffer (t − 1) mod 2 into the other.
     fn levels(&mut self, s: usize, position: usize, window: Range<usize>, pass: PassPlan) -> Result<()> {
         let Kernels::Plain { pass: plain_pass, measure } = &self.kernels else {
@@ -99,8 +116,8 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
         Ok(())
     }
 
-    /// Level `t` of a pass of `len` (`(len, t)`) on skewed slab `s` (the `position`-th of
-    /// the pass) by the plain `kernel` (measuring or not), from buffer `from` into the other.
+    /// Level `t` of a pass of `len` (`(len, t)`) on skewed slab `s` (at
+    /// `position`) by the plain `kernel` (measuring or not), from buffer `from` into the other.
     fn plain_level(
         &mut self,
         s: usize,
@@ -120,7 +137,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
         self.launch_view((s, position), window, view, from, kernel, (shape, [0; CYCLE_INTS]))
     }
 
-    /// Streaming cycles on skewed slab `s` (the `position`-th of the pass), `sub` levels at a
+    /// Streaming cycles on skewed slab `s` (at `position`), `sub` levels at a
     /// time; returns the buffer that holds the last level. A cycle from level t₀ to T
     /// updates the view from `L_T.start − (T − t₀)·r` (its lower skirt, whose level t₀ the
     /// previous slab set aside) to `L_t₀.end + r` (a frozen edge above, which spoils only
@@ -128,7 +145,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
     /// next slab the top `2·sub·r` planes of every level a cycle ends on are set aside.
     /// A checked pass ends with one plain measuring level.
     fn cycles(&mut self, s: usize, position: usize, window: Range<usize>, pass: PassPlan) -> Result<usize> {
-        let PassPlan { len, measure: check } = pass;
+        let PassPlan { len, measure: check, .. } = pass;
         let Kernels::Cycles { cycle, measure, sizes, stream: Some(stream) } = &self.kernels else {
             unreachable!("skewed slabs of streaming cycles")
         };
@@ -164,7 +181,7 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
     }
 
     /// The streaming cycle from level t₀ to T of a pass of `len` (`(len, t0, t)`) on skewed
-    /// slab `s` (the `position`-th of the pass), from buffer `from` into the other.
+    /// slab `s` (at `position`), from buffer `from` into the other.
     fn cycle(
         &mut self,
         s: usize,
