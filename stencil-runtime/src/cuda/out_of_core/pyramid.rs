@@ -36,9 +36,6 @@ use crate::{Error, Inner, Real, Result, ScalarValue, Stencil};
 pub(super) struct Slot<T> {
     pub u: Vec<[CudaSlice<T>; 2]>,
     pub fields: Vec<Option<CudaSlice<T>>>,
-    /// Skewed streaming cycles: every unknown's planes set aside for the next slab at each
-    /// cycle boundary (`Slabs::skirt_planes`; empty otherwise).
-    pub skirts: Vec<CudaSlice<T>>,
 }
 
 impl<T: DeviceRepr> Slot<T> {
@@ -92,6 +89,9 @@ pub(crate) struct Pyramid<'g, S: Stencil<N>, T: Real, const N: usize> {
     pub(super) slots: Vec<Slot<T>>,
     /// Every unknown's carry.
     pub(super) carry: Vec<CudaSlice<T>>,
+    /// Skewed streaming cycles: every unknown's planes set aside for the next slab at each
+    /// cycle boundary (`Slabs::skirt_planes`; empty otherwise), one store for both slots.
+    pub(super) skirts: Vec<CudaSlice<T>>,
     /// For rotated slabs (under an MPI rank), every unknown's [`Slabs::upper_carry`].
     pub(super) upper_carry: Vec<CudaSlice<T>>,
     /// Every slab's measuring launch, and its entries in the block arrays.
@@ -257,12 +257,12 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         for _ in 0..2 {
             let fields = inputs.iter().map(|f| f.map(|_| alloc(chunk_len)).transpose()).collect::<Result<_>>()?;
             let u = unknowns.clone().map(|_| Ok([alloc(chunk_len)?, alloc(chunk_len)?])).collect::<Result<_>>()?;
-            let skirts = match slabs.skirt_planes() {
-                0 => Vec::new(),
-                planes => unknowns.clone().map(|_| alloc(planes * slabs.plane_len)).collect::<Result<_>>()?,
-            };
-            slots.push(Slot { u, fields, skirts });
+            slots.push(Slot { u, fields });
         }
+        let skirts = match slabs.skirt_planes() {
+            0 => Vec::new(),
+            planes => unknowns.clone().map(|_| alloc(planes * slabs.plane_len)).collect::<Result<_>>()?,
+        };
         let carry_len = slabs.ghost(slabs.height) * slabs.plane_len;
         let carry = unknowns.clone().map(|_| alloc(carry_len)).collect::<Result<_>>()?;
         let upper_len = if slabs.first == 0 { 0 } else { carry_len };
@@ -282,6 +282,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             down,
             slots,
             carry,
+            skirts,
             upper_carry,
             measure_shapes,
             block_offsets,

@@ -152,12 +152,13 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
         let (cycle, measure, sizes, stream) = (cycle.clone(), measure.clone(), *sizes, *stream);
         let sets_aside = s + 1 < self.slabs.own.len();
         let (mut current, mut t0, mut k) = (0, 0, 0);
-        if sets_aside {
-            self.skirt(s, position, &window, (len, 0, 0), current, true)?;
-        }
         while t0 < len {
+            // The skirt from below in, then this slab's own out, through the same store.
             if s > 0 {
                 self.skirt(s - 1, position, &window, (len, t0, k), current, false)?;
+            }
+            if sets_aside {
+                self.skirt(s, position, &window, (len, t0, k), current, true)?;
             }
             if check && t0 + 1 == len {
                 self.plain_level(s, position, &window, (len, len), current, &measure)?;
@@ -171,9 +172,6 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
             if !self.slabs.level(s, len, t).is_empty() {
                 self.cycle(s, position, &window, (len, t0, t), current, (&cycle, &stream, sizes))?;
                 current ^= 1;
-            }
-            if sets_aside {
-                self.skirt(s, position, &window, (len, t, k + 1), current, true)?;
             }
             (t0, k) = (t, k + 1);
         }
@@ -213,9 +211,11 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
     /// The skirt of level t (`(len, t, k)`, its `k`-th boundary in a pass of `len`) between
     /// slab `below` and the one above it: the planes `[b − t·r − 2·sub·r, b − t·r)` (within
     /// the upper slab's window), `b` the lower slab's end. With `set_aside`, copied from
-    /// buffer `buffer` of slab `below`'s window (in this slot, `window`) into this slot's
-    /// skirts; else restored from the other slot's skirts into buffer `buffer` of the upper
-    /// slab's window (this slot, `window`).
+    /// buffer `buffer` of slab `below`'s window (in the slot of `position`, `window`) into
+    /// the skirts' store; else restored from the store into buffer `buffer` of the upper
+    /// slab's window (the slot of `position`, `window`). One store serves both slots: at
+    /// each boundary a slab restores the skirt the slab below it set aside before it sets
+    /// its own aside in the same place (all on the compute stream).
     fn skirt(
         &mut self,
         below: usize,
@@ -235,16 +235,15 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
         }
         let local = slabs.elements(&(planes.start - window.start..planes.end - window.start));
         let stored = slabs.elements(&(k * skirt..k * skirt + planes.len()));
-        let (even, odd) = self.slots.split_at_mut(1);
-        let (this, other) = if position.is_multiple_of(2) { (&mut even[0], &odd[0]) } else { (&mut odd[0], &even[0]) };
-        for (i, buffers) in this.u.iter_mut().enumerate() {
+        let slot = &mut self.slots[position % 2];
+        for (buffers, store) in slot.u.iter_mut().zip(&mut self.skirts) {
             let copied = match set_aside {
                 true => self
                     .compute
-                    .memcpy_dtod(&buffers[buffer].slice(local.clone()), &mut this.skirts[i].slice_mut(stored.clone())),
+                    .memcpy_dtod(&buffers[buffer].slice(local.clone()), &mut store.slice_mut(stored.clone())),
                 false => self
                     .compute
-                    .memcpy_dtod(&other.skirts[i].slice(stored.clone()), &mut buffers[buffer].slice_mut(local.clone())),
+                    .memcpy_dtod(&store.slice(stored.clone()), &mut buffers[buffer].slice_mut(local.clone())),
             };
             copied.map_err(driver_error("copying a skirt"))?;
         }

@@ -117,7 +117,7 @@ pub(crate) struct Slabs {
     pub skewed: bool,
     /// Skewed: the length of the streaming cycles run in them (0: plain iterations). A
     /// window reaches `(height + max(cycle, 1))·radius` planes below its slab (a cycle's lower
-    /// skirt), and a slot sets skirts aside ([`skirt_planes`](Self::skirt_planes)).
+    /// skirt), and each slab sets skirts aside for the next ([`skirt_planes`](Self::skirt_planes)).
     pub cycle: usize,
     /// The slab a pass starts with: a pass runs slabs `first..` and then `..first`
     /// ([`order`](Self::order)). 0 but under an MPI rank, where the slabs that read no
@@ -374,19 +374,21 @@ impl Slabs {
     }
 
     /// Bytes of the buffers of [`widest`](Self::widest) for these slabs (skewed: two slots of
-    /// windows, no separate carry; rotated: two carries per unknown).
+    /// windows, no separate carry, and the skirts' store; rotated: two carries per unknown).
     pub fn buffer_bytes(&self, arrays: Arrays, elem: usize) -> usize {
         let carries = arrays.unknowns * self.carries() * self.ghost(self.height);
-        let carries = carries + arrays.unknowns * 2 * self.skirt_planes();
+        let carries = carries + arrays.unknowns * self.skirt_planes();
         let planes = (2 * arrays.per_slot() * self.max_chunk()).saturating_add(carries);
         planes.saturating_mul(self.plane_len).saturating_mul(elem)
     }
 
-    /// Skewed streaming cycles: the planes one slot sets aside per unknown for the next slab,
-    /// `2 · cycle · r` at each of the pass's cycle boundaries (its start included).
+    /// Skewed streaming cycles: the planes a slab sets aside per unknown for the next slab,
+    /// `2 · cycle · r` at each of a pass's cycle boundaries (its start included; a checked
+    /// pass has one more, before its measuring level), in one store: at each boundary the
+    /// next slab restores the skirt before it sets its own aside in its place.
     pub fn skirt_planes(&self) -> usize {
         match (self.skewed, self.cycle) {
-            (true, cycle) if cycle > 0 => (self.height.div_ceil(cycle) + 2) * 2 * cycle * self.radius,
+            (true, cycle) if cycle > 0 => (self.height.div_ceil(cycle) + 1) * 2 * cycle * self.radius,
             _ => 0,
         }
     }
@@ -425,7 +427,7 @@ impl Slabs {
         };
         let skirts = match self.skirt_planes() {
             0 => String::new(),
-            planes => format!(", and {} skirt stores of {planes} planes", 2 * arrays.unknowns),
+            planes => format!(", and {} skirt stores of {planes} planes", arrays.unknowns),
         };
         format!("{shape}, in two slots of {} buffers{carries}{skirts}", arrays.per_slot())
     }
