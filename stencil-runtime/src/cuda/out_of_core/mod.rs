@@ -8,6 +8,7 @@ mod order;
 mod probe;
 mod pyramid;
 mod skewed;
+mod upload;
 
 use std::time::Duration;
 

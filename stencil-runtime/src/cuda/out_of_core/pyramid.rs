@@ -169,7 +169,7 @@ pub(super) fn view_dims<S: Stencil<N>, const N: usize>(mut shape: [usize; N], pl
 /// Pyramid slab `s`'s chunk in a pass of `len`, and the parts of it copied up from the
 /// host: (the lower ghost planes, the planes from its own first on, the chunk). Before a
 /// rotated pass's first slab the upper part stops where the upper carry begins.
-fn pyramid_parts(slabs: &Slabs, s: usize, len: usize) -> (Range<usize>, Range<usize>, Range<usize>) {
+pub(super) fn pyramid_parts(slabs: &Slabs, s: usize, len: usize) -> (Range<usize>, Range<usize>, Range<usize>) {
     let chunk = slabs.chunk(s, len);
     let own = &slabs.own[s];
     let end = if s < slabs.first { chunk.end.min(slabs.upper_carry(len).start) } else { chunk.end };
@@ -406,75 +406,6 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             Some(ghosts) => ghosts(host),
             None => Ok(()),
         }
-    }
-
-    /// Copies the next pass's first slab up ahead, for a pass of `len` like this one: into
-    /// the slot the last slab of this pass does not use, once this pass has written back
-    /// the planes it reads.
-    fn prefetch(&mut self, host: &[&mut [T]], inputs: &[Option<&[T]>], len: usize) -> Result<()> {
-        let Some(s) = self.slabs.order().next() else { return Ok(()) };
-        let position = self.order.next_position();
-        self.order.wait_for_slot(position, &[&self.up])?;
-        self.upload(s, position, host, inputs, len, true)?;
-        self.order.prefetched(len);
-        Ok(())
-    }
-
-    /// Copies slab `s`'s planes up into the slot of `position` (the slab's place in the
-    /// sequence of slabs, whose parity picks its slot) for a pass of `len`, once the host
-    /// planes it reads are written back (`ahead`: by the pass running now, for the next
-    /// pass's first slab; else by the last pass).
-    fn upload(
-        &mut self,
-        s: usize,
-        position: usize,
-        host: &[&mut [T]],
-        inputs: &[Option<&[T]>],
-        len: usize,
-        ahead: bool,
-    ) -> Result<()> {
-        let reads = if self.slabs.skewed { self.slabs.window(s, len) } else { self.slabs.chunk(s, len) };
-        self.order.wait_for_planes(&reads, ahead, &self.up)?;
-        match self.slabs.skewed {
-            true => self.skewed_up(s, position, host, inputs, len),
-            false => self.pyramid_up(s, position, host, inputs, len),
-        }
-    }
-
-    /// Pyramid slab `s`'s chunk up (at `position`, for a pass of `len`): from its own first
-    /// plane on, and every field's chunk. The lower ghost planes are written back already;
-    /// they come from the carry (slab 0's are boundary or ghost planes, never written, and
-    /// the first slab of a rotated pass finds them not written yet: they come from the
-    /// grid). Before a rotated pass's first slab, the planes that it and the slabs after it
-    /// write back come from the upper carry.
-    fn pyramid_up(
-        &mut self,
-        s: usize,
-        position: usize,
-        host: &[&mut [T]],
-        inputs: &[Option<&[T]>],
-        len: usize,
-    ) -> Result<()> {
-        let slabs = &self.slabs;
-        let (lower, upper, chunk) = pyramid_parts(slabs, s, len);
-        let local = |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
-        let slot = &mut self.slots[position % 2];
-        let up = &self.up;
-        for (host, [first, _]) in host.iter().zip(&mut slot.u) {
-            if s == 0 || s == slabs.first {
-                up.memcpy_htod(&host[slabs.elements(&lower)], &mut first.slice_mut(local(&lower)))
-                    .map_err(driver_error("copying a slab to the device"))?;
-            }
-            up.memcpy_htod(&host[slabs.elements(&upper)], &mut first.slice_mut(local(&upper)))
-                .map_err(driver_error("copying a slab to the device"))?;
-        }
-        for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
-            if let (Some(data), Some(buffer)) = (field, buffer) {
-                up.memcpy_htod(&data[slabs.elements(&chunk)], &mut buffer.slice_mut(local(&chunk)))
-                    .map_err(driver_error("copying a field to the device"))?;
-            }
-        }
-        Ok(())
     }
 
     /// Pyramid slab `s` (at `position`), its chunk on the device: the carries, its

@@ -15,35 +15,6 @@ use crate::schedule::CycleSizes;
 use crate::{Real, Result, Stencil};
 
 impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
-    /// Skewed slab `s`'s fresh planes of every unknown and of every field up, into the slot
-    /// of `position`, for a pass of `len`.
-    pub(super) fn skewed_up(
-        &mut self,
-        s: usize,
-        position: usize,
-        host: &[&mut [T]],
-        inputs: &[Option<&[T]>],
-        len: usize,
-    ) -> Result<()> {
-        let slabs = &self.slabs;
-        let window = slabs.window(s, len);
-        let local = |planes: &Range<usize>| slabs.elements(&(planes.start - window.start..planes.end - window.start));
-        let fresh = slabs.fresh(s, len);
-        let slot = &mut self.slots[position % 2];
-        let up = &self.up;
-        for (host, [first, _]) in host.iter().zip(&mut slot.u) {
-            up.memcpy_htod(&host[slabs.elements(&fresh)], &mut first.slice_mut(local(&fresh)))
-                .map_err(driver_error("copying a slab to the device"))?;
-        }
-        for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
-            if let (Some(data), Some(buffer)) = (field, buffer) {
-                up.memcpy_htod(&data[slabs.elements(&fresh)], &mut buffer.slice_mut(local(&fresh)))
-                    .map_err(driver_error("copying a field to the device"))?;
-            }
-        }
-        Ok(())
-    }
-
     /// Skewed slab `s` at `position` (its place in the sequence of slabs, whose parity picks
     /// its slot), its fresh planes on the device: the planes below them from the previous
     /// slot's window, its levels, its last level down; returns the planes written back.
