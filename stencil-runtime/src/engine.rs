@@ -240,7 +240,9 @@ pub(crate) struct PassPlan {
 /// schedule's passes (`plan::slabs`), in place on the grids.
 pub(crate) trait Passes<T: Real> {
     /// Runs `pass.len` iterations (at most the slabs' height) on `grids` (every unknown's, in
-    /// declaration order) in place, and returns when every own plane is written back.
+    /// declaration order) in place. It may return with write-backs still in flight (and the
+    /// next pass's first copy up, with `pass.prefetch_next`), except when it measures or
+    /// tells `written`: then every own plane is written back; `synchronize` waits for the rest.
     /// `ghosts` is called once with `grids`, before the first slab that reads a ghost plane,
     /// and must leave the ghost planes holding the iterate the pass starts from; `written` is
     /// told the slabs written back as they are. With `pass.measure`, the last iteration
