@@ -9,8 +9,9 @@
 //! needs, and runs the slab's iterations over the shrinking regions, and `down` writes the
 //! slab's own planes back into the grid in place. While one slot computes, the other is
 //! being filled or emptied. Device buffers are ordered across streams by cudarc's event
-//! tracking (every buffer records its last read and write); host memory is ordered by hand:
-//! a pass's first copy waits for the previous pass's last write-back.
+//! tracking (every buffer records its last read and write); host memory is ordered by hand
+//! (`order.rs`): a slab's copy up waits for the previous pass's write-backs of the planes it
+//! reads, and the slots alternate across passes.
 
 use std::ops::Range;
 use std::sync::Arc;
