@@ -1,5 +1,5 @@
 //! Copies up: a slab's planes from the host into its slot (a pyramid's chunk, a skewed
-//! slab's fresh planes), each once the host planes it reads hold what the pass before wrote
+//! slab's fresh planes), once the host planes it reads hold what the pass before wrote
 //! back ([`PassOrder`](super::order::PassOrder)), and the next pass's first slab ahead.
 
 use std::ops::Range;
@@ -25,6 +25,13 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
     /// sequence of slabs, whose parity picks its slot) for a pass of `len`, once the host
     /// planes it reads are written back (`ahead`: by the pass running now, for the next
     /// pass's first slab; else by the last pass).
+    ///
+    /// A skewed slab sends its fresh planes of every unknown and every field. A pyramid
+    /// sends its chunk from its own first plane on, and every field's chunk: the lower ghost
+    /// planes are written back already and come from the carry (slab 0's are boundary or
+    /// ghost planes, never written, and the first slab of a rotated pass finds them not
+    /// written yet: they come from the grid); before a rotated pass's first slab, the planes
+    /// that it and the slabs after it write back come from the upper carry.
     pub(super) fn upload(
         &mut self,
         s: usize,
@@ -34,73 +41,30 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
         len: usize,
         ahead: bool,
     ) -> Result<()> {
-        let reads = if self.slabs.skewed { self.slabs.window(s, len) } else { self.slabs.chunk(s, len) };
-        self.order.wait_for_planes(&reads, ahead, &self.up)?;
-        match self.slabs.skewed {
-            true => self.skewed_up(s, position, host, inputs, len),
-            false => self.pyramid_up(s, position, host, inputs, len),
-        }
-    }
-
-    /// Pyramid slab `s`'s chunk up (at `position`, for a pass of `len`): from its own first
-    /// plane on, and every field's chunk. The lower ghost planes are written back already;
-    /// they come from the carry (slab 0's are boundary or ghost planes, never written, and
-    /// the first slab of a rotated pass finds them not written yet: they come from the
-    /// grid). Before a rotated pass's first slab, the planes that it and the slabs after it
-    /// write back come from the upper carry.
-    fn pyramid_up(
-        &mut self,
-        s: usize,
-        position: usize,
-        host: &[&mut [T]],
-        inputs: &[Option<&[T]>],
-        len: usize,
-    ) -> Result<()> {
         let slabs = &self.slabs;
-        let (lower, upper, chunk) = pyramid_parts(slabs, s, len);
-        let local = |planes: &Range<usize>| slabs.elements(&(planes.start - chunk.start..planes.end - chunk.start));
+        // The planes the slot's buffers start at and hold, the parts of every unknown sent,
+        // and the planes of every field sent.
+        let (window, unknowns, fields) = if slabs.skewed {
+            let fresh = slabs.fresh(s, len);
+            (slabs.window(s, len), vec![fresh.clone()], fresh)
+        } else {
+            let (lower, upper, chunk) = pyramid_parts(slabs, s, len);
+            let parts = if s == 0 || s == slabs.first { vec![lower, upper] } else { vec![upper] };
+            (chunk.clone(), parts, chunk)
+        };
+        self.order.wait_for_planes(&window, ahead, &self.up)?;
+        let local = |planes: &Range<usize>| slabs.elements(&(planes.start - window.start..planes.end - window.start));
         let slot = &mut self.slots[position % 2];
         let up = &self.up;
         for (host, [first, _]) in host.iter().zip(&mut slot.u) {
-            if s == 0 || s == slabs.first {
-                up.memcpy_htod(&host[slabs.elements(&lower)], &mut first.slice_mut(local(&lower)))
+            for part in &unknowns {
+                up.memcpy_htod(&host[slabs.elements(part)], &mut first.slice_mut(local(part)))
                     .map_err(driver_error("copying a slab to the device"))?;
             }
-            up.memcpy_htod(&host[slabs.elements(&upper)], &mut first.slice_mut(local(&upper)))
-                .map_err(driver_error("copying a slab to the device"))?;
         }
         for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
             if let (Some(data), Some(buffer)) = (field, buffer) {
-                up.memcpy_htod(&data[slabs.elements(&chunk)], &mut buffer.slice_mut(local(&chunk)))
-                    .map_err(driver_error("copying a field to the device"))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Skewed slab `s`'s fresh planes of every unknown and of every field up, into the slot
-    /// of `position`, for a pass of `len`.
-    fn skewed_up(
-        &mut self,
-        s: usize,
-        position: usize,
-        host: &[&mut [T]],
-        inputs: &[Option<&[T]>],
-        len: usize,
-    ) -> Result<()> {
-        let slabs = &self.slabs;
-        let window = slabs.window(s, len);
-        let local = |planes: &Range<usize>| slabs.elements(&(planes.start - window.start..planes.end - window.start));
-        let fresh = slabs.fresh(s, len);
-        let slot = &mut self.slots[position % 2];
-        let up = &self.up;
-        for (host, [first, _]) in host.iter().zip(&mut slot.u) {
-            up.memcpy_htod(&host[slabs.elements(&fresh)], &mut first.slice_mut(local(&fresh)))
-                .map_err(driver_error("copying a slab to the device"))?;
-        }
-        for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
-            if let (Some(data), Some(buffer)) = (field, buffer) {
-                up.memcpy_htod(&data[slabs.elements(&fresh)], &mut buffer.slice_mut(local(&fresh)))
+                up.memcpy_htod(&data[slabs.elements(&fields)], &mut buffer.slice_mut(local(&fields)))
                     .map_err(driver_error("copying a field to the device"))?;
             }
         }
