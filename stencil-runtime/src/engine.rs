@@ -226,9 +226,10 @@ pub(crate) type Ghosts<'c, T> = &'c mut dyn FnMut(&mut [&mut [T]]) -> Result<(),
 pub(crate) type Written<'c, T> = &'c mut dyn FnMut(usize, &[&mut [T]]);
 
 /// One out-of-core pass: its number of iterations, whether its last one measures, and
-/// whether the host leaves the grid as the pass writes it until the next pass (no ghost
-/// planes received, no periodic planes copied in between): the next pass's first slab may
-/// then be copied to the device as this pass ends.
+/// whether another pass may follow with the host leaving the grid as this pass writes it
+/// until then (no ghost planes received, no periodic planes copied in between): the next
+/// pass's first slabs may then be copied to the device, and a backend may compute the first
+/// one on a guess that the next pass is like this one, as this pass ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PassPlan {
     pub len: usize,
@@ -241,8 +242,9 @@ pub(crate) struct PassPlan {
 pub(crate) trait Passes<T: Real> {
     /// Runs `pass.len` iterations (at most the slabs' height) on `grids` (every unknown's, in
     /// declaration order) in place. It may return with write-backs still in flight (and the
-    /// next pass's first copy up, with `pass.prefetch_next`), except when it measures or
-    /// tells `written`: then every own plane is written back; `synchronize` waits for the rest.
+    /// next pass's first copies up and first slab's computation, with `pass.prefetch_next`),
+    /// except when it measures or tells `written`: then every own plane is written back;
+    /// `synchronize` waits for the rest.
     /// `ghosts` is called once with `grids`, before the first slab that reads a ghost plane,
     /// and must leave the ghost planes holding the iterate the pass starts from; `written` is
     /// told the slabs written back as they are. With `pass.measure`, the last iteration

@@ -171,10 +171,11 @@ impl<P: Peers, X: Passes<T>, T: Real, const N: usize> Advance<T, N> for Slabbed<
         // written back, while the device runs the next.
         let (measure_pass, against_reference) =
             (measure && self.reference.is_none(), measure && self.reference.is_some());
+        let another = self.stop.max_iterations.is_none_or(|max| end < max);
         let Self { passes, peers, planes, slabs, grids, halos, on_slab, started, wrap, reference, .. } = self;
-        // Nothing on the host touches the grid before the next pass: its first slab may go up
-        // while this pass ends.
-        let prefetch_next = wrap.is_empty() && !planes.has_neighbour();
+        // Another pass may follow, and nothing on the host touches the grid before it: its
+        // first slabs may go up, and be computed, while this pass ends.
+        let prefetch_next = another && wrap.is_empty() && !planes.has_neighbour();
         if !wrap.is_empty() {
             // The planes copied were written back by the last pass.
             passes.synchronize()?;

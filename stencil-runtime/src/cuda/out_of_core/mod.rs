@@ -4,6 +4,8 @@
 //! are measured at start-up (`probe.rs`), for the report and, for `Auto`, to choose the
 //! height and the slab width.
 
+mod ahead;
+mod check;
 mod order;
 mod probe;
 mod pyramid;

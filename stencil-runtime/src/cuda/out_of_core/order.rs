@@ -7,8 +7,10 @@
 //! the whole sequence of slabs, across passes, so that the first slab of a pass never takes
 //! the slot the last slab of the pass before is still computing in. And where nothing on the
 //! host changes the grid between two passes (no ghost planes received, no periodic planes
-//! copied), the next pass's first slab is copied up as soon as the pass before has enqueued
-//! its last: the device then starts it while the host still waits for the check.
+//! copied), the next pass's first slabs are copied up as soon as the pass before has
+//! enqueued its last (`ahead.rs` computes the first one then too). A slot's read-only fields
+//! are copied over once the compute stream has done with them, its unknowns once its last
+//! write-back has ended.
 
 use std::ops::Range;
 
@@ -33,11 +35,17 @@ pub(super) struct PassOrder {
     /// the slot next waits for it before writing there (the stream-ordered tracking of
     /// buffers keeps one read per buffer, which a later device copy may hide).
     slot_free: [Option<CudaEvent>; 2],
+    /// Per slot, the point on the compute stream after which nothing reads the slot's
+    /// read-only fields (the kernels of the slab that used it, and the carry of the slab
+    /// after it): their copy up for the next slab waits only for this, not for the
+    /// write-back.
+    fields_free: [Option<CudaEvent>; 2],
     /// The write-backs of the last pass, and of the one running, in order.
     previous: Vec<WriteBack>,
     current: Vec<WriteBack>,
-    /// The first slab of the next pass, already copied up for a pass of this many iterations.
-    prefetched: Option<usize>,
+    /// The first slabs of the next pass already copied up: (for a pass of this many
+    /// iterations, how many).
+    prefetched: Option<(usize, usize)>,
 }
 
 impl PassOrder {
@@ -64,6 +72,25 @@ impl PassOrder {
         Ok(())
     }
 
+    /// Makes `up` wait until the slot of `position` holds no field that the compute stream
+    /// still reads (until the slot is free, where that was not recorded).
+    pub fn wait_for_fields(&self, position: usize, up: &CudaStream) -> Result<()> {
+        match &self.fields_free[position % 2] {
+            Some(event) => up.wait(event).map_err(driver_error("ordering the copies")),
+            None => self.wait_for_slot(position, &[up]),
+        }
+    }
+
+    /// Records on `compute`, as the slab at `position` starts after the carries it takes from
+    /// the slot before, that the compute stream is done with that slot's fields.
+    pub fn fields_read(&mut self, position: usize, compute: &CudaStream) -> Result<()> {
+        if position > 0 {
+            let event = compute.record_event(None).map_err(driver_error("recording an event"))?;
+            self.fields_free[(position - 1) % 2] = Some(event);
+        }
+        Ok(())
+    }
+
     /// Makes `up` wait until the host planes `reads` hold what the last pass wrote back
     /// (`ahead`: what the pass running now writes back, for a copy of the next pass's).
     pub fn wait_for_planes(&self, reads: &Range<usize>, ahead: bool, up: &CudaStream) -> Result<()> {
@@ -85,14 +112,36 @@ impl PassOrder {
         Ok(())
     }
 
-    /// Notes that the next pass's first slab is on the device for a pass of `len`.
-    pub fn prefetched(&mut self, len: usize) {
-        self.prefetched = Some(len);
+    /// Notes that the next pass's first `slabs` slabs are on the device for a pass of `len`.
+    pub fn prefetched(&mut self, len: usize, slabs: usize) {
+        self.prefetched = Some((len, slabs));
+    }
+
+    /// Whether the next pass's first slab is on the device for a pass of `len`.
+    pub fn is_prefetched(&self, len: usize) -> bool {
+        matches!(self.prefetched, Some((l, n)) if l == len && n > 0)
+    }
+
+    /// Forgets the copies ahead: the first slab's slot was overwritten.
+    pub fn forget_prefetched(&mut self) {
+        self.prefetched = None;
     }
 
     /// Whether the slab at `position` (of a pass of `len` starting at `first`) was copied
-    /// up ahead; forgets the copy ahead either way once the pass has started.
+    /// up ahead; forgets the copies ahead once the pass has passed them, or at once if they
+    /// were for a pass of another length.
     pub fn take_prefetched(&mut self, position: usize, first: usize, len: usize) -> bool {
-        position == first && self.prefetched.take() == Some(len)
+        match self.prefetched {
+            Some((l, n)) if l == len && (first..first + n).contains(&position) => {
+                if position + 1 == first + n {
+                    self.prefetched = None;
+                }
+                true
+            }
+            _ => {
+                self.prefetched = None;
+                false
+            }
+        }
     }
 }

@@ -11,13 +11,16 @@
 //! being filled or emptied. Device buffers are ordered across streams by cudarc's event
 //! tracking (every buffer records its last read and write); host memory is ordered by hand
 //! (`order.rs`): a slab's copy up waits for the previous pass's write-backs of the planes it
-//! reads, and the slots alternate across passes.
+//! reads, and the slots alternate across passes. At the seam between two passes
+//! (`ahead.rs`) the check is kept in host memory and the next pass's first skewed slab may be
+//! computed before the host has read it.
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr};
 
+use super::check::{Ahead, CheckHost};
 use super::order::PassOrder;
 use crate::cuda::device::{Gpu, driver_error};
 use crate::cuda::launch::{Args, Kernel, fill, launch};
@@ -106,6 +109,12 @@ pub(crate) struct Pyramid<'g, S: Stencil<N>, T: Real, const N: usize> {
     pub(super) fail_after: Option<usize>,
     /// How a pass's copies wait for the passes before it.
     pub(super) order: PassOrder,
+    /// The next pass's first skewed slab, computed on the device before the host has read
+    /// the check of the pass before (see [`compute_ahead`](Self::compute_ahead)).
+    pub(super) ahead: Option<Ahead>,
+    /// The check of the last measured pass, copied into page-locked host memory as the pass
+    /// ends (the next pass's first slab may overwrite the device's buffers meanwhile).
+    pub(super) check_host: Option<CheckHost>,
     /// The boundary kernel and fill, when a side is periodic or Neumann: every view is
     /// filled before the iteration that reads it.
     pub(super) fill: Option<(Kernel, Fill<N>)>,
@@ -293,6 +302,8 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             scalars: S::param_values(params),
             fail_after: None,
             order: PassOrder::default(),
+            ahead: None,
+            check_host: None,
             fill: fill_kernel.map(|kernel| (kernel, fill)),
             _stencil: std::marker::PhantomData,
         };
@@ -356,13 +367,9 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         mut ghosts: Option<Ghosts<'_, T>>,
     ) -> Result<()> {
         let len = pass.len;
-        if pass.measure {
-            let flags = vec![u64::MAX; self.slabs.own.len()];
-            let compute = &self.compute;
-            compute.memcpy_htod(&flags, &mut self.first_bad).map_err(driver_error("resetting the check"))?;
-            // A skewed slab's measured level may use fewer blocks than reserved.
-            compute.memset_zeros(&mut self.block_max).map_err(driver_error("resetting the check"))?;
-            compute.memset_zeros(&mut self.block_sum).map_err(driver_error("resetting the check"))?;
+        let ahead = self.take_ahead(len, pass.measure)?;
+        if pass.measure && ahead.is_none() {
+            self.reset_check()?;
         }
         // Write-backs whose end has not been told yet.
         let mut in_flight = std::collections::VecDeque::new();
@@ -373,7 +380,7 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                 return Err(Error::injected());
             }
             let position = first + position;
-            self.order.wait_for_slot(position, &[&self.up, &self.compute])?;
+            self.order.wait_for_slot(position, &[&self.compute])?;
             if self.slabs.reads_beyond_own(s, len)
                 && let Some(ghosts) = ghosts.take()
             {
@@ -382,15 +389,27 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             if !self.order.take_prefetched(position, first, len) {
                 self.upload(s, position, host, inputs, len, false)?;
             }
-            let written_back = match self.slabs.skewed {
-                true => self.skewed_slab(s, position, host, pass)?,
-                false => self.pyramid_slab(s, position, host, pass)?,
+            let computed = if position == first { ahead.map(|a| a.last) } else { None };
+            let written_back = match (self.slabs.skewed, computed) {
+                (true, Some(last)) => self.skewed_down(s, position, host, len, last)?,
+                (true, None) => {
+                    let last = self.skewed_compute(s, position, pass)?;
+                    self.skewed_down(s, position, host, len, last)?
+                }
+                (false, _) => self.pyramid_slab(s, position, host, pass)?,
             };
             self.order.written_back(position, written_back, &self.down)?;
             *enqueued = position - first + 1;
-            if *enqueued == count && pass.prefetch_next {
-                // Before waiting for any write-back here, so that the copy overlaps them.
-                self.prefetch(host, inputs, len)?;
+            if *enqueued == count {
+                if pass.measure {
+                    self.keep_check()?;
+                }
+                if pass.prefetch_next {
+                    // Before waiting for any write-back here, so that the device works on
+                    // while the host waits.
+                    self.prefetch(host, inputs, len)?;
+                    self.compute_ahead(host, inputs, pass)?;
+                }
             }
             if let Some(callback) = written.as_deref_mut() {
                 // Told when the copy has finished, one slab behind the work enqueued so
@@ -402,6 +421,9 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
                     callback(*enqueued - in_flight.len(), host);
                 }
             }
+        }
+        if count == 0 && pass.measure {
+            self.keep_check()?;
         }
         match ghosts {
             Some(ghosts) => ghosts(host),
@@ -432,6 +454,8 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
         let dtod = |from: &CudaView<'_, T>, to: &mut CudaViewMut<'_, T>| {
             compute.memcpy_dtod(from, to).map_err(driver_error("copying the carry"))
         };
+        // The slot before is not read here: its fields may be copied over from now on.
+        self.order.fields_read(position, compute)?;
         let carries = self.carry.iter_mut().zip(&mut self.upper_carry);
         for ([first, second], (carry, upper_carry)) in slot.u.iter_mut().zip(carries) {
             if s != 0 && s != slabs.first {
@@ -533,33 +557,5 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> Pyramid<'g, S, T, N> {
             self.first_bad.slice_mut(s..s + 1),
         ));
         launch(&self.compute, kernel, args, shape)
-    }
-
-    /// Waits for a checked pass of `len` iterations and reads its measurement.
-    fn measured(&mut self, len: usize) -> Result<Difference> {
-        self.compute.synchronize().map_err(driver_error("waiting for the device"))?;
-        self.down.synchronize().map_err(driver_error("waiting for the device"))?;
-        let slabs = &self.slabs;
-        let bad = self.compute.clone_dtoh(&self.first_bad).map_err(driver_error("reading the check"))?;
-        let first_non_finite = bad
-            .iter()
-            .enumerate()
-            .filter(|&(_, &b)| b != u64::MAX)
-            .map(|(s, &b)| {
-                let view_start = if slabs.skewed {
-                    slabs.level(s, len, len).start - slabs.radius
-                } else {
-                    slabs.region(s, len, len - 1).start
-                };
-                b as usize + view_start * slabs.plane_len
-            })
-            .min();
-        let maxes = self.compute.clone_dtoh(&self.block_max).map_err(driver_error("reading the residual"))?;
-        let sums = self.compute.clone_dtoh(&self.block_sum).map_err(driver_error("reading the residual"))?;
-        Ok(Difference {
-            max_abs: maxes.iter().copied().fold(0.0, f64::max),
-            sum_sq: sums.iter().sum::<f64>(),
-            first_non_finite,
-        })
     }
 }

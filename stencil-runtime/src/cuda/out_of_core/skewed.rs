@@ -17,14 +17,9 @@ use crate::{Real, Result, Stencil};
 impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
     /// Skewed slab `s` at `position` (its place in the sequence of slabs, whose parity picks
     /// its slot), its fresh planes on the device: the planes below them from the previous
-    /// slot's window, its levels, its last level down; returns the planes written back.
-    pub(super) fn skewed_slab(
-        &mut self,
-        s: usize,
-        position: usize,
-        host: &mut [&mut [T]],
-        pass: PassPlan,
-    ) -> Result<Range<usize>> {
+    /// slot's window, its levels; returns the buffer that holds its last level (for
+    /// [`skewed_down`](Self::skewed_down)).
+    pub(super) fn skewed_compute(&mut self, s: usize, position: usize, pass: PassPlan) -> Result<usize> {
         let len = pass.len;
         let slabs = &self.slabs;
         let window = slabs.window(s, len);
@@ -49,20 +44,34 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
                     .map_err(driver_error("copying the carry"))?;
             }
         }
+        // The slot before is read no more: its fields may be copied over from now on.
+        self.order.fields_read(position, compute)?;
         for [first, second] in &mut slot.u {
             compute
                 .memcpy_dtod(&first.slice(local(&fresh)), &mut second.slice_mut(local(&fresh)))
                 .map_err(driver_error("copying a slab"))?;
         }
-        let last = match self.kernels {
-            Kernels::Cycles { .. } => self.cycles(s, position, window.clone(), pass)?,
+        match self.kernels {
+            Kernels::Cycles { .. } => self.cycles(s, position, window, pass),
             Kernels::Plain { .. } => {
-                self.levels(s, position, window.clone(), pass)?;
-                len % 2
+                self.levels(s, position, window, pass)?;
+                Ok(len % 2)
             }
-        };
-        // Down: the last level, in place.
+        }
+    }
+
+    /// Writes skewed slab `s`'s last level (at `position`, in buffer `last`, after a pass of
+    /// `len`) back into `host` in place; returns the planes written back.
+    pub(super) fn skewed_down(
+        &mut self,
+        s: usize,
+        position: usize,
+        host: &mut [&mut [T]],
+        len: usize,
+        last: usize,
+    ) -> Result<Range<usize>> {
         let slabs = &self.slabs;
+        let window = slabs.window(s, len);
         let level = slabs.level(s, len, len);
         let from = slabs.elements(&(level.start - window.start..level.end - window.start));
         for (host, buffers) in host.iter_mut().zip(&self.slots[position % 2].u) {

@@ -15,9 +15,8 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
     pub(super) fn prefetch(&mut self, host: &[&mut [T]], inputs: &[Option<&[T]>], len: usize) -> Result<()> {
         let Some(s) = self.slabs.order().next() else { return Ok(()) };
         let position = self.order.next_position();
-        self.order.wait_for_slot(position, &[&self.up])?;
         self.upload(s, position, host, inputs, len, true)?;
-        self.order.prefetched(len);
+        self.order.prefetched(len, 1);
         Ok(())
     }
 
@@ -32,6 +31,10 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
     /// ghost planes, never written, and the first slab of a rotated pass finds them not
     /// written yet: they come from the grid); before a rotated pass's first slab, the planes
     /// that it and the slabs after it write back come from the upper carry.
+    ///
+    /// The fields go first, as soon as the compute stream is done with the slot's fields;
+    /// the unknowns once the slot's last write-back has ended (their copies up then overlap
+    /// it, over both directions of the bus).
     pub(super) fn upload(
         &mut self,
         s: usize,
@@ -52,20 +55,23 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
             let parts = if s == 0 || s == slabs.first { vec![lower, upper] } else { vec![upper] };
             (chunk.clone(), parts, chunk)
         };
-        self.order.wait_for_planes(&window, ahead, &self.up)?;
         let local = |planes: &Range<usize>| slabs.elements(&(planes.start - window.start..planes.end - window.start));
         let slot = &mut self.slots[position % 2];
         let up = &self.up;
-        for (host, [first, _]) in host.iter().zip(&mut slot.u) {
-            for part in &unknowns {
-                up.memcpy_htod(&host[slabs.elements(part)], &mut first.slice_mut(local(part)))
-                    .map_err(driver_error("copying a slab to the device"))?;
-            }
-        }
+        // The fields are read-only: the host never changes them between passes.
+        self.order.wait_for_fields(position, up)?;
         for (field, buffer) in inputs.iter().zip(slot.fields.iter_mut()) {
             if let (Some(data), Some(buffer)) = (field, buffer) {
                 up.memcpy_htod(&data[slabs.elements(&fields)], &mut buffer.slice_mut(local(&fields)))
                     .map_err(driver_error("copying a field to the device"))?;
+            }
+        }
+        self.order.wait_for_slot(position, &[up])?;
+        self.order.wait_for_planes(&window, ahead, up)?;
+        for (host, [first, _]) in host.iter().zip(&mut slot.u) {
+            for part in &unknowns {
+                up.memcpy_htod(&host[slabs.elements(part)], &mut first.slice_mut(local(part)))
+                    .map_err(driver_error("copying a slab to the device"))?;
             }
         }
         Ok(())
