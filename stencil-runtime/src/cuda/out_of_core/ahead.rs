@@ -60,8 +60,9 @@ impl<S: Stencil<N>, T: Real, const N: usize> Pyramid<'_, S, T, N> {
     /// slot and the skirts' store, which the next pass would write the same way; the next
     /// pass keeps it if the guess holds, and computes it again if not. Its upload is the
     /// one [`prefetch`](Self::prefetch) just enqueued; the second slab's is enqueued after
-    /// it, as soon as its slot is free (the last write-back of this pass), so that the first
-    /// slab's short computation does not wait for the host to reach the second.
+    /// it (its fields once the compute stream is done with its slot's, its unknowns once this
+    /// pass's last write-back has left the slot), so that the first slab's short computation
+    /// does not wait for the host to reach the second.
     pub(super) fn compute_ahead(&mut self, host: &[&mut [T]], inputs: &[Option<&[T]>], pass: PassPlan) -> Result<()> {
         let Some(s) = self.slabs.order().next() else { return Ok(()) };
         if !self.slabs.skewed || !self.order.is_prefetched(pass.len) {
