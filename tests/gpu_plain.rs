@@ -24,6 +24,11 @@ stencil! {
         (u[-1, 0, 0] + u[1, 0, 0] + u[0, 1, 0] + u[0, 0, -1] + m * n + s) / (4.0 + n + s)
     }
 
+    /// A quotient of two fields, for the division's special operands.
+    fn quotient(mut u: Field1, a: Field1, b: Field1) -> Real {
+        a[0] / b[0]
+    }
+
     /// Transcendental functions, which differ by a few ulps between CUDA and Rust.
     fn smooth(mut u: Field2) -> Real {
         ((u[-1, 0] + u[1, 0]).tanh() + (u[0, -1] * u[0, 1]).exp().ln() + u[0, 0].sin() * u[0, 0].cos()) / 3.0
@@ -256,6 +261,48 @@ fn non_finite_values_are_found_where_the_cpu_finds_them() {
     assert_eq!((gpu_iteration, gpu_index), (cpu_iteration, cpu_index));
     let same = cpu_u.as_slice().iter().zip(gpu_u.as_slice()).all(|(a, b)| a == b || (a.is_nan() && b.is_nan()));
     assert!(same, "both grids hold the checked iterate");
+}
+
+/// Every pair of special operands with a finite quotient (zeros of either sign, the
+/// smallest normal and a subnormal, the largest, infinities as divisors), divided on both
+/// backends: the same bits, the zeros' signs included.
+fn quotients_are_the_twins<T: Real>(subnormal: f64, largest: f64) {
+    let dividends = [0.0, -0.0, 1.0, -3.5, subnormal, -subnormal, largest, f64::MIN_POSITIVE];
+    let divisors = [1.0, -3.0, 0.1, f64::INFINITY, f64::NEG_INFINITY, largest, -largest, subnormal, 7e-3];
+    let pairs: Vec<(f64, f64)> = dividends
+        .iter()
+        .flat_map(|&a| divisors.iter().map(move |&b| (a, b)))
+        .filter(|&(a, b)| (T::from_f64(a) / T::from_f64(b)).to_f64().is_finite())
+        .collect();
+    let field = |pick: fn(&(f64, f64)) -> f64| {
+        let mut grid = Grid::<T, 1>::filled([pairs.len() + 2], T::from_f64(1.0)).unwrap();
+        for (i, pair) in pairs.iter().enumerate() {
+            grid[[i + 1]] = T::from_f64(pick(pair));
+        }
+        grid
+    };
+    let (a, b) = (field(|p| p.0), field(|p| p.1));
+    let run = |backend| {
+        let mut u = Grid::<T, 1>::filled([pairs.len() + 2], T::from_f64(0.0)).unwrap();
+        let solver = Solver::new(Quotient).input("a", &a).input("b", &b).backend(backend).mode(Mode::Exact);
+        solver.max_iterations(1).run(&mut u).unwrap();
+        u.as_slice().iter().map(|v| v.to_f64().to_bits()).collect::<Vec<_>>()
+    };
+    let (cpu, gpu) = (run(Backend::Cpu), run(Backend::Cuda { device: 0 }));
+    for (i, (c, g)) in cpu.iter().zip(&gpu).enumerate() {
+        let (x, y) = (f64::from_bits(*c), f64::from_bits(*g));
+        assert_eq!(c, g, "{}: point {i}: CPU {x:e}, GPU {y:e}", T::NAME);
+    }
+    // The zeros' signs were tested, not only their values.
+    assert!(cpu.contains(&(-0.0f64).to_bits()) && cpu.contains(&0));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn quotients_of_special_operands_are_the_twins_bit_for_bit() {
+    require_gpu();
+    quotients_are_the_twins::<f32>(1e-40, f32::MAX as f64);
+    quotients_are_the_twins::<f64>(1e-310, f64::MAX);
 }
 
 #[test]

@@ -59,6 +59,7 @@ pub fn emit(s: &Stencil) -> String {
     w.line("#else");
     w.line("#define STENCIL_DIV_CONST(x, c) ((x) / (real)(c))");
     w.line("#endif");
+    emit_div(&mut w);
     w.line("// Radius on the slowest, middle and contiguous axis: the boundary layer that never changes.");
     w.line(format!("#define R0 {r0}"));
     w.line(format!("#define R1 {r1}"));
@@ -85,6 +86,36 @@ pub fn emit(s: &Stencil) -> String {
         w.line("#endif");
     }
     w.finish()
+}
+
+/// Division by a value: `a / b`'s bits, with a zero dividend answered without dividing.
+fn emit_div(w: &mut Writer) {
+    w.line("// Division by a value (not a constant): a / b, bit for bit. The hardware's IEEE quotient takes a");
+    w.line("// slow path (a subroutine of dozens of instructions) when the dividend is zero, common in the");
+    w.line("// untouched parts of a field; 0 / b for b neither zero nor NaN is the zero whose sign is the operands'");
+    w.line("// signs' exclusive or, the bits the division gives. The division still runs, on a dividend of 1 there,");
+    w.line("// so that no branch is taken. Fast mode's single-precision division is approximate and has no slow path.");
+    for (ty, bits, to, from, sign) in [
+        ("float", "unsigned int", "__float_as_uint", "__uint_as_float", "0x80000000u"),
+        ("double", "unsigned long long", "__double_as_longlong", "__longlong_as_double", "0x8000000000000000ull"),
+    ] {
+        w.open(format!("__device__ __forceinline__ {ty} stencil_div(const {ty} a, const {ty} b)"));
+        if ty == "float" {
+            w.line("#ifdef STENCIL_FAST");
+            w.line("return a / b;");
+            w.line("#else");
+        }
+        w.line("const bool zero = a == 0 && b == b && b != 0;");
+        w.line(format!("const {ty} q = (zero ? ({ty})1 : a) / b;"));
+        let cast = if ty == "double" { "(long long)" } else { "" };
+        w.line(format!("const {bits} s = (({bits}){to}(a) ^ ({bits}){to}(b)) & {sign};"));
+        w.line(format!("return zero ? {from}({cast}s) : q;"));
+        if ty == "float" {
+            w.line("#endif");
+        }
+        w.close("");
+    }
+    w.blank();
 }
 
 fn emit_powi(w: &mut Writer) {
@@ -206,6 +237,9 @@ fn expr(s: &Stencil, e: &ir::Expr) -> String {
         ExprKind::Binary(BinOp::Div, l, r) if e.ty == Ty::Real && matches!(r.kind, ExprKind::Real(_)) => {
             let ExprKind::Real(c) = r.kind else { unreachable!("matched above") };
             format!("STENCIL_DIV_CONST({}, {c:?})", expr(s, l))
+        }
+        ExprKind::Binary(BinOp::Div, l, r) if e.ty == Ty::Real => {
+            format!("stencil_div({}, {})", expr(s, l), expr(s, r))
         }
         ExprKind::Binary(op, l, r) => {
             let int = l.ty == Ty::Int;
