@@ -263,9 +263,10 @@ fn non_finite_values_are_found_where_the_cpu_finds_them() {
     assert!(same, "both grids hold the checked iterate");
 }
 
-/// Every pair of special operands with a finite quotient (zeros of either sign, the
-/// smallest normal and a subnormal, the largest, infinities as divisors), divided on both
-/// backends: the same bits, the zeros' signs included.
+/// Every pair of special operands with a finite quotient (zeros of either sign, a
+/// subnormal, the largest finite value, the smallest normal `f64` (zero in `f32`),
+/// infinities as divisors), divided on both backends: the same bits, the zeros' signs
+/// included.
 fn quotients_are_the_twins<T: Real>(subnormal: f64, largest: f64) {
     let dividends = [0.0, -0.0, 1.0, -3.5, subnormal, -subnormal, largest, f64::MIN_POSITIVE];
     let divisors = [1.0, -3.0, 0.1, f64::INFINITY, f64::NEG_INFINITY, largest, -largest, subnormal, 7e-3];
