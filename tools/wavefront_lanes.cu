@@ -4,10 +4,9 @@
 // before the generator emits it for every sweep stencil. It checks itself: the grid after two
 // steps against the sequential sweep on the host, bit for bit in exact mode.
 //
-//   nvcc -O3 -arch=sm_90 -fmad=false -prec-div=true -Xcompiler -ffp-contract=off \
-//        -o wavefront_lanes tools/wavefront_lanes.cu            # exact
-//   nvcc -O3 -arch=sm_90 -DFAST -prec-div=false -o wavefront_lanes_fast tools/wavefront_lanes.cu
-//   ./wavefront_lanes [nx ny steps]                             # default 3600 1800 50
+//   exact: nvcc -O3 -arch=sm_90 -fmad=false -prec-div=true -Xcompiler -ffp-contract=off -o lanes tools/wavefront_lanes.cu
+//   fast:  nvcc -O3 -arch=sm_90 -DFAST -prec-div=false -o lanes_fast tools/wavefront_lanes.cu
+//   ./lanes [nx ny steps]       (default 3600 1800 50; -DGROUP=n sets the steps loaded ahead, 16)
 //
 // Each lane owns a line of the grid along the walk axis (axis 0, x) at one y, and walks it in
 // the sweep's direction; lane j is one step behind lane j − 1, whose line is the one before it in
