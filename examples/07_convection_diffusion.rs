@@ -7,11 +7,14 @@
 //! One time step is a sweep of each half-step. The run prints the mass against 1 + t and the
 //! centroid against x₀ + v·(t + t²/2)/(1 + t) (while the mass says that the plume is still
 //! inside the domain), and writes a PNG of φ (x down the picture, y across). `--bench` times a
-//! step on the GPU for several tiles and the CPU twin, with the paper's Table 1 beside.
+//! step on the GPU for several tiles and the CPU twin, with the paper's Table 1 beside;
+//! `--mode exact` runs the GPU with the CPU twin's arithmetic (IEEE division, no fused
+//! multiply–adds) instead of the default fast mode.
 //!
 //! ```text
 //! cargo run --release --example 07_convection_diffusion -- --steps 100 --backend cuda
 //! cargo run --release --example 07_convection_diffusion -- --bench --tiles 4,8,16,32,64
+//! cargo run --release --example 07_convection_diffusion -- --bench --tiles 32 --mode exact
 //! ```
 
 mod common;
@@ -49,6 +52,10 @@ struct Args {
     /// Element type.
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     precision: Precision,
+    /// The GPU's arithmetic: `fast` (the library's default: fused multiply–adds, approximate
+    /// `f32` division) or `exact` (the CPU twin's bits).
+    #[arg(long, value_enum, default_value_t = Arithmetic::Fast)]
+    mode: Arithmetic,
     /// Wavefront tile (lanes per pencil on the GPU, points per tile edge on the CPU); with
     /// `--bench`, a comma-separated list.
     #[arg(long, value_delimiter = ',', default_values_t = [32], value_parser = common::at_least(1))]
@@ -78,6 +85,28 @@ enum Where {
 enum Precision {
     F32,
     F64,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Arithmetic {
+    Fast,
+    Exact,
+}
+
+impl Arithmetic {
+    fn mode(self) -> cuda::Mode {
+        match self {
+            Arithmetic::Fast => cuda::Mode::Fast,
+            Arithmetic::Exact => cuda::Mode::Exact,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Arithmetic::Fast => "fast",
+            Arithmetic::Exact => "exact",
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -125,15 +154,15 @@ impl<T: Real> Plume<T> {
 
     fn steps(
         &mut self,
-        tau: f64,
+        (tau, mode): (f64, Arithmetic),
         backend: Backend,
         schedule: Schedule,
         steps: usize,
         bar: Option<&ProgressBar>,
     ) -> stencil::Result<StepsReport> {
         let p = alternate_triangular::<T>(tau, 1.0, -0.5, 0.5, 0.0, self.h[0], self.h[1])?;
-        let mut stepper =
-            Alternating::new(AtHalf1, p, AtHalf2, p.into()).input("q", &self.q).backend(backend).schedule(schedule);
+        let stepper = Alternating::new(AtHalf1, p, AtHalf2, p.into()).input("q", &self.q);
+        let mut stepper = stepper.backend(backend).schedule(schedule).mode(mode.mode());
         if let Some(bar) = bar {
             stepper = stepper.on_step(move |step, _: Duration| bar.set_position(step as u64));
         }
@@ -166,7 +195,8 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     );
     let bar = ProgressBar::new(args.steps as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} steps, {elapsed_precise} [{eta} left]")?);
-    let report = plume.steps(args.tau, backend, Schedule::Wavefront { tile: args.tiles[0] }, args.steps, Some(&bar))?;
+    let schedule = Schedule::Wavefront { tile: args.tiles[0] };
+    let report = plume.steps((args.tau, args.mode), backend, schedule, args.steps, Some(&bar))?;
     bar.finish();
     println!("{report}");
     let t = args.steps as f64 * args.tau;
@@ -204,12 +234,13 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
 /// kernels are compiled), and on the CPU twin with rayon's threads.
 fn bench<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     println!(
-        "{} × {} cells, τ = {}, {}; one step = both half-steps; Table 1 of the paper: 2110–4240 ms per step on a \
-         Tesla M2075 at 3600 × 1800",
+        "{} × {} cells, τ = {}, {}, {} mode on the GPU; one step = both half-steps; Table 1 of the paper: 2110–4240 \
+         ms per step on a Tesla M2075 at 3600 × 1800",
         args.nx,
         args.ny,
         args.tau,
-        T::NAME
+        T::NAME,
+        args.mode.name()
     );
     // Said once, before the table, rather than as an error in every GPU row.
     let gpu = cuda::unusable_reason(0);
@@ -222,8 +253,9 @@ fn bench<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         let mut plume = Plume::<T>::new(args.nx, args.ny)?;
         let schedule = Schedule::Wavefront { tile };
         let cuda = Backend::Cuda { device: 0 };
-        let warm = plume.steps(args.tau, cuda, schedule, 2, None);
-        let report = match warm.and_then(|_| plume.steps(args.tau, cuda, schedule, args.bench_steps, None)) {
+        let problem = (args.tau, args.mode);
+        let warm = plume.steps(problem, cuda, schedule, 2, None);
+        let report = match warm.and_then(|_| plume.steps(problem, cuda, schedule, args.bench_steps, None)) {
             Ok(report) => report,
             Err(e) => {
                 println!("{:<28} {tile:>6} {e}", "cuda");
@@ -235,7 +267,8 @@ fn bench<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut plume = Plume::<T>::new(args.nx, args.ny)?;
     let tile = 64;
-    let report = plume.steps(args.tau, Backend::Cpu, Schedule::Wavefront { tile }, args.cpu_steps, None)?;
+    let report =
+        plume.steps((args.tau, args.mode), Backend::Cpu, Schedule::Wavefront { tile }, args.cpu_steps, None)?;
     let cpu = format!("cpu, {} threads", rayon::current_num_threads());
     println!("{cpu:<28} {tile:>6} {:>12.3} {:>10}", report.ms_per_step(), report.steps);
     if best_gpu.is_finite() {
