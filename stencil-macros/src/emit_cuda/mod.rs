@@ -95,26 +95,27 @@ fn emit_div(w: &mut Writer) {
     w.line("// untouched parts of a field; 0 / b for b neither zero nor NaN is the zero whose sign is the operands'");
     w.line("// signs' exclusive or, the bits the division gives. The division still runs, on a dividend of 1 there,");
     w.line("// so that no branch is taken. Fast mode's single-precision division is approximate and has no slow path.");
-    for (ty, bits, to, from, sign) in [
-        ("float", "unsigned int", "__float_as_uint", "__uint_as_float", "0x80000000u"),
-        ("double", "unsigned long long", "__double_as_longlong", "__longlong_as_double", "0x8000000000000000ull"),
-    ] {
-        w.open(format!("__device__ __forceinline__ {ty} stencil_div(const {ty} a, const {ty} b)"));
-        if ty == "float" {
-            w.line("#ifdef STENCIL_FAST");
-            w.line("return a / b;");
-            w.line("#else");
-        }
-        w.line("const bool zero = a == 0 && b == b && b != 0;");
-        w.line(format!("const {ty} q = (zero ? ({ty})1 : a) / b;"));
-        let cast = if ty == "double" { "(long long)" } else { "" };
-        w.line(format!("const {bits} s = (({bits}){to}(a) ^ ({bits}){to}(b)) & {sign};"));
-        w.line(format!("return zero ? {from}({cast}s) : q;"));
-        if ty == "float" {
-            w.line("#endif");
-        }
-        w.close("");
-    }
+    w.open("__device__ __forceinline__ float stencil_div(const float a, const float b)");
+    w.line("#ifdef STENCIL_FAST");
+    w.line("return a / b;");
+    w.line("#else");
+    w.line("const bool zero = a == 0 && b == b && b != 0;");
+    w.line("const float q = (zero ? (float)1 : a) / b;");
+    w.line(
+        "const unsigned int s = ((unsigned int)__float_as_uint(a) ^ (unsigned int)__float_as_uint(b)) & 0x80000000u;",
+    );
+    w.line("return zero ? __uint_as_float(s) : q;");
+    w.line("#endif");
+    w.close("");
+    w.open("__device__ __forceinline__ double stencil_div(const double a, const double b)");
+    w.line("const bool zero = a == 0 && b == b && b != 0;");
+    w.line("const double q = (zero ? (double)1 : a) / b;");
+    w.line(
+        "const unsigned long long s = ((unsigned long long)__double_as_longlong(a) ^ \
+         (unsigned long long)__double_as_longlong(b)) & 0x8000000000000000ull;",
+    );
+    w.line("return zero ? __longlong_as_double((long long)s) : q;");
+    w.close("");
     w.blank();
 }
 

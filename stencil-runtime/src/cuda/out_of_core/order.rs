@@ -81,8 +81,8 @@ impl PassOrder {
         }
     }
 
-    /// Records on `compute`, as the slab at `position` starts after the carries it takes from
-    /// the slot before, that the compute stream is done with that slot's fields.
+    /// Records on `compute`, as the slab at `position` starts (after any copy it takes from
+    /// the slot before), that the compute stream is done with that slot's fields.
     pub fn fields_read(&mut self, position: usize, compute: &CudaStream) -> Result<()> {
         if position > 0 {
             let event = compute.record_event(None).map_err(driver_error("recording an event"))?;
