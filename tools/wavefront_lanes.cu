@@ -8,7 +8,9 @@
 //   fast:  nvcc -O3 -arch=sm_90 -DFAST -prec-div=false -DGROUP=16 -o lanes_fast tools/wavefront_lanes.cu
 //   ./lanes [nx ny steps]       (default 3600 1800 50)
 //   -DDOUBLE: the f64 sweep (with -DWARPS=2: its windows are twice as large); -DIEEE_DIV: exact f32
-//   division by the hardware's instruction; -DROW_LENGTH=n1: the row stride as a constant.
+//   division by the hardware's instruction; -DROW_LENGTH=n1: the row stride as a constant; -DTAGS: the
+//   line before passed as tagged entries read a few steps ahead instead of through counters (not yet
+//   run on a GPU).
 //
 // Each lane owns a line of the grid along the walk axis (axis 0, x) at one y and walks it in the
 // sweep's direction; lane j is one step behind lane j − 1, whose line is the one before it in the
@@ -93,10 +95,25 @@ __device__ __forceinline__ real point(const Half& h, real r0, real r1, real r2, 
 // that a group's reads (at most GROUP rows from any slot) never wrap; the line-before ring its
 // predecessor in the block fills; and two counters, release-stored and acquire-loaded.
 #define SLOTS (RING + GROUP)
+#ifdef TAGS
+// -DTAGS: the line before passes as tagged entries, a 32-bit half of a value beside its row + 1 in
+// one 64-bit word (written and read whole, so a reader sees a value with its row or an older entry):
+// a lane 0 reads each row as soon as it is written, LOOK steps ahead of its use, with no counter.
+#ifndef LOOK
+#define LOOK 8  // steps between a row's read and its use
+#endif
+#define LINK 1024  // rows of the global ring that carries a block's last line to the next block
+#define HALVES ((int)(sizeof(real) / 4))
+typedef unsigned long long entry;
+static_assert(GROUP % LOOK == 0, "a group holds whole look-ahead windows");
+#endif
 struct Window {
   real phi[SLOTS * PITCH];
   real q[SLOTS * QPITCH];
   real edge[EDGE];
+#ifdef TAGS
+  entry tagged[EDGE * HALVES];
+#endif
   int computed;  // rows this warp's lane 31 has computed (and written into the successor's edge)
   int consumed;  // rows of the edge ring this warp's lane 0 has read
 };
@@ -117,6 +134,34 @@ __device__ __forceinline__ int load_acquire_gpu(const int* p) {
 __device__ __forceinline__ void store_release_gpu(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+
+#ifdef TAGS
+__device__ __forceinline__ unsigned half_bits(const float v, int) { return __float_as_uint(v); }
+__device__ __forceinline__ unsigned half_bits(const double v, const int h) {
+  return (unsigned)((unsigned long long)__double_as_longlong(v) >> (32 * h));
+}
+__device__ __forceinline__ float from_halves(const entry* e, float) { return __uint_as_float((unsigned)e[0]); }
+__device__ __forceinline__ double from_halves(const entry* e, double) {
+  return __longlong_as_double((long long)(((e[1] & 0xffffffffull) << 32) | (e[0] & 0xffffffffull)));
+}
+// Row r's entries (both halves of an f64) from a ring of `mask + 1` rows.
+__device__ __forceinline__ void read_row(entry* e, const entry* ring, const int mask, const int r) {
+#pragma unroll
+  for (int h = 0; h < HALVES; ++h) e[h] = *(const volatile entry*)&ring[(r & mask) * HALVES + h];
+}
+__device__ __forceinline__ bool row_is(const entry* e, const int r) {
+  bool ok = true;
+#pragma unroll
+  for (int h = 0; h < HALVES; ++h) ok = ok && (unsigned)(e[h] >> 32) == (unsigned)(r + 1);
+  return ok;
+}
+__device__ __forceinline__ void write_row(entry* ring, const int mask, const int r, const real v) {
+#pragma unroll
+  for (int h = 0; h < HALVES; ++h) {
+    *(volatile entry*)&ring[(r & mask) * HALVES + h] = ((entry)(unsigned)(r + 1) << 32) | half_bits(v, h);
+  }
+}
+#endif
 
 // Walk index k is the point x = 1 + k (walking up) or NX − k (down); k = −1 and NX are the boundary
 // planes. Line g (0 … NY − 1 in the sweep's order along y; −1 and NY the boundary lines) is at
@@ -144,7 +189,7 @@ __device__ __forceinline__ void pair_barrier(const int pair) {
 template <int DX, int DY>
 __global__ void __launch_bounds__(64 * WARPS)
     lanes_sweep(real* __restrict__ phi, const real* __restrict__ q, const int n0, const int n1, const Half h,
-                int* __restrict__ stored) {
+                int* __restrict__ stored, unsigned long long* __restrict__ links) {
   extern __shared__ __align__(16) unsigned char raw[];
   Window* const windows = (Window*)raw;
   const int NX = n0 - 2, NY = n1 - 2;
@@ -156,6 +201,9 @@ __global__ void __launch_bounds__(64 * WARPS)
     for (int i = lane; i < SLOTS * PITCH; i += 32) me.phi[i] = 0;
     for (int i = lane; i < SLOTS * QPITCH; i += 32) me.q[i] = 0;
     for (int i = lane; i < EDGE; i += 32) me.edge[i] = 0;
+#ifdef TAGS
+    for (int i = lane; i < EDGE * HALVES; i += 32) me.tagged[i] = 0;
+#endif
     if (lane == 0) me.computed = me.consumed = 0;
   }
   __syncthreads();  // every window initialised before a predecessor writes into it
@@ -171,10 +219,23 @@ __global__ void __launch_bounds__(64 * WARPS)
 #endif
   real* const col = phi + (DX > 0 ? 1 : NX) * n1 + YLINE(min(g, NY));  // past the last line: the boundary
   const int steps = NX + 31;
+  // The block's last warp carries its last line to the next block.
+  const bool publishes = (wl == WARPS - 1 || w + 1 == warps) && blockIdx.x + 1 < gridDim.x;
 
   if (!helper) {
     real out = __ldcg(col - stride);  // row −1: the boundary plane
     real mine = 0;                    // the lane's old value at its current row
+#ifdef TAGS
+    // Lane 0's line before: the previous warp's entries, the previous block's, or (block 0's first
+    // warp) the boundary line's, which its helper writes; rows in flight, LOOK of them.
+    const entry* const src = prev ? prev->tagged : blockIdx.x > 0 ? links + (blockIdx.x - 1) * LINK * HALVES : me.tagged;
+    const int src_mask = prev || blockIdx.x == 0 ? EDGE - 1 : LINK - 1;
+    entry* const dst = next ? next->tagged : publishes ? links + blockIdx.x * LINK * HALVES : nullptr;
+    const int dst_mask = next ? EDGE - 1 : LINK - 1;
+    entry inflight[LOOK][HALVES];
+#pragma unroll
+    for (int i = 0; i < LOOK; ++i) read_row(inflight[i], src, src_mask, i);
+#endif
     for (int t0 = 0; t0 < steps; t0 += GROUP) {
       pair_barrier(wl);  // rows up to t0 + GROUP in the window, the line before up to t0 + GROUP − 1
       // The group's window values, the reads issued together; slot c + u is row t0 − lane + u (no
@@ -194,11 +255,26 @@ __global__ void __launch_bounds__(64 * WARPS)
         const int k = t0 + u - lane;
         const real up = __shfl_up_sync(0xffffffffu, out, 1);          // lane j − 1's new value at row k
         const real down = __shfl_down_sync(0xffffffffu, ahead[u], 1);  // lane j + 1's old value at row k
-        const real v = point(h, mine, out, lane == 0 ? before[u] : up, ahead[u], lane == 31 ? after[u] : down, qk[u]);
+#ifdef TAGS
+        real first = 0;  // lane 0's line before at row t0 + u, read by every lane (one address: no divergence)
+        if (t0 + u < NX) {
+          entry* const e = inflight[u % LOOK];
+          while (!row_is(e, t0 + u)) read_row(e, src, src_mask, t0 + u);
+          first = from_halves(e, (real)0);
+          read_row(e, src, src_mask, t0 + u + LOOK);
+        }
+#else
+        const real first = before[u];
+#endif
+        const real v = point(h, mine, out, lane == 0 ? first : up, ahead[u], lane == 31 ? after[u] : down, qk[u]);
         const bool on = active && (unsigned)k < (unsigned)NX;
         out = on ? v : out;
         if (on) me.phi[(k & (RING - 1)) * PITCH + lane] = v;
+#ifdef TAGS
+        if (on && lane == 31 && dst) write_row(dst, dst_mask, k, v);
+#else
         if (on && lane == 31 && next) next->edge[k & (EDGE - 1)] = v;
+#endif
         mine = ahead[u];
       }
     }
@@ -210,8 +286,6 @@ __global__ void __launch_bounds__(64 * WARPS)
   const real* const qcol = q + (col - phi);
   const real* const after_col = phi + (DX > 0 ? 1 : NX) * n1 + YLINE(min(w * 32 + 32, NY));
   const real* const before_col = phi + (DX > 0 ? 1 : NX) * n1 + YLINE(w * 32 - 1);  // a block's first warp
-  // The block's last warp stores rows another block's first warp waits for.
-  const bool publishes = (wl == WARPS - 1 || w + 1 == warps) && blockIdx.x + 1 < gridDim.x;
   real pv[GROUP], qv[GROUP], av;
   // Rows [r0, r0 + GROUP) of the lane's column, of q and (lane u) of the line after into registers
   // (rows past the boundary clamped onto it: their slots are not read), and into the window.
@@ -232,17 +306,23 @@ __global__ void __launch_bounds__(64 * WARPS)
     }
     if (lane < GROUP) PUT_ROW(me.phi + 32, PITCH, sb + lane, av);
   };
-  // A block's first warp's line before, rows [r0, r0 + GROUP), once the previous block stored them.
+  // A block's first warp's line before, rows [r0, r0 + GROUP), once the previous block stored them
+  // (with -DTAGS only block 0's, the boundary line, as tagged entries).
   auto before_rows = [&](const int r0) {
+    const int rb = r0 + (lane & (GROUP - 1));
+#ifdef TAGS
+    if (blockIdx.x == 0 && lane < GROUP && rb < NX) write_row(me.tagged, EDGE - 1, rb, __ldcg(before_col + rb * stride));
+#else
     if (blockIdx.x > 0) {
       const int need = min(r0 + GROUP, NX);
       while (load_acquire_gpu(&stored[blockIdx.x - 1]) < need) {
       }
     }
-    const int rb = r0 + (lane & (GROUP - 1));
     const real b = rb < NX ? __ldcg(before_col + rb * stride) : (real)0;
     if (lane < GROUP) me.edge[rb & (EDGE - 1)] = b;
+#endif
   };
+
   int stored_rows = 0;  // rows of this warp's lines in global memory
   auto store_rows = [&](const int upto) {
     for (; stored_rows < upto; ++stored_rows) {
@@ -254,6 +334,10 @@ __global__ void __launch_bounds__(64 * WARPS)
   fetch(GROUP);
   put(GROUP);  // rows 0 … 2·GROUP − 1
   fetch(2 * GROUP);
+#ifdef TAGS
+  int* const taken = stored + gridDim.x;  // rows of the previous block's line a block's first warp has used
+  if (wl == 0) before_rows(0);
+#endif
   for (int t0 = 0; t0 < steps; t0 += GROUP) {
     // Before group t0 (while the compute warp runs group t0 − GROUP): rows up to t0 + GROUP are in
     // the window since the last interval; rows t0 + 2·GROUP … go in now, the next ones are fetched.
@@ -265,12 +349,20 @@ __global__ void __launch_bounds__(64 * WARPS)
     store_rows(min(max(t0 - GROUP - 31, 0), NX));
     __syncwarp();
     if (lane == 0 && publishes) store_release_gpu(&stored[blockIdx.x], stored_rows);
+#ifdef TAGS
+    if (wl == 0) before_rows(t0 + GROUP);
+    if (publishes && t0 + GROUP - 31 - LINK > 0) {  // the link's rows below t0 + GROUP − 31 − LINK are overwritten
+      while (load_acquire_gpu(&taken[blockIdx.x + 1]) < t0 + GROUP - 31 - LINK) {
+      }
+    }
+#else
     if (wl == 0) before_rows(t0);
     if (prev) {  // the compute warp's lane 0 reads rows [t0, t0 + GROUP) of the line before
       const int need = min(t0 + GROUP, NX);
       while (load_acquire_cta(&prev->computed) < need) {
       }
     }
+#endif
     if (next && t0 + GROUP - 31 - EDGE > 0) {  // its lane 31 overwrites edge rows below t0 + GROUP − 31 − EDGE
       while (load_acquire_cta(&next->consumed) < t0 + GROUP - 31 - EDGE) {
       }
@@ -278,6 +370,9 @@ __global__ void __launch_bounds__(64 * WARPS)
     pair_barrier(wl);  // the compute warp finished group t0 − GROUP and starts group t0
     if (lane == 0 && next) store_release_cta(&me.computed, min(max(t0 - 31, 0), NX));
     if (lane == 0 && prev) store_release_cta(&me.consumed, min(t0, NX));
+#ifdef TAGS
+    if (lane == 0 && wl == 0 && blockIdx.x > 0) store_release_gpu(&taken[blockIdx.x], min(t0, NX));
+#endif
   }
   pair_barrier(wl);  // the last group done
   if (lane == 0 && next) store_release_cta(&me.computed, NX);
@@ -360,15 +455,23 @@ int main(int argc, char** argv) {
   }
   CHECK(cudaMalloc(&d_phi, points * sizeof(real)));
   CHECK(cudaMalloc(&d_q, points * sizeof(real)));
-  CHECK(cudaMalloc(&d_stored, blocks * sizeof(int)));
+  CHECK(cudaMalloc(&d_stored, 2 * blocks * sizeof(int)));
+  unsigned long long* d_links = nullptr;  // -DTAGS: a ring of tagged rows per block
+#ifdef TAGS
+  const size_t link_bytes = (size_t)blocks * LINK * HALVES * sizeof(entry);
+  CHECK(cudaMalloc(&d_links, link_bytes));
+#endif
   CHECK(cudaMemcpy(d_q, q.data(), points * sizeof(real), cudaMemcpyHostToDevice));
   auto step = [&]() {
     for (int i = 0; i < 2; ++i) {
       const Half* h = i == 0 ? &h1 : &h2;
-      CHECK(cudaMemsetAsync(d_stored, 0, blocks * sizeof(int)));
+      CHECK(cudaMemsetAsync(d_stored, 0, 2 * blocks * sizeof(int)));  // stored, then (-DTAGS) taken
+#ifdef TAGS
+      CHECK(cudaMemsetAsync(d_links, 0, link_bytes));  // tags from the previous half-step would match
+#endif
       int a0 = n0, a1 = n1;
       Half half = *h;
-      void* args[] = {&d_phi, &d_q, &a0, &a1, &half, &d_stored};
+      void* args[] = {&d_phi, &d_q, &a0, &a1, &half, &d_stored, &d_links};
       CHECK(cudaLaunchKernel(kernels[i], dim3(blocks), dim3(64 * WARPS), args, shared, 0));
     }
   };
