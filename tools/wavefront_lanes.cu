@@ -413,6 +413,10 @@ static void host_sweep(std::vector<real>& phi, const std::vector<real>& q, int n
 int main(int argc, char** argv) {
   const int nx = argc > 1 ? atoi(argv[1]) : 3600, ny = argc > 2 ? atoi(argv[2]) : 1800;
   const int steps = argc > 3 ? atoi(argv[3]) : 50;
+  if (nx < 1 || ny < 1 || steps < 1) {
+    fprintf(stderr, "usage: %s [nx ny steps], each at least 1 (cells along x and y, steps timed)\n", argv[0]);
+    return 1;
+  }
   const int n0 = nx + 1, n1 = ny + 1;
   // Paper 002's problem as `07_convection_diffusion` sets it: a domain of 40 × 20, u = 1,
   // v = −0.5, μ = 0.5, σ = 0, τ = 0.002 (coefficients in f64, then f32, as parameters are).
