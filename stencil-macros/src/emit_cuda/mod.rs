@@ -90,16 +90,16 @@ pub fn emit(s: &Stencil) -> String {
 
 /// Division by a value: `a / b`'s bits, without the hardware division's slow path where it can.
 fn emit_div(w: &mut Writer) {
-    w.line("// Division by a value (not a constant): a / b, bit for bit. The hardware's IEEE quotient takes a");
-    w.line("// slow path (a subroutine of dozens of instructions) for a zero or subnormal dividend, common in the");
-    w.line("// untouched or decaying parts of a field. In single precision, on the GPUs whose double precision");
-    w.line("// runs at full rate, the quotient is a times the double reciprocal of b, rounded to float: that");
-    w.line("// product is within 2^-51.9 of a/b (relative), while a quotient of two 24-bit significands is never");
-    w.line("// a midpoint between floats (subnormal ones included) and never within 2^-48.9 of one, so rounding");
-    w.line("// the product gives the correctly rounded a/b; zeros, infinities and NaN come out as IEEE says. A");
-    w.line("// loop hoists the reciprocal of a divisor that does not change. Elsewhere, and in double precision,");
-    w.line("// 0 / b for b neither zero nor NaN is the zero whose sign is the operands' signs' exclusive or, and");
-    w.line("// the division runs on a dividend of 1 there, so that no branch is taken. Fast mode's");
+    w.line("// Division by a value (not a constant): a / b, bit for bit. The hardware's IEEE quotient takes a slow");
+    w.line("// path (a subroutine of dozens of instructions) for a zero or subnormal dividend, common in the");
+    w.line("// untouched or decaying parts of a field. In single precision, on the GPUs with fast double precision");
+    w.line("// (half the single-precision rate), the quotient is a times the double reciprocal of b, rounded to");
+    w.line("// float: that product is within 2^-51.9 of a/b (relative), while a quotient of two 24-bit significands");
+    w.line("// is never a midpoint between floats (subnormal ones included) and never within 2^-48.9 of one, so");
+    w.line("// rounding the product gives the correctly rounded a/b; zeros, infinities and NaN come out as IEEE");
+    w.line("// says. A loop hoists the reciprocal of a divisor that does not change. Elsewhere, and in double");
+    w.line("// precision, 0 / b for b neither zero nor NaN is the zero whose sign is the operands' signs' exclusive");
+    w.line("// or, and the division runs on a dividend of 1 there, so that no branch is taken. Fast mode's");
     w.line("// single-precision division is approximate and has no slow path.");
     w.open("__device__ __forceinline__ float stencil_div(const float a, const float b)");
     w.line("#if defined(STENCIL_FAST)");
