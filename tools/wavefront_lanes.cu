@@ -40,7 +40,7 @@
 #define GROUP 16  // steps per group: the pair's barrier, the window's refill and progress, once a group
 #endif
 #ifndef WARPS
-#define WARPS 4  // warps per block
+#define WARPS 4  // compute warps per block, each with its helper warp
 #endif
 #define RING 128   // rows of a warp's window: between two barriers the rows in use span 4·GROUP + 31
 static_assert(4 * GROUP + 31 <= RING, "the window's rows in use would overlap");
