@@ -9,8 +9,8 @@
 //   ./lanes [nx ny steps]       (default 3600 1800 50)
 //   -DDOUBLE: the f64 sweep (with -DWARPS=2: its windows are twice as large); -DIEEE_DIV: exact f32
 //   division by the hardware's instruction; -DROW_LENGTH=n1: the row stride as a constant; -DTAGS: the
-//   line before passed as tagged entries read a few steps ahead instead of through counters (not yet
-//   run on a GPU).
+//   line before passed as tagged entries read a few steps ahead instead of through counters;
+//   -DSPIN_SLEEP=ns: a helper's polls sleep (both not yet run on a GPU).
 //
 // Each lane owns a line of the grid along the walk axis (axis 0, x) at one y and walks it in the
 // sweep's direction; lane j is one step behind lane j − 1, whose line is the one before it in the
@@ -134,6 +134,14 @@ __device__ __forceinline__ int load_acquire_gpu(const int* p) {
 __device__ __forceinline__ void store_release_gpu(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+
+// A helper's wait for a counter. It shares a scheduler with a compute warp; -DSPIN_SLEEP=ns makes
+// each poll sleep, leaving the issue slots to the compute warp.
+#ifdef SPIN_SLEEP
+#define SPIN() __nanosleep(SPIN_SLEEP)
+#else
+#define SPIN()
+#endif
 
 #ifdef TAGS
 __device__ __forceinline__ unsigned half_bits(const float v, int) { return __float_as_uint(v); }
@@ -316,6 +324,7 @@ __global__ void __launch_bounds__(64 * WARPS)
     if (blockIdx.x > 0) {
       const int need = min(r0 + GROUP, NX);
       while (load_acquire_gpu(&stored[blockIdx.x - 1]) < need) {
+        SPIN();
       }
     }
     const real b = rb < NX ? __ldcg(before_col + rb * stride) : (real)0;
@@ -353,6 +362,7 @@ __global__ void __launch_bounds__(64 * WARPS)
     if (wl == 0) before_rows(t0 + GROUP);
     if (publishes && t0 + GROUP - 31 - LINK > 0) {  // the link's rows below t0 + GROUP − 31 − LINK are overwritten
       while (load_acquire_gpu(&taken[blockIdx.x + 1]) < t0 + GROUP - 31 - LINK) {
+        SPIN();
       }
     }
 #else
@@ -360,11 +370,13 @@ __global__ void __launch_bounds__(64 * WARPS)
     if (prev) {  // the compute warp's lane 0 reads rows [t0, t0 + GROUP) of the line before
       const int need = min(t0 + GROUP, NX);
       while (load_acquire_cta(&prev->computed) < need) {
+        SPIN();
       }
     }
 #endif
     if (next && t0 + GROUP - 31 - EDGE > 0) {  // its lane 31 overwrites edge rows below t0 + GROUP − 31 − EDGE
       while (load_acquire_cta(&next->consumed) < t0 + GROUP - 31 - EDGE) {
+        SPIN();
       }
     }
     pair_barrier(wl);  // the compute warp finished group t0 − GROUP and starts group t0
