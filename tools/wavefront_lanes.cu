@@ -10,7 +10,8 @@
 //   -DDOUBLE: the f64 sweep (with -DWARPS=2: its windows are twice as large); -DIEEE_DIV: exact f32
 //   division by the hardware's instruction; -DROW_LENGTH=n1: the row stride as a constant; -DTAGS: the
 //   line before passed as tagged entries read a few steps ahead instead of through counters;
-//   -DSPIN_SLEEP=ns: a helper's polls sleep (both not yet run on a GPU).
+//   -DSPIN_SLEEP=ns: a helper's polls sleep; -DMBAR: hardware barriers instead of counters between the
+//   warps of a block (these three not yet run on a GPU).
 //
 // Each lane owns a line of the grid along the walk axis (axis 0, x) at one y and walks it in the
 // sweep's direction; lane j is one step behind lane j − 1, whose line is the one before it in the
@@ -107,7 +108,16 @@ __device__ __forceinline__ real point(const Half& h, real r0, real r1, real r2, 
 typedef unsigned long long entry;
 static_assert(GROUP % LOOK == 0, "a group holds whole look-ahead windows");
 #endif
+#ifdef MBAR
+// -DMBAR: the line before passes between the warps of a block through hardware barriers in shared
+// memory (mbarrier), a stage of GROUP rows each, which compute-sanitizer follows, instead of counters:
+// `full` completes when the predecessor has written a stage, `empty` when this warp has read it.
+#define STAGES (EDGE / GROUP)
+#endif
 struct Window {
+#ifdef MBAR
+  unsigned long long full[STAGES], empty[STAGES];
+#endif
   real phi[SLOTS * PITCH];
   real q[SLOTS * QPITCH];
   real edge[EDGE];
@@ -134,6 +144,27 @@ __device__ __forceinline__ int load_acquire_gpu(const int* p) {
 __device__ __forceinline__ void store_release_gpu(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+
+#ifdef MBAR
+__device__ __forceinline__ unsigned smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mbar_init(unsigned long long* b, const unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem(b)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned long long* b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem(b)) : "memory");
+}
+// Until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(unsigned long long* b, const unsigned parity) {
+  unsigned done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(smem(b)), "r"(parity)
+        : "memory");
+  }
+}
+#endif
 
 // A helper's wait for a counter. It shares a scheduler with a compute warp; -DSPIN_SLEEP=ns makes
 // each poll sleep, leaving the issue slots to the compute warp.
@@ -213,6 +244,14 @@ __global__ void __launch_bounds__(64 * WARPS)
     for (int i = lane; i < EDGE * HALVES; i += 32) me.tagged[i] = 0;
 #endif
     if (lane == 0) me.computed = me.consumed = 0;
+#ifdef MBAR
+    if (lane == 0) {
+      for (int i = 0; i < STAGES; ++i) {
+        mbar_init(&me.full[i], 1);   // the predecessor's lane 31, once a stage is written
+        mbar_init(&me.empty[i], 1);  // this warp's lane 0, once a stage is read
+      }
+    }
+#endif
   }
   __syncthreads();  // every window initialised before a predecessor writes into it
   if (w >= warps) return;
@@ -233,6 +272,9 @@ __global__ void __launch_bounds__(64 * WARPS)
   if (!helper) {
     real out = __ldcg(col - stride);  // row −1: the boundary plane
     real mine = 0;                    // the lane's old value at its current row
+#ifdef MBAR
+    int claimed = 0, arrived = 0;  // stages of the successor's ring this warp may write, and has written
+#endif
 #ifdef TAGS
     // Lane 0's line before: the previous warp's entries, the previous block's, or (block 0's first
     // warp) the boundary line's, which its helper writes; rows in flight, LOOK of them.
@@ -246,6 +288,15 @@ __global__ void __launch_bounds__(64 * WARPS)
 #endif
     for (int t0 = 0; t0 < steps; t0 += GROUP) {
       pair_barrier(wl);  // rows up to t0 + GROUP in the window, the line before up to t0 + GROUP − 1
+#ifdef MBAR
+      if (prev && t0 < NX) mbar_wait(&me.full[(t0 / GROUP) % STAGES], (t0 / GROUP / STAGES) & 1);
+      if (next && t0 + GROUP - 32 >= 0) {  // stages lane 31 writes into in this group, read by then
+        const int touched = min(t0 + GROUP - 32, NX - 1) / GROUP + 1;
+        for (; claimed < touched; ++claimed) {
+          if (claimed >= STAGES) mbar_wait(&next->empty[claimed % STAGES], (claimed / STAGES - 1) & 1);
+        }
+      }
+#endif
       // The group's window values, the reads issued together; slot c + u is row t0 − lane + u (no
       // wrap: the first rows are repeated past the ring).
       const int c = (t0 - lane) & (RING - 1);
@@ -285,6 +336,17 @@ __global__ void __launch_bounds__(64 * WARPS)
 #endif
         mine = ahead[u];
       }
+#ifdef MBAR
+      __syncwarp();
+      if (prev && t0 < NX && lane == 0) mbar_arrive(&me.empty[(t0 / GROUP) % STAGES]);
+      if (next) {  // stages lane 31 has finished writing
+        const int done = min(max(t0 + GROUP - 31, 0), NX);
+        const int written = done == NX ? (NX + GROUP - 1) / GROUP : done / GROUP;
+        for (; arrived < written; ++arrived) {
+          if (lane == 31) mbar_arrive(&next->full[arrived % STAGES]);
+        }
+      }
+#endif
     }
     pair_barrier(wl);  // the last group done
     return;
@@ -367,6 +429,7 @@ __global__ void __launch_bounds__(64 * WARPS)
     }
 #else
     if (wl == 0) before_rows(t0);
+#ifndef MBAR
     if (prev) {  // the compute warp's lane 0 reads rows [t0, t0 + GROUP) of the line before
       const int need = min(t0 + GROUP, NX);
       while (load_acquire_cta(&prev->computed) < need) {
@@ -374,11 +437,14 @@ __global__ void __launch_bounds__(64 * WARPS)
       }
     }
 #endif
+#endif
+#ifndef MBAR
     if (next && t0 + GROUP - 31 - EDGE > 0) {  // its lane 31 overwrites edge rows below t0 + GROUP − 31 − EDGE
       while (load_acquire_cta(&next->consumed) < t0 + GROUP - 31 - EDGE) {
         SPIN();
       }
     }
+#endif
     pair_barrier(wl);  // the compute warp finished group t0 − GROUP and starts group t0
     if (lane == 0 && next) store_release_cta(&me.computed, min(max(t0 - 31, 0), NX));
     if (lane == 0 && prev) store_release_cta(&me.consumed, min(t0, NX));
