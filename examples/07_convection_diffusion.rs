@@ -100,13 +100,6 @@ impl Arithmetic {
             Arithmetic::Exact => cuda::Mode::Exact,
         }
     }
-
-    fn name(self) -> &'static str {
-        match self {
-            Arithmetic::Fast => "fast",
-            Arithmetic::Exact => "exact",
-        }
-    }
 }
 
 fn main() -> ExitCode {
@@ -240,7 +233,7 @@ fn bench<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         args.ny,
         args.tau,
         T::NAME,
-        args.mode.name()
+        args.mode.to_possible_value().expect("every mode has a name").get_name()
     );
     // Said once, before the table, rather than as an error in every GPU row.
     let gpu = cuda::unusable_reason(0);

@@ -418,8 +418,10 @@ __global__ void __launch_bounds__(64 * WARPS)
     }
     // Rows lane 31 finished by group t0 − 2·GROUP, stored and published.
     store_rows(min(max(t0 - GROUP - 31, 0), NX));
+#if !defined(TAGS)  // (-DTAGS carries the block's last line through tagged entries instead)
     __syncwarp();
     if (lane == 0 && publishes) store_release_gpu(&stored[blockIdx.x], stored_rows);
+#endif
 #ifdef TAGS
     if (wl == 0) before_rows(t0 + GROUP);
     if (publishes && t0 + GROUP - 31 - LINK > 0) {  // the link's rows below t0 + GROUP − 31 − LINK are overwritten
@@ -446,8 +448,10 @@ __global__ void __launch_bounds__(64 * WARPS)
     }
 #endif
     pair_barrier(wl);  // the compute warp finished group t0 − GROUP and starts group t0
+#if !defined(MBAR)  // the counters (-DMBAR passes the line before through its barriers)
     if (lane == 0 && next) store_release_cta(&me.computed, min(max(t0 - 31, 0), NX));
     if (lane == 0 && prev) store_release_cta(&me.consumed, min(t0, NX));
+#endif
 #ifdef TAGS
     if (lane == 0 && wl == 0 && blockIdx.x > 0) store_release_gpu(&taken[blockIdx.x], min(t0, NX));
 #endif
