@@ -1,11 +1,13 @@
 //! The GPU wavefront against the CPU's sequential sweep in declared order, bit for bit in
 //! exact mode: the alternate-triangular half-steps, a 9-point sweep (hyperplane (2, 1),
 //! skewed tiles), descending directions, 3-D with diagonal and radius-2 reads, and 1-D;
-//! tiles of 1 lane to more than the grid, prime sizes, f32 and f64. Needs a GPU: the tests are ignored unless asked for
-//! (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail without one.
+//! tiles of 1 lane to more than the grid, prime sizes, f32 and f64; the lane kernel (2-D
+//! sweeps on the antidiagonal) and the pencil kernel both. Needs a GPU: the tests are ignored
+//! unless asked for (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then
+//! fail without one.
 
 use stencil::builtin::{AtHalf1, AtHalf2, alternate_triangular};
-use stencil::cuda::Mode;
+use stencil::cuda::{CudaOptions, Mode, WavefrontKernel};
 use stencil::prelude::*;
 use stencil::{Norm, Report, Tolerance};
 
@@ -36,44 +38,69 @@ stencil! {
         (u[-1, 0, 0] + u[1, 0, 0] + u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + u[0, 0, 1] + h2 * f[0, 0, 0]) / 6.0
     }
 
+    /// The lane kernel's reach: radius 2 along the walk, the line before at rows −1 and 0, the
+    /// line after at rows 0 and 1, a read-only field on the lines on either side.
+    sweep(+, +) fn reach2(mut u: Field2, f: Field2) -> Real {
+        (u[-1, 0] + 0.5 * u[-2, 0] + u[0, -1] + 0.25 * u[-1, -1] + 0.75 * u[1, 0] + 0.125 * u[2, 0] + u[0, 1]
+            + 0.5 * u[1, 1] + f[-1, 1] + 0.5 * f[1, -1] + f[0, 0] + 0.25 * f[2, 0]) / 7.5
+    }
+
+    /// The lane kernel walking down: the line before two rows back, two read-only fields, a
+    /// division by a field.
+    sweep(-, +) fn reach_back(mut u: Field2, k: Field2, f: Field2, w: Real) -> Real {
+        (u[1, 0] + w * u[2, -1] + u[0, -1] + k[0, 0] * u[-1, 0] + 0.5 * u[-1, 1] + u[0, 1] + f[1, 1] + k[-1, -1])
+            / (3.0 + w + k[0, 0])
+    }
+
+    /// Lines on their own: no reach across them (radius 0 on axis 1).
+    sweep(+, -) fn lines_apart(mut u: Field2, f: Field2) -> Real {
+        (u[-1, 0] + 0.5 * u[1, 0] + f[0, 0]) / 2.5
+    }
+
     /// A 1-D sweep of radius 2, descending.
     sweep(-) fn line(mut u: Field1, f: Field1) -> Real {
         (u[1] + u[-1] + 0.5 * u[2] + 0.25 * u[-2] + f[0]) / 2.8
     }
 }
 
+/// How the GPU sweeps: a schedule, and the kernel asked for (the lane kernel where the
+/// stencil has one, or the pencils).
+type GpuRun = (Schedule, WavefrontKernel);
+
 /// `sweeps` sweeps from the same start on the CPU (sequential, declared order) and on the
-/// GPU with `schedule`, exact mode; returns how many points differ.
+/// GPU with `gpu`, exact mode; returns how many points differ.
 fn compare<S: Stencil<N>, T: Real, const N: usize>(
     stencil: S,
     shape: [usize; N],
-    input: &str,
+    inputs: &[&str],
     params: &[(&str, f64)],
-    schedule: Schedule,
+    gpu: GpuRun,
     sweeps: usize,
 ) -> usize {
-    let f = random::<T, N>(shape, 2);
-    let run = |backend, schedule| {
+    let fields: Vec<Grid<T, N>> = (0..inputs.len()).map(|i| random::<T, N>(shape, 2 + i as u64)).collect();
+    let run = |backend, (schedule, wavefront_kernel): GpuRun| {
         let mut u = random::<T, N>(shape, 1);
-        let mut solver = Solver::new(stencil)
-            .backend(backend)
-            .schedule(schedule)
-            .mode(Mode::Exact)
-            .input(input, &f)
-            .max_iterations(sweeps);
+        let options = CudaOptions { mode: Mode::Exact, wavefront_kernel, ..CudaOptions::default() };
+        let mut solver = Solver::new(stencil).backend(backend).schedule(schedule).cuda(options).max_iterations(sweeps);
+        for (name, field) in inputs.iter().zip(&fields) {
+            solver = solver.input(name, field);
+        }
         for (name, value) in params {
             solver = solver.param(name, *value);
         }
         solver.run(&mut u).unwrap();
         u
     };
-    let cpu = run(Backend::Cpu, Schedule::Plain);
-    let gpu = run(Backend::Cuda { device: 0 }, schedule);
+    let cpu = run(Backend::Cpu, (Schedule::Plain, WavefrontKernel::Auto));
+    let gpu = run(Backend::Cuda { device: 0 }, gpu);
     differing(&cpu, &gpu)
 }
 
-fn tiles(tiles: &[usize]) -> impl Iterator<Item = Schedule> + '_ {
-    tiles.iter().map(|&tile| Schedule::Wavefront { tile }).chain([Schedule::Plain])
+/// The pencil kernel with each of `tiles` and the default tile, then the default kernel (the
+/// lane kernel where the stencil has one; its launch has no tile).
+fn tiles(tiles: &[usize]) -> impl Iterator<Item = GpuRun> + '_ {
+    let pencils = tiles.iter().map(|&tile| Schedule::Wavefront { tile }).chain([Schedule::Plain]);
+    pencils.map(|s| (s, WavefrontKernel::Pencils)).chain([(Schedule::Plain, WavefrontKernel::Auto)])
 }
 
 #[test]
@@ -84,9 +111,9 @@ fn alternate_triangular_half_steps_equal_the_sequential_sweep() {
     let params = [("tau", p.tau), ("a_w", p.a_w), ("a_e", p.a_e), ("a_s", p.a_s), ("a_n", p.a_n), ("sigma", 0.0)];
     for shape in [[37, 53], [5, 5], [101, 7], [3, 200], [130, 97]] {
         for schedule in tiles(&[1, 3, 4, 16, 32, 64]) {
-            let what = format!("{shape:?} {schedule}");
-            assert_eq!(compare::<_, f32, 2>(AtHalf1, shape, "q", &params, schedule, 3), 0, "at_half1 f32 {what}");
-            assert_eq!(compare::<_, f64, 2>(AtHalf2, shape, "q", &params, schedule, 3), 0, "at_half2 f64 {what}");
+            let what = format!("{shape:?} {schedule:?}");
+            assert_eq!(compare::<_, f32, 2>(AtHalf1, shape, &["q"], &params, schedule, 3), 0, "at_half1 f32 {what}");
+            assert_eq!(compare::<_, f64, 2>(AtHalf2, shape, &["q"], &params, schedule, 3), 0, "at_half2 f64 {what}");
         }
     }
 }
@@ -97,10 +124,10 @@ fn nine_point_and_descending_sweeps_equal_the_sequential_sweep() {
     require_gpu();
     for shape in [[41, 29], [4, 4], [67, 3], [96, 128]] {
         for schedule in tiles(&[1, 2, 5, 32, 64]) {
-            let what = format!("{shape:?} {schedule}");
-            assert_eq!(compare::<_, f32, 2>(Gs9, shape, "f", &[("h2", 0.01)], schedule, 2), 0, "gs9 f32 {what}");
-            assert_eq!(compare::<_, f64, 2>(Gs9, shape, "f", &[("h2", 0.01)], schedule, 2), 0, "gs9 f64 {what}");
-            assert_eq!(compare::<_, f32, 2>(Back5, shape, "f", &[], schedule, 2), 0, "back5 f32 {what}");
+            let what = format!("{shape:?} {schedule:?}");
+            assert_eq!(compare::<_, f32, 2>(Gs9, shape, &["f"], &[("h2", 0.01)], schedule, 2), 0, "gs9 f32 {what}");
+            assert_eq!(compare::<_, f64, 2>(Gs9, shape, &["f"], &[("h2", 0.01)], schedule, 2), 0, "gs9 f64 {what}");
+            assert_eq!(compare::<_, f32, 2>(Back5, shape, &["f"], &[], schedule, 2), 0, "back5 f32 {what}");
         }
     }
 }
@@ -111,17 +138,39 @@ fn three_and_one_dimensional_sweeps_equal_the_sequential_sweep() {
     require_gpu();
     for shape in [[13, 11, 17], [6, 7, 8], [23, 5, 31]] {
         for schedule in tiles(&[1, 2, 3, 8]) {
-            let what = format!("{shape:?} {schedule}");
-            assert_eq!(compare::<_, f64, 3>(Diag3, shape, "f", &[], schedule, 2), 0, "diag3 f64 {what}");
-            assert_eq!(compare::<_, f32, 3>(Gs7, shape, "f", &[("h2", 0.01)], schedule, 2), 0, "gs7 f32 {what}");
+            let what = format!("{shape:?} {schedule:?}");
+            assert_eq!(compare::<_, f64, 3>(Diag3, shape, &["f"], &[], schedule, 2), 0, "diag3 f64 {what}");
+            assert_eq!(compare::<_, f32, 3>(Gs7, shape, &["f"], &[("h2", 0.01)], schedule, 2), 0, "gs7 f32 {what}");
         }
-        let tile16 = Schedule::Wavefront { tile: 16 };
-        assert_eq!(compare::<_, f32, 3>(Gs7, shape, "f", &[("h2", 0.01)], tile16, 2), 0, "gs7 f32 {shape:?} tile 16");
+        let tile16 = (Schedule::Wavefront { tile: 16 }, WavefrontKernel::Pencils);
+        assert_eq!(
+            compare::<_, f32, 3>(Gs7, shape, &["f"], &[("h2", 0.01)], tile16, 2),
+            0,
+            "gs7 f32 {shape:?} tile 16"
+        );
     }
     for shape in [[5], [97], [1000]] {
         for schedule in tiles(&[1, 7]) {
-            assert_eq!(compare::<_, f64, 1>(Line, shape, "f", &[], schedule, 3), 0, "line {shape:?} {schedule}");
+            assert_eq!(compare::<_, f64, 1>(Line, shape, &["f"], &[], schedule, 3), 0, "line {shape:?} {schedule:?}");
         }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn lane_kernel_equals_the_sequential_sweep_across_warps_blocks_and_rings() {
+    require_gpu();
+    let lanes = (Schedule::Plain, WavefrontKernel::Auto);
+    // Lines: fewer than a warp, several warps and blocks (4 pairs of warps a block in f32, 2
+    // in f64), more blocks than the device holds at once; rows: fewer than a group, more than
+    // the window's and the line-before's rings.
+    for shape in [[5, 3], [9, 40], [600, 130], [70, 1000], [300, 333], [20, 40_000]] {
+        let w = [("w", 0.75)];
+        assert_eq!(compare::<_, f32, 2>(Reach2, shape, &["f"], &[], lanes, 2), 0, "reach2 f32 {shape:?}");
+        assert_eq!(compare::<_, f64, 2>(Reach2, shape, &["f"], &[], lanes, 2), 0, "reach2 f64 {shape:?}");
+        assert_eq!(compare::<_, f32, 2>(ReachBack, shape, &["k", "f"], &w, lanes, 2), 0, "reach_back f32 {shape:?}");
+        assert_eq!(compare::<_, f64, 2>(ReachBack, shape, &["k", "f"], &w, lanes, 2), 0, "reach_back f64 {shape:?}");
+        assert_eq!(compare::<_, f32, 2>(LinesApart, shape, &["f"], &[], lanes, 3), 0, "lines_apart f32 {shape:?}");
     }
 }
 

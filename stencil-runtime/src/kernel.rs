@@ -28,6 +28,9 @@ pub enum KernelKind {
     Streaming,
     /// The wavefront of a sweep stencil: pencils marching in place.
     Wavefront,
+    /// The wavefront of a 2-D sweep on the antidiagonal: a lane per line, each a step behind
+    /// the lane of the line before it.
+    Lanes,
     /// The boundary fill: slices of one axis copied within the unknown.
     Boundary,
 }
@@ -225,6 +228,9 @@ pub struct WavefrontFacts {
     /// Lane axes of a pencil (1 for 2-D, 2 for 3-D, 0 for 1-D): axes 1 and 2 of the
     /// stencil's own axes, each `tile` lanes wide.
     pub lane_axes: usize,
+    /// Elements of shared memory per compute warp of the lane kernel (its windows and the
+    /// ring of the line before), or 0 for a sweep without one.
+    pub lane_reals: usize,
 }
 
 impl WavefrontFacts {

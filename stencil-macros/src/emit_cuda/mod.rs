@@ -12,6 +12,8 @@
 mod boundary;
 mod common;
 mod hierarchical;
+mod lane_plan;
+mod lanes;
 mod manifest;
 mod pass;
 mod plain;
@@ -24,6 +26,7 @@ use crate::writer::Writer;
 use boundary::emit_boundary;
 use common::{c_name, scalar_c_type, to_3d};
 use hierarchical::{emit_hierarchical, emit_hierarchical_rows};
+use lanes::emit_lanes;
 use pass::emit_pass;
 use plain::{emit_measure, emit_tiled};
 use signature::Kind;
@@ -81,6 +84,7 @@ pub fn emit(s: &Stencil) -> String {
             Kind::HierarchicalRows => emit_hierarchical_rows(&mut w, s),
             Kind::Streaming => emit_stream(&mut w, s),
             Kind::Wavefront => emit_wavefront(&mut w, s),
+            Kind::Lanes => emit_lanes(&mut w, s),
             Kind::Boundary => emit_boundary(&mut w, s),
         }
         w.line("#endif");

@@ -24,6 +24,7 @@ pub(super) enum Kind {
     HierarchicalRows,
     Streaming,
     Wavefront,
+    Lanes,
     Boundary,
 }
 
@@ -37,6 +38,7 @@ impl Kind {
             Kind::HierarchicalRows => "hier_rows",
             Kind::Streaming => "stream",
             Kind::Wavefront => "wavefront",
+            Kind::Lanes => "lanes",
             Kind::Boundary => "boundary",
         }
     }
@@ -51,6 +53,7 @@ impl Kind {
             Kind::HierarchicalRows => "KERNEL_HIER_ROWS",
             Kind::Streaming => "KERNEL_STREAM",
             Kind::Wavefront => "KERNEL_WAVEFRONT",
+            Kind::Lanes => "KERNEL_LANES",
             Kind::Boundary => "KERNEL_BOUNDARY",
         }
     }
@@ -64,6 +67,7 @@ impl Kind {
             Kind::HierarchicalRows => "HierarchicalRows",
             Kind::Streaming => "Streaming",
             Kind::Wavefront => "Wavefront",
+            Kind::Lanes => "Lanes",
             Kind::Boundary => "Boundary",
         }
     }
@@ -227,6 +231,7 @@ impl Signature {
         let bounds = match self.kind {
             Kind::HierarchicalRows => format!("__launch_bounds__({REGISTER_WIDTH}, HIER_MIN_BLOCKS) "),
             Kind::Streaming => "__launch_bounds__(STREAM_THREADS) ".into(),
+            Kind::Lanes => "__launch_bounds__(64 * LN_WARPS) ".into(),
             _ => String::new(),
         };
         let params: Vec<String> = self.params.iter().map(Param::declaration).collect();
@@ -362,6 +367,13 @@ pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
             ];
             (grid_params(s, true).into_iter().chain(pencils).collect(), wavefront_defines())
         }
+        Kind::Lanes => {
+            let flags = [
+                Param::new("progress", Role::PencilProgress, CType::IntPtr),
+                Param::new("ticket", Role::Ticket, CType::UIntPtr),
+            ];
+            (grid_params(s, true).into_iter().chain(flags).collect(), vec![("LN_WARPS", "4".into())])
+        }
         Kind::Boundary => {
             let unknown =
                 Param::new(format!("f_{}", c_name(&s.fields[s.unknown].name)), Role::Field(s.unknown), CType::RealPtr);
@@ -397,6 +409,9 @@ pub(super) fn kernels(s: &Stencil) -> Vec<Kind> {
     }
     if s.sweep.is_some() {
         kinds.push(Kind::Wavefront);
+    }
+    if super::lane_plan::LanePlan::new(s).is_some() {
+        kinds.push(Kind::Lanes);
     }
     kinds.push(Kind::Boundary);
     kinds

@@ -190,9 +190,12 @@ fn check_sizes<T: Real>(spec: &KernelSpec, args: &Args<'_, T>, shape: &Shape) ->
         }
     }
     if let Some((order, progress, ticket, _)) = args.pencils.as_ref() {
-        let pencils = shape.blocks();
-        if order.len() < 2 * pencils || progress.len() < pencils || ticket.is_empty() {
-            return Err(fail("the pencils' order or flags", order.len().min(progress.len()), 2 * pencils));
+        // One flag per block; the pencil kernel reads a pair of the order per block too.
+        let blocks = shape.blocks();
+        let ordered = spec.params.iter().any(|p| p.role == ParamRole::PencilOrder);
+        let order_needed = if ordered { 2 * blocks } else { 0 };
+        if order.len() < order_needed || progress.len() < blocks || ticket.is_empty() {
+            return Err(fail("the blocks' order or flags", order.len().min(progress.len()), order_needed.max(blocks)));
         }
     }
     Ok(())

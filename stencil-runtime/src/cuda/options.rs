@@ -23,6 +23,10 @@ pub const HIER_KERNEL_VAR: &str = "STENCIL_CUDA_HIER";
 /// (see [`CudaOptions::wavefront_chunk`]).
 pub const WAVEFRONT_CHUNK_VAR: &str = "STENCIL_CUDA_WAVEFRONT_CHUNK";
 
+/// Environment variable choosing the wavefront kernel: `pencils` forces the pencil kernel
+/// where the lane kernel would run (see [`CudaOptions::wavefront_kernel`]).
+pub const WAVEFRONT_KERNEL_VAR: &str = "STENCIL_CUDA_WAVEFRONT";
+
 /// Environment variable overriding the streaming kernel's threads per block (see
 /// [`CudaOptions::stream_threads`]).
 pub const STREAM_THREADS_VAR: &str = "STENCIL_CUDA_STREAM_THREADS";
@@ -37,6 +41,19 @@ pub enum HierarchicalKernel {
     Auto,
     /// The shared-memory kernel everywhere (to compare them: both give the same bits).
     Shared,
+}
+
+/// Which kernel runs a sweep's wavefront where both could.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WavefrontKernel {
+    /// The lane kernel wherever it applies (2-D sweeps on the antidiagonal hyperplane, the
+    /// unknown read at most one line away, whose windows fit in shared memory), the pencil
+    /// kernel elsewhere.
+    #[default]
+    Auto,
+    /// The pencil kernel everywhere (to compare them: both give the sequential sweep's bits).
+    Pencils,
 }
 
 /// How the GPU runs a stencil, given to [`Solver::cuda`](crate::Solver::cuda). The defaults
@@ -62,6 +79,8 @@ pub struct CudaOptions {
     pub plain_vector: Option<u32>,
     /// Which kernel runs hierarchical cycles.
     pub hierarchical_kernel: HierarchicalKernel,
+    /// Which kernel runs sweeps.
+    pub wavefront_kernel: WavefrontKernel,
     /// Planes a wavefront's pencil computes between two ready flags; `None`: the tile edge.
     pub wavefront_chunk: Option<usize>,
     /// Threads per block of the streaming kernel (`Schedule::Streaming`), 32 to 1024; each
@@ -71,7 +90,8 @@ pub struct CudaOptions {
 
 impl CudaOptions {
     /// These options with every environment variable that is set ([`SHAPE_VAR`],
-    /// [`VECTOR_VAR`], [`HIER_KERNEL_VAR`], [`WAVEFRONT_CHUNK_VAR`], [`STREAM_THREADS_VAR`]) in
+    /// [`VECTOR_VAR`], [`HIER_KERNEL_VAR`], [`WAVEFRONT_KERNEL_VAR`], [`WAVEFRONT_CHUNK_VAR`],
+    /// [`STREAM_THREADS_VAR`]) in
     /// place of its own.
     ///
     /// **Errors**: [`Error::Launch`] for a variable that does not parse.
@@ -96,6 +116,13 @@ impl CudaOptions {
                 "shared" => HierarchicalKernel::Shared,
                 "auto" | "" => HierarchicalKernel::Auto,
                 _ => return Err(fail(HIER_KERNEL_VAR, &text, "`shared` or `auto`")),
+            };
+        }
+        if let Ok(text) = std::env::var(WAVEFRONT_KERNEL_VAR) {
+            self.wavefront_kernel = match text.as_str() {
+                "pencils" => WavefrontKernel::Pencils,
+                "auto" | "" => WavefrontKernel::Auto,
+                _ => return Err(fail(WAVEFRONT_KERNEL_VAR, &text, "`pencils` or `auto`")),
             };
         }
         if let Ok(text) = std::env::var(WAVEFRONT_CHUNK_VAR) {

@@ -1,7 +1,12 @@
 //! A sweep stencil's wavefront kernel on a grid (or on windows of planes of one): compiled
 //! for its tile, with the pencils and ready flags of every window it sweeps.
 //!
-//! The kernel runs *pencils*: a pencil is the set of points whose skewed coordinates
+//! Where the stencil has a lane kernel (2-D, the antidiagonal hyperplane) and
+//! [`WavefrontKernel::Auto`] is asked for, that kernel runs instead: a lane per line, warps
+//! of 32 lines taken by blocks in the order of a ticket, each block's progress a counter the
+//! next block waits for (`plan::lanes`). Both give the sequential sweep's bits.
+//!
+//! The pencil kernel runs *pencils*: a pencil is the set of points whose skewed coordinates
 //! (z₁, z₂) lie in one tile of `tile` (× `tile`) lanes, marched along z₀ by one block. Its
 //! ready flag counts the planes it has stored; the pencils a pencil reads new values from
 //! are those before it on each lane axis, and it waits for their flags. Blocks take pencils
@@ -17,9 +22,10 @@ use cudarc::driver::{CudaSlice, CudaStream};
 use super::device::{Gpu, driver_error};
 use super::launch::{Args, Kernel, launch};
 use super::module::{JitTime, Module};
-use super::options::CudaOptions;
+use super::options::{CudaOptions, WavefrontKernel};
 use crate::kernel::KernelKind;
-use crate::plan::launch::Pencils;
+use crate::plan::lanes::{LaneGrid, lane_warps};
+use crate::plan::launch::{Pencils, Shape};
 use crate::{Error, Real, Result, ScalarValue, Schedule, Stencil, StencilMeta};
 
 /// The ready flags and the ticket counter of one window's pencils, zeroed before every sweep.
@@ -30,12 +36,52 @@ struct Flags {
 }
 
 impl Flags {
-    fn new(gpu: &Gpu, stream: &Arc<CudaStream>, pencils: &Pencils) -> Result<Self> {
+    /// The flags of blocks taking work in `order` (pairs; empty for the lane kernel), one
+    /// ready flag for each of `blocks`.
+    fn new(gpu: &Gpu, stream: &Arc<CudaStream>, order: &[i32], blocks: usize) -> Result<Self> {
+        let order = if order.is_empty() { &[0][..] } else { order };
         Ok(Self {
-            order: gpu.upload(stream, &pencils.order, "the wavefront's pencil order")?,
-            progress: gpu.alloc_zeros(stream, pencils.count[0] * pencils.count[1], "the wavefront's ready flags")?,
+            order: gpu.upload(stream, order, "the wavefront's pencil order")?,
+            progress: gpu.alloc_zeros(stream, blocks, "the wavefront's ready flags")?,
             ticket: gpu.alloc_zeros(stream, 1, "the wavefront's ticket")?,
         })
+    }
+}
+
+/// The launch over one window of planes: the pencils, or the lanes.
+enum Geometry {
+    Pencils(Pencils),
+    Lanes(LaneGrid),
+}
+
+impl Geometry {
+    fn extents(&self) -> [usize; 3] {
+        match self {
+            Geometry::Pencils(p) => p.extents,
+            Geometry::Lanes(l) => l.extents,
+        }
+    }
+
+    fn shape(&self) -> Shape {
+        match self {
+            Geometry::Pencils(p) => p.shape,
+            Geometry::Lanes(l) => l.shape,
+        }
+    }
+
+    /// The pencils on the last lane axis (the kernel's `pencils2`; 0 for the lanes).
+    fn pencils2(&self) -> i32 {
+        match self {
+            Geometry::Pencils(p) => p.count[1] as i32,
+            Geometry::Lanes(_) => 0,
+        }
+    }
+
+    fn flags(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<Flags> {
+        match self {
+            Geometry::Pencils(p) => Flags::new(gpu, stream, &p.order, p.count[0] * p.count[1]),
+            Geometry::Lanes(l) => Flags::new(gpu, stream, &[], l.shape.blocks()),
+        }
     }
 }
 
@@ -62,13 +108,15 @@ pub(crate) struct Sweeper<T: Real> {
     meta: &'static StencilMeta,
     manifest: &'static crate::kernel::KernelManifest,
     kernel: Kernel,
-    /// The tile the kernel was compiled for, the planes between ready flags and the planes
-    /// of its shared-memory window.
+    /// The tile the pencil kernel was compiled for, the planes between ready flags and the
+    /// planes of its shared-memory window.
     pub tile: usize,
     chunk: usize,
     window: usize,
-    /// The pencils and flags of each window swept so far, by its number of planes.
-    windows: Vec<(usize, Pencils, Flags)>,
+    /// Compute warps per block of the lane kernel, or `None` where the pencils run.
+    lane_warps: Option<usize>,
+    /// The geometry and flags of each window swept so far, by its number of planes.
+    windows: Vec<(usize, Geometry, Flags)>,
     scalars: Vec<ScalarValue<T>>,
 }
 
@@ -96,13 +144,27 @@ impl<T: Real> Sweeper<T> {
                 result => break result?,
             }
         };
-        let defines = [("WF_TILE", tile), ("WF_CHUNK", pencils.chunk), ("WF_WIN", pencils.window)];
-        let (module, jit) =
-            Module::<S>::load::<T, N>(gpu, options, S::KERNELS.view(&shape, 1), &[KernelKind::Wavefront], &defines)?;
-        let kernel = module.kernel::<N>(KernelKind::Wavefront)?;
-        kernel.allow_shared(pencils.shape.shared as usize)?;
+        let lane_warps = match options.wavefront_kernel {
+            WavefrontKernel::Auto => lane_warps(S::KERNELS, T::BYTES, gpu.limits()),
+            _ => None,
+        };
+        let (kind, defines, shared) = match lane_warps {
+            Some(warps) => {
+                let shared = LaneGrid::new(S::KERNELS, &shape, warps, T::BYTES)?.shape.shared;
+                (KernelKind::Lanes, vec![("LN_WARPS", warps)], shared)
+            }
+            None => {
+                let defines = vec![("WF_TILE", tile), ("WF_CHUNK", pencils.chunk), ("WF_WIN", pencils.window)];
+                (KernelKind::Wavefront, defines, pencils.shape.shared)
+            }
+        };
+        log::debug!("`{}` sweeps with the {kind:?} kernel", meta.name);
+        let (module, jit) = Module::<S>::load::<T, N>(gpu, options, S::KERNELS.view(&shape, 1), &[kind], &defines)?;
+        let kernel = module.kernel::<N>(kind)?;
+        kernel.allow_shared(shared as usize)?;
         let (chunk, window) = (pencils.chunk, pencils.window);
-        let sweeper = Self { meta, manifest: S::KERNELS, kernel, tile, chunk, window, windows: Vec::new(), scalars };
+        let windows = Vec::new();
+        let sweeper = Self { meta, manifest: S::KERNELS, kernel, tile, chunk, window, lane_warps, windows, scalars };
         Ok((sweeper, jit))
     }
 
@@ -130,16 +192,16 @@ impl<T: Real> Sweeper<T> {
             Some(at) => at,
             None => self.add_window(gpu, stream, shape, window.len())?,
         };
-        let (_, pencils, flags) = &mut self.windows[at];
+        let (_, geometry, flags) = &mut self.windows[at];
         stream.memset_zeros(&mut flags.progress).map_err(driver_error("clearing the ready flags"))?;
         stream.memset_zeros(&mut flags.ticket).map_err(driver_error("clearing the ready flags"))?;
         let views = fields.iter().map(|f| f.map(|f| f.slice(elements.clone()))).collect();
-        let extents = pencils.extents.map(|n| n as i64);
+        let extents = geometry.extents().map(|n| n as i64);
         let mut args = Args::new(extents, views, &self.scalars);
         args.in_place = Some(current.slice_mut(elements));
-        let count = pencils.count[1] as i32;
+        let count = geometry.pencils2();
         args.pencils = Some((flags.order.as_view(), flags.progress.as_view_mut(), flags.ticket.as_view_mut(), count));
-        launch(stream, &self.kernel, args, pencils.shape)
+        launch(stream, &self.kernel, args, geometry.shape())
     }
 
     /// The pencils and flags of a window of `planes` planes.
@@ -151,6 +213,12 @@ impl<T: Real> Sweeper<T> {
         planes: usize,
     ) -> Result<usize> {
         shape[0] = planes;
+        if let Some(warps) = self.lane_warps {
+            let geometry = Geometry::Lanes(LaneGrid::new(self.manifest, &shape, warps, T::BYTES)?);
+            let flags = geometry.flags(gpu, stream)?;
+            self.windows.push((planes, geometry, flags));
+            return Ok(self.windows.len() - 1);
+        }
         let pencils =
             Pencils::new(self.meta, self.manifest, &shape, self.tile, Some(self.chunk), T::BYTES, gpu.limits())?;
         if pencils.window != self.window {
@@ -162,8 +230,9 @@ impl<T: Real> Sweeper<T> {
                 ),
             });
         }
-        let flags = Flags::new(gpu, stream, &pencils)?;
-        self.windows.push((planes, pencils, flags));
+        let geometry = Geometry::Pencils(pencils);
+        let flags = geometry.flags(gpu, stream)?;
+        self.windows.push((planes, geometry, flags));
         Ok(self.windows.len() - 1)
     }
 }

@@ -5,6 +5,7 @@
 
 pub(crate) mod autotune;
 pub(crate) mod fill;
+pub(crate) mod lanes;
 pub(crate) mod launch;
 pub(crate) mod layout;
 pub mod model;

@@ -1,0 +1,214 @@
+//! Which 2-D sweeps the lane kernel runs (`lanes.rs`), and where it finds each read of the
+//! point function: its own outputs, the line before's, or a window in shared memory. A point
+//! at oriented offset (a, b) from a lane's point is computed a + b steps later, so the lanes
+//! run a sweep whose hyperplane is (1, 1) and whose unknown is read at most a line away
+//! (new values from the line before, old ones from the line after).
+
+use crate::ir::Stencil;
+
+/// Steps between two meetings of a compute warp and its helper. At most 16: the helper's 32
+/// lanes load a group's rows of the line before and of the line after, one each.
+pub(crate) const GROUP: usize = 16;
+/// Rows of a window's ring: at most 4·GROUP + 31 are in use at once (see the kernel).
+pub(crate) const RING: usize = 128;
+/// Rows of the ring that carries the line before (lane 31's outputs) to the next warp.
+pub(crate) const EDGE: usize = 256;
+/// A window's row pitch, even so that the lanes' skewed reads (row t − j, column j) fall
+/// into 32 different banks; columns 0 … 33 are lines 32·w − 1 … 32·w + 32.
+pub(crate) const PITCH: usize = 34;
+/// The largest radius along the walk a lane kernel takes: a window read reaches at most a
+/// group of rows before or after the step's row (the DSL's own limit, 8, is within it).
+const MAX_WALK_RADIUS: usize = 8;
+
+/// Where the lane kernel finds one read of the point function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Source {
+    /// The lane's own output `d` steps ago (the unknown's new value, d rows back).
+    History(usize),
+    /// The line before at row offset `a ≤ 0`: lane j − 1's output 1 − a steps ago, or lane
+    /// 0's line-before ring.
+    LineBefore(i64),
+    /// A window (index into [`LanePlan::windows`]) at row offset `a` on line offset `b`.
+    Window { window: usize, a: i64, b: i64 },
+}
+
+/// How a 2-D sweep runs as lanes: its directions, the windows staged in shared memory and
+/// where each read of the point function comes from. `None` from [`LanePlan::new`] for a
+/// stencil the lanes cannot run (it runs as pencils).
+pub(super) struct LanePlan {
+    /// Direction signs on the walk axis (stencil axis 0) and the line axis (axis 1).
+    pub direction: [i64; 2],
+    /// Fields staged in windows: the unknown first (its old values, and its new ones until
+    /// the helper stores them), then each read-only field the point function reads.
+    pub windows: Vec<usize>,
+    /// Rows a window read reaches before and after the step's row.
+    pub behind: i64,
+    pub ahead: i64,
+    /// Rows the line-before reads reach before the step's row.
+    pub before: i64,
+    /// The lane's outputs kept in registers.
+    pub history: usize,
+    pub sources: Vec<Source>,
+}
+
+impl LanePlan {
+    pub fn new(s: &Stencil) -> Option<Self> {
+        let sweep = s.sweep.as_ref()?;
+        if s.dim != 2 || s.is_system() || sweep.hyperplane != [1, 1] {
+            return None;
+        }
+        if s.radius[0] > MAX_WALK_RADIUS || s.radius[1] > 1 {
+            return None;
+        }
+        let direction = [0, 1].map(|k| if sweep.ascending[k] { 1 } else { -1 });
+        let windows: Vec<usize> = std::iter::once(s.unknown)
+            .chain((0..s.fields.len()).filter(|&f| f != s.unknown && s.reads.iter().any(|r| r.field == f)))
+            .collect();
+        let mut sources = Vec::new();
+        for read in &s.reads {
+            let a = read.offset[0] as i64 * direction[0];
+            let b = read.offset[1] as i64 * direction[1];
+            let window = windows.iter().position(|&f| f == read.field).expect("every read field has a window");
+            // The hyperplane (1, 1) puts the unknown's new reads at a + b < 0, its old ones
+            // at a + b > 0.
+            let new = a + b < 0;
+            let source = match b {
+                _ if read.field != s.unknown || (a, b) == (0, 0) => Source::Window { window, a, b },
+                // New: the own line's earlier rows, or the line before's.
+                0 if new => Source::History((-a) as usize),
+                -1 if new => Source::LineBefore(a),
+                // Old: the own line's later rows, or the line after's (not yet computed).
+                0 | 1 if !new => Source::Window { window, a, b },
+                // A new read of the line after, or an old one of the line before, would pass
+                // between lanes against their lag.
+                _ => return None,
+            };
+            sources.push(source);
+        }
+        let reach = |f: &dyn Fn(&Source) -> Option<i64>| sources.iter().filter_map(f).max().unwrap_or(0).max(0);
+        let behind = reach(&|s| if let Source::Window { a, .. } = s { Some(-a) } else { None });
+        let ahead = reach(&|s| if let Source::Window { a, .. } = s { Some(*a) } else { None });
+        let before = reach(&|s| if let Source::LineBefore(a) = s { Some(-a) } else { None });
+        let history = sources
+            .iter()
+            .filter_map(|s| match *s {
+                Source::History(d) => Some(d),
+                Source::LineBefore(a) => Some((1 - a) as usize),
+                Source::Window { .. } => None,
+            })
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        Some(Self { direction, windows, behind, ahead, before, history, sources })
+    }
+
+    /// Whether window `window` is read on line offset `side` (−1: column 0, the line before
+    /// the warp's first; +1: column 33, the line after its last).
+    pub fn reads_side(&self, window: usize, side: i64) -> bool {
+        self.sources.iter().any(|s| matches!(*s, Source::Window { window: x, b, .. } if x == window && b == side))
+    }
+
+    /// Whether the unknown is read on the line before (its new values pass between lanes).
+    pub fn reads_line_before(&self) -> bool {
+        self.sources.iter().any(|s| matches!(s, Source::LineBefore(_)))
+    }
+
+    /// Rows of a window a group's reads span for one lane.
+    fn span(&self) -> usize {
+        (self.behind + self.ahead) as usize + GROUP
+    }
+
+    /// Reals of shared memory per compute warp: its windows and its line-before ring.
+    pub fn warp_reals(&self) -> usize {
+        self.windows.len() * (RING + self.span()) * PITCH + EDGE
+    }
+
+    /// The (window, b) pairs the compute warp reads, with the rows each reaches: the lowest
+    /// and highest index into its group's array (row t0 − lane − behind + index).
+    pub fn window_reads(&self) -> Vec<(usize, i64, i64, i64)> {
+        let mut reads: Vec<(usize, i64, i64, i64)> = Vec::new();
+        for source in &self.sources {
+            if let Source::Window { window, a, b } = *source {
+                let (lo, hi) = (self.behind + a, self.behind + (GROUP as i64 - 1) + a);
+                match reads.iter_mut().find(|r| (r.0, r.1) == (window, b)) {
+                    Some(r) => (r.2, r.3) = (r.2.min(lo), r.3.max(hi)),
+                    None => reads.push((window, b, lo, hi)),
+                }
+            }
+        }
+        reads
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(tokens: proc_macro2::TokenStream) -> Option<LanePlan> {
+        let item = syn::parse2(tokens).expect("parses");
+        LanePlan::new(&crate::validate::lower(&item).expect("lowers"))
+    }
+
+    #[test]
+    fn the_five_point_sweep_reads_its_history_the_line_before_and_two_windows() {
+        let p = plan(quote::quote! {
+            sweep(+, -) fn at(mut u: Field2, q: Field2) -> Real {
+                (u[0, 0] + u[-1, 0] + u[0, 1] + u[1, 0] + u[0, -1] + q[0, 0]) / 6.0
+            }
+        })
+        .expect("a lane kernel");
+        assert_eq!(p.direction, [1, -1]);
+        assert_eq!(p.windows, [0, 1]);
+        assert_eq!(
+            p.sources,
+            [
+                Source::Window { window: 0, a: 0, b: 0 },
+                Source::History(1),
+                // u[0, 1] on a descending axis 1 is the line before.
+                Source::LineBefore(0),
+                Source::Window { window: 0, a: 1, b: 0 },
+                Source::Window { window: 0, a: 0, b: 1 },
+                Source::Window { window: 1, a: 0, b: 0 },
+            ]
+        );
+        assert_eq!((p.behind, p.ahead, p.before, p.history), (0, 1, 0, 1));
+        assert_eq!(p.warp_reals(), 2 * (RING + GROUP + 1) * PITCH + EDGE);
+        assert_eq!(p.window_reads(), [(0, 0, 0, 16), (0, 1, 0, 15), (1, 0, 0, 15)]);
+    }
+
+    #[test]
+    fn reaches_along_the_walk_set_the_history_and_the_window_span() {
+        let p = plan(quote::quote! {
+            sweep(-, +) fn far(mut u: Field2, f: Field2) -> Real {
+                (u[2, -1] + u[1, 0] + u[-2, 0] + u[-1, 1] + f[1, 1] + f[-2, -1]) / 6.0
+            }
+        })
+        .expect("a lane kernel");
+        // Walking down: u[2, −1] is two rows back on the line before, read from lane j − 1's
+        // output three steps ago.
+        assert_eq!(p.sources[0], Source::LineBefore(-2));
+        assert_eq!((p.behind, p.ahead, p.before, p.history), (1, 2, 2, 3));
+        assert!(p.reads_side(1, 1) && p.reads_side(1, -1) && p.reads_side(0, 1) && !p.reads_side(0, -1));
+    }
+
+    #[test]
+    fn sweeps_the_lanes_cannot_run_are_left_to_the_pencils() {
+        // The 9-point sweep: u[−1, 1] is new and on the lanes' own step.
+        assert!(
+            plan(quote::quote! {
+                sweep(+, +) fn nine(mut u: Field2) -> Real { (u[-1, 0] + u[0, -1] + u[-1, 1] + u[1, 0]) / 4.0 }
+            })
+            .is_none()
+        );
+        // A read two lines away, 3-D, 1-D.
+        for tokens in [
+            quote::quote! { sweep(+, +) fn wide(mut u: Field2) -> Real { (u[-1, 0] + u[0, -2]) / 2.0 } },
+            quote::quote! { sweep(+, +, +) fn cube(mut u: Field3) -> Real { (u[-1, 0, 0] + u[0, 0, -1]) / 2.0 } },
+            quote::quote! { sweep(+) fn line(mut u: Field1) -> Real { (u[-1] + u[1]) / 2.0 } },
+        ] {
+            assert!(plan(tokens).is_none());
+        }
+        // A Jacobi stencil is no sweep.
+        assert!(plan(quote::quote! { fn jacobi(mut u: Field2) -> Real { (u[-1, 0] + u[0, 1]) / 2.0 } }).is_none());
+    }
+}
