@@ -127,9 +127,10 @@ fn lanes_helpers(w: &mut Writer) {
     w.open("__device__ __forceinline__ void ln_release_gpu(int* p, int v)");
     w.line("asm volatile(\"st.release.gpu.global.b32 [%0], %1;\" ::\"l\"(p), \"r\"(v) : \"memory\");");
     w.close("");
-    w.line("// The barrier of a compute warp and its helper (barrier 0 is __syncthreads).");
+    w.line("// The barrier of a compute warp and its helper (barrier 0 is __syncthreads); not `.aligned` (as bar.sync");
+    w.line("// is), so a warp need not arrive converged.");
     w.open("__device__ __forceinline__ void ln_pair_barrier(const int pair)");
-    w.line("asm volatile(\"bar.sync %0, 64;\" ::\"r\"(pair + 1) : \"memory\");");
+    w.line("asm volatile(\"barrier.sync %0, 64;\" ::\"r\"(pair + 1) : \"memory\");");
     w.close("");
     w.line("// Both operands evaluated by every lane (one is a shuffle), then one chosen.");
     w.open("__device__ __forceinline__ real ln_pick(const bool first, const real a, const real b)");
@@ -318,7 +319,8 @@ fn emit_helper_loop(w: &mut Writer, plan: &LanePlan, unknown: &str) {
         w.line("// The block's first warp's line before, rows [t0, t0 + LN_GROUP): the boundary line, or the previous");
         w.line("// block's last line once that block has stored it.");
         w.open("if (block > 0)");
-        w.line("while (ln_acquire_gpu(&progress[block - 1]) < min(t0 + LN_GROUP, X0)) {}");
+        w.line("if (lane == 0) while (ln_acquire_gpu(&progress[block - 1]) < min(t0 + LN_GROUP, X0)) {}");
+        w.line("__syncwarp(); // the lanes' loads below after lane 0's acquire");
         w.close("");
         w.line("const int r = t0 + (lane & (LN_GROUP - 1));");
         w.line(format!(
@@ -327,12 +329,15 @@ fn emit_helper_loop(w: &mut Writer, plan: &LanePlan, unknown: &str) {
         w.close("");
         w.open("if (has_prev)");
         w.line("// The compute warp's lane 0 reads rows up to t0 + LN_GROUP − 1 of the line before.");
-        w.line("while (ln_acquire_cta(&ln_computed[wl - 1]) < min(t0 + LN_GROUP, X0)) {}");
+        w.line("if (lane == 0) while (ln_acquire_cta(&ln_computed[wl - 1]) < min(t0 + LN_GROUP, X0)) {}");
         w.close("");
         w.open("if (has_next && t0 + LN_GROUP - 31 - LN_EDGE > 0)");
         w.line("// Lane 31 overwrites the next warp's ring rows below t0 + LN_GROUP − 31 − LN_EDGE.");
-        w.line("while (ln_acquire_cta(&ln_consumed[wl + 1]) < t0 + LN_GROUP - 31 - LN_EDGE) {}");
+        w.line("if (lane == 0) while (ln_acquire_cta(&ln_consumed[wl + 1]) < t0 + LN_GROUP - 31 - LN_EDGE) {}");
         w.close("");
+        w.line("// One lane polls (the others would leave the loop at different times); the pair barrier then orders");
+        w.line("// what the counters published before every thread of the pair.");
+        w.line("__syncwarp();");
     }
     w.line("ln_pair_barrier(wl); // the compute warp finished group t0 − LN_GROUP and starts group t0");
     if line_before {
