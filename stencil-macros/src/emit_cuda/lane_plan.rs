@@ -1,8 +1,9 @@
 //! Which 2-D sweeps the lane kernel runs (`lanes.rs`), and where it finds each read of the
 //! point function: its own outputs, the line before's, or a window in shared memory. A point
 //! at oriented offset (a, b) from a lane's point is computed a + b steps later, so the lanes
-//! run a sweep whose hyperplane is (1, 1) and whose unknown is read at most a line away
-//! (new values from the line before, old ones from the line after).
+//! run a sweep whose hyperplane is (1, 1) and whose unknown is read at most a line away: new
+//! values from the line before only, old ones from the line after only, and the line after
+//! only together with the line before.
 
 use crate::ir::Stencil;
 
@@ -79,11 +80,18 @@ impl LanePlan {
                 -1 if new => Source::LineBefore(a),
                 // Old: the own line's later rows, or the line after's (not yet computed).
                 0 | 1 if !new => Source::Window { window, a, b },
-                // A new read of the line after, or an old one of the line before, would pass
-                // between lanes against their lag.
+                // A new read of the line after would reach lane 31 from the next warp, which
+                // runs behind it; an old read of the line before would reach lane 0 from the
+                // previous warp, which has already overwritten it.
                 _ => return None,
             };
             sources.push(source);
+        }
+        // The line after's old values are read from global memory: only the lag that the line
+        // before's reads impose between warps keeps the next warp from storing new ones first.
+        let line_after = sources.iter().any(|s| matches!(*s, Source::Window { window: 0, b: 1, .. }));
+        if line_after && !sources.iter().any(|s| matches!(s, Source::LineBefore(_))) {
+            return None;
         }
         let reach = |f: &dyn Fn(&Source) -> Option<i64>| sources.iter().filter_map(f).max().unwrap_or(0).max(0);
         let behind = reach(&|s| if let Source::Window { a, .. } = s { Some(-a) } else { None });
@@ -200,9 +208,11 @@ mod tests {
             })
             .is_none()
         );
-        // A read two lines away, 3-D, 1-D.
+        // A read two lines away, the line after without the line before (nothing would keep
+        // the next warp behind), 3-D, 1-D.
         for tokens in [
             quote::quote! { sweep(+, +) fn wide(mut u: Field2) -> Real { (u[-1, 0] + u[0, -2]) / 2.0 } },
+            quote::quote! { sweep(+, +) fn after(mut u: Field2) -> Real { (u[-1, 0] + u[1, 0] + u[0, 1]) / 3.0 } },
             quote::quote! { sweep(+, +, +) fn cube(mut u: Field3) -> Real { (u[-1, 0, 0] + u[0, 0, -1]) / 2.0 } },
             quote::quote! { sweep(+) fn line(mut u: Field1) -> Real { (u[-1] + u[1]) / 2.0 } },
         ] {

@@ -109,7 +109,7 @@ pub(crate) struct Sweeper<T: Real> {
     manifest: &'static crate::kernel::KernelManifest,
     kernel: Kernel,
     /// The tile the pencil kernel was compiled for, the planes between ready flags and the
-    /// planes of its shared-memory window.
+    /// planes of its shared-memory window (0 where the lane kernel runs).
     pub tile: usize,
     chunk: usize,
     window: usize,
@@ -122,7 +122,8 @@ pub(crate) struct Sweeper<T: Real> {
 
 impl<T: Real> Sweeper<T> {
     /// `S`'s wavefront kernel for a grid of `shape` under `schedule`, with `scalars`, and the
-    /// time taken to get it. A tile that was not asked for (`Plain`, `Auto`) is halved until
+    /// time taken to get it: the lane kernel where `options` allow it and the stencil has one
+    /// whose windows fit, else the pencil kernel. A pencils' tile that was not asked for (`Plain`, `Auto`) is halved until
     /// its windows fit. One wider than the grid's longest axis (in skewed coordinates, at
     /// most the sum of the axes times the largest skew factor plus one) is lowered to it:
     /// its pencils hold the whole of every lane extent either way, so the sweep is the same.
@@ -138,31 +139,32 @@ impl<T: Real> Sweeper<T> {
         let skew_sum = 1 + meta.sweep.as_ref().map_or(0, |s| s.skew.iter().map(|&c| c as usize).sum::<usize>());
         let longest = shape.iter().sum::<usize>().saturating_mul(skew_sum.saturating_mul(skew_sum));
         let mut tile = tile.min(longest.max(1));
-        let pencils = loop {
-            match Pencils::new(meta, S::KERNELS, &shape, tile, options.wavefront_chunk, T::BYTES, gpu.limits()) {
-                Err(Error::Launch { .. }) if !explicit && tile > 1 => tile /= 2,
-                result => break result?,
-            }
-        };
         let lane_warps = match options.wavefront_kernel {
             WavefrontKernel::Auto => lane_warps(S::KERNELS, T::BYTES, gpu.limits()),
             _ => None,
         };
-        let (kind, defines, shared) = match lane_warps {
+        // The lane kernel has no tile: the pencils' geometry is computed only where they run.
+        let (kind, defines, shared, chunk, window) = match lane_warps {
             Some(warps) => {
                 let shared = LaneGrid::new(S::KERNELS, &shape, warps, T::BYTES)?.shape.shared;
-                (KernelKind::Lanes, vec![("LN_WARPS", warps)], shared)
+                (KernelKind::Lanes, vec![("LN_WARPS", warps)], shared, 0, 0)
             }
             None => {
+                let pencils = loop {
+                    let limits = gpu.limits();
+                    match Pencils::new(meta, S::KERNELS, &shape, tile, options.wavefront_chunk, T::BYTES, limits) {
+                        Err(Error::Launch { .. }) if !explicit && tile > 1 => tile /= 2,
+                        result => break result?,
+                    }
+                };
                 let defines = vec![("WF_TILE", tile), ("WF_CHUNK", pencils.chunk), ("WF_WIN", pencils.window)];
-                (KernelKind::Wavefront, defines, pencils.shape.shared)
+                (KernelKind::Wavefront, defines, pencils.shape.shared, pencils.chunk, pencils.window)
             }
         };
         log::debug!("`{}` sweeps with the {kind:?} kernel", meta.name);
         let (module, jit) = Module::<S>::load::<T, N>(gpu, options, S::KERNELS.view(&shape, 1), &[kind], &defines)?;
         let kernel = module.kernel::<N>(kind)?;
         kernel.allow_shared(shared as usize)?;
-        let (chunk, window) = (pencils.chunk, pencils.window);
         let windows = Vec::new();
         let sweeper = Self { meta, manifest: S::KERNELS, kernel, tile, chunk, window, lane_warps, windows, scalars };
         Ok((sweeper, jit))
