@@ -7,7 +7,8 @@
 //! One time step is a sweep of each half-step. The run prints the mass against 1 + t and the
 //! centroid against x₀ + v·(t + t²/2)/(1 + t) (while the mass says that the plume is still
 //! inside the domain), and writes a PNG of φ (x down the picture, y across). `--bench` times a
-//! step on the GPU for several tiles and the CPU twin, with the paper's Table 1 beside;
+//! step on the GPU with the lane kernel (a lane per line; no tile) and with the pencil kernel
+//! for several tiles, and on the CPU twin, with the paper's Table 1 beside;
 //! `--mode exact` runs the GPU with the CPU twin's arithmetic (IEEE division, no fused
 //! multiply–adds) instead of the default fast mode.
 //!
@@ -56,8 +57,8 @@ struct Args {
     /// `f32` division) or `exact` (the CPU twin's bits).
     #[arg(long, value_enum, default_value_t = Arithmetic::Fast)]
     mode: Arithmetic,
-    /// Wavefront tile (lanes per pencil on the GPU, points per tile edge on the CPU); with
-    /// `--bench`, a comma-separated list.
+    /// Wavefront tile (points per tile edge on the CPU; lanes per pencil on the GPU, where the
+    /// pencil kernel runs); with `--bench`, a comma-separated list for the pencil kernel.
     #[arg(long, value_delimiter = ',', default_values_t = [32], value_parser = common::at_least(1))]
     tiles: Vec<usize>,
     /// Time the steps for every tile on the GPU and the CPU twin instead of one run.
@@ -110,6 +111,14 @@ fn main() -> ExitCode {
     })
 }
 
+/// How a step runs besides its backend and schedule: τ, the GPU's arithmetic, its sweep kernel.
+#[derive(Clone, Copy)]
+struct How {
+    tau: f64,
+    mode: Arithmetic,
+    kernel: cuda::WavefrontKernel,
+}
+
 /// The problem on a grid of `nx` × `ny` cells: φ and q hold the unit pulse / source at the
 /// node nearest (20, 10), of height 1/(hx·hy).
 struct Plume<T: Real> {
@@ -147,15 +156,16 @@ impl<T: Real> Plume<T> {
 
     fn steps(
         &mut self,
-        (tau, mode): (f64, Arithmetic),
+        how: How,
         backend: Backend,
         schedule: Schedule,
         steps: usize,
         bar: Option<&ProgressBar>,
     ) -> stencil::Result<StepsReport> {
-        let p = alternate_triangular::<T>(tau, 1.0, -0.5, 0.5, 0.0, self.h[0], self.h[1])?;
+        let p = alternate_triangular::<T>(how.tau, 1.0, -0.5, 0.5, 0.0, self.h[0], self.h[1])?;
         let stepper = Alternating::new(AtHalf1, p, AtHalf2, p.into()).input("q", &self.q);
-        let mut stepper = stepper.backend(backend).schedule(schedule).mode(mode.mode());
+        let options = cuda::CudaOptions { mode: how.mode.mode(), wavefront_kernel: how.kernel, ..Default::default() };
+        let mut stepper = stepper.backend(backend).schedule(schedule).cuda(options);
         if let Some(bar) = bar {
             stepper = stepper.on_step(move |step, _: Duration| bar.set_position(step as u64));
         }
@@ -189,7 +199,8 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let bar = ProgressBar::new(args.steps as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} steps, {elapsed_precise} [{eta} left]")?);
     let schedule = Schedule::Wavefront { tile: args.tiles[0] };
-    let report = plume.steps((args.tau, args.mode), backend, schedule, args.steps, Some(&bar))?;
+    let how = How { tau: args.tau, mode: args.mode, kernel: cuda::WavefrontKernel::Auto };
+    let report = plume.steps(how, backend, schedule, args.steps, Some(&bar))?;
     bar.finish();
     println!("{report}");
     let t = args.steps as f64 * args.tau;
@@ -242,26 +253,31 @@ fn bench<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("{:<28} {:>6} {:>12} {:>10}", "backend", "tile", "ms per step", "steps");
     let mut best_gpu: f64 = f64::INFINITY;
-    for &tile in args.tiles.iter().filter(|_| gpu.is_none()) {
+    // The lane kernel once (it has no tile), then the pencil kernel for every tile.
+    let lanes = (cuda::WavefrontKernel::Auto, args.tiles[0]);
+    let pencils = args.tiles.iter().map(|&tile| (cuda::WavefrontKernel::Pencils, tile));
+    for (kernel, tile) in std::iter::once(lanes).chain(pencils).filter(|_| gpu.is_none()) {
         let mut plume = Plume::<T>::new(args.nx, args.ny)?;
         let schedule = Schedule::Wavefront { tile };
         let cuda = Backend::Cuda { device: 0 };
-        let problem = (args.tau, args.mode);
-        let warm = plume.steps(problem, cuda, schedule, 2, None);
-        let report = match warm.and_then(|_| plume.steps(problem, cuda, schedule, args.bench_steps, None)) {
-            Ok(report) => report,
-            Err(e) => {
-                println!("{:<28} {tile:>6} {e}", "cuda");
-                continue;
-            }
+        let how = How { tau: args.tau, mode: args.mode, kernel };
+        let (name, shown) = match kernel {
+            cuda::WavefrontKernel::Pencils => ("cuda, pencils", tile.to_string()),
+            _ => ("cuda, lanes", "-".to_string()),
         };
-        best_gpu = f64::min(best_gpu, report.ms_per_step());
-        println!("{:<28} {tile:>6} {:>12.3} {:>10}", "cuda", report.ms_per_step(), report.steps);
+        let warm = plume.steps(how, cuda, schedule, 2, None);
+        match warm.and_then(|_| plume.steps(how, cuda, schedule, args.bench_steps, None)) {
+            Ok(report) => {
+                best_gpu = f64::min(best_gpu, report.ms_per_step());
+                println!("{name:<28} {shown:>6} {:>12.3} {:>10}", report.ms_per_step(), report.steps);
+            }
+            Err(e) => println!("{name:<28} {shown:>6} {e}"),
+        }
     }
     let mut plume = Plume::<T>::new(args.nx, args.ny)?;
     let tile = 64;
-    let report =
-        plume.steps((args.tau, args.mode), Backend::Cpu, Schedule::Wavefront { tile }, args.cpu_steps, None)?;
+    let how = How { tau: args.tau, mode: args.mode, kernel: cuda::WavefrontKernel::Auto };
+    let report = plume.steps(how, Backend::Cpu, Schedule::Wavefront { tile }, args.cpu_steps, None)?;
     let cpu = format!("cpu, {} threads", rayon::current_num_threads());
     println!("{cpu:<28} {tile:>6} {:>12.3} {:>10}", report.ms_per_step(), report.steps);
     if best_gpu.is_finite() {
