@@ -10,10 +10,13 @@ use crate::ir::Stencil;
 /// Steps between two meetings of a compute warp and its helper. At most 16: the helper's 32
 /// lanes load a group's rows of the line before and of the line after, one each.
 pub(crate) const GROUP: usize = 16;
-/// Rows of a window's ring: at most 4·GROUP + 31 are in use at once (see the kernel).
+/// Rows of a window's ring: at most 5·GROUP + 31 are in use at once (see the kernel).
 pub(crate) const RING: usize = 128;
 /// Rows of the ring that carries the line before (lane 31's outputs) to the next warp.
 pub(crate) const EDGE: usize = 256;
+/// mbarriers per compute warp, one per group in turn: a warp runs at most (EDGE + 31) / GROUP
+/// groups ahead of the next one's wait, fewer than STAGES, so a wait never sees a later phase.
+pub(crate) const STAGES: usize = 32;
 /// A window's row pitch, even so that the lanes' skewed reads (row t − j, column j) fall
 /// into 32 different banks; columns 0 … 33 are lines 32·w − 1 … 32·w + 32.
 pub(crate) const PITCH: usize = 34;

@@ -1,6 +1,6 @@
 //! The lane kernel of a 2-D sweep whose wavefront is the antidiagonal: a lane per line,
 //! each a step behind the lane of the line before it, the values between them passed by
-//! warp shuffles, rings in shared memory and counters instead of block barriers.
+//! warp shuffles, rings in shared memory, mbarriers and counters instead of block barriers.
 //!
 //! Lane j of a warp owns line g = 32·w + j (stencil axis 1, in the sweep's order) and walks
 //! it along axis 0; at step t it computes row k = t − j, so a warp computes a skewed row of
@@ -8,14 +8,15 @@
 //! t + a + b: a read the sweep sees new (earlier in its order) has a + b < 0, an old one
 //! a + b > 0, which is what a hyperplane of (1, 1) says. The new values a lane needs are its
 //! own last outputs (registers) and, on the line before, lane j − 1's (a shuffle) or, for
-//! lane 0, the previous warp's lane 31's (a ring in shared memory, or global memory between
-//! blocks); the old ones are in a window of rows in shared memory that a helper warp, one
-//! per compute warp, fills and drains whole (coalesced) a group of steps ahead. The pair meets
-//! at a named barrier once a group, so the compute warp's steps wait on neither memory nor a
-//! block barrier.
+//! lane 0, the previous warp's lane 31's (a ring in shared memory whose groups of rows that
+//! lane signals on an mbarrier, or global memory between blocks); the old ones are in a window
+//! of rows in shared memory that a helper warp, one per compute warp, copies in
+//! asynchronously (`cp.async`) two groups of steps ahead and stores out whole (coalesced)
+//! rows at a time. The pair meets at one aligned named barrier once a group, so the compute
+//! warp's steps wait on neither memory nor a block barrier. Compute capability 8.0 on.
 
 use super::common::*;
-use super::lane_plan::{EDGE, GROUP, LanePlan, PITCH, RING, Source};
+use super::lane_plan::{EDGE, GROUP, LanePlan, PITCH, RING, STAGES, Source};
 use super::signature::{Kind, define_defaults, signature};
 use crate::ir::Stencil;
 use crate::writer::Writer;
@@ -28,13 +29,17 @@ fn array(window: usize, b: i64) -> String {
 /// The lane kernel of `s` (`Kind::Lanes`), for a stencil [`LanePlan::new`] accepts.
 pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     let Some(plan) = LanePlan::new(s) else { return };
+    w.line("// Asynchronous copies and mbarriers: compute capability 8.0 on (older devices run the pencils).");
+    w.line("#if __CUDA_ARCH__ >= 800");
     lanes_defines(w, s, &plan);
     lanes_helpers(w);
     let sig = signature(s, Kind::Lanes);
     sig.open(w);
     index_prologue(w);
     w.line("extern __shared__ __align__(16) unsigned char ln_raw[];");
-    w.line("__shared__ int ln_block, ln_computed[LN_WARPS], ln_consumed[LN_WARPS];");
+    w.line("__shared__ int ln_block, ln_consumed[LN_WARPS];");
+    w.line("// ln_done[w][g % LN_STAGES]: compute warp w has finished group g (its lane 31 arrives once a group).");
+    w.line("__shared__ unsigned long long ln_done[LN_WARPS][LN_STAGES];");
     w.line("const int X0 = (int)(N0 - 2 * R0), X1 = (int)(N2 - 2 * R2);");
     w.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wl = warp % LN_WARPS;");
     w.line("const bool helper = warp >= LN_WARPS;");
@@ -43,8 +48,8 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     );
     w.line("if (threadIdx.x == 0) ln_block = (int)atomicAdd(ticket, 1u);");
     w.open("if (helper && lane == 0)");
-    w.line("ln_computed[wl] = 0;");
     w.line("ln_consumed[wl] = -LN_BEFORE;");
+    w.line("for (int i = 0; i < LN_STAGES; ++i) ln_init(&ln_done[wl][i]);");
     w.close("");
     w.line("__syncthreads();");
     w.line("const int block = ln_block;");
@@ -63,11 +68,27 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     w.line("// The block's last warp carries its last line to the next block through global memory.");
     w.line("const bool publishes = (wl == LN_WARPS - 1 || wg + 1 == warps) && wg + 1 < warps;");
     let unknown = c_name(&s.fields[s.unknown].name);
-    w.open("if (!helper)");
-    emit_compute(w, s, &plan, &unknown);
+    emit_compute_setup(w, &unknown);
+    emit_helper_setup(w, s, &plan, &unknown);
+    w.line("// Both warps of a pair run the same loop and meet at its one barrier instruction (an aligned barrier");
+    w.line("// must be the same instruction in every warp that takes part).");
+    w.open("for (int t0 = 0; t0 < steps; t0 += LN_GROUP)");
+    w.open("if (helper)");
+    emit_helper_before(w, &plan, &unknown);
     w.close("");
-    emit_helper(w, s, &plan, &unknown);
+    w.line("ln_pair_barrier(wl); // the compute warp finished group t0 − LN_GROUP and starts group t0");
+    w.open("if (helper)");
+    emit_helper_after(w, &plan);
     w.close("");
+    w.open("else");
+    emit_compute_group(w, s, &plan);
+    w.close("");
+    w.close("");
+    w.line("if (helper) ln_copy_wait_all(); // nothing in flight into shared memory when the block ends");
+    w.line("ln_pair_barrier(wl); // the last group done");
+    w.line("if (helper) store_rows(X0);");
+    w.close("");
+    w.line("#endif");
     w.blank();
 }
 
@@ -81,6 +102,8 @@ fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     );
     define_defaults(w, &signature(s, Kind::Lanes).defines);
     w.line(format!("#define LN_GROUP {GROUP}"));
+    w.line("// mbarriers a compute warp arrives at, one a group in turn (see ln_wait).");
+    w.line(format!("#define LN_STAGES {STAGES}"));
     w.line(format!("#define LN_RING {RING}"));
     w.line(format!("#define LN_EDGE {EDGE}"));
     w.line(format!("#define LN_PITCH {PITCH}"));
@@ -105,19 +128,50 @@ fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("    (at)[ln_s * LN_PITCH] = (x);                                  \\");
     w.line("    if (ln_s < LN_SPAN) (at)[(ln_s + LN_RING) * LN_PITCH] = (x);  \\");
     w.line("  }");
+    w.line("// The same, copied asynchronously from global memory.");
+    w.line("#define LN_COPY(at, r, src)                                              \\");
+    w.line("  {                                                                      \\");
+    w.line("    const int ln_s = (r) & (LN_RING - 1);                                \\");
+    w.line("    ln_copy((at) + ln_s * LN_PITCH, (src));                              \\");
+    w.line("    if (ln_s < LN_SPAN) ln_copy((at) + (ln_s + LN_RING) * LN_PITCH, (src)); \\");
+    w.line("  }");
 }
 
-/// Progress between warps (release and acquire), the pair barrier and a lane select.
+/// Progress between warps (mbarriers, and a counter with release and acquire), the pair
+/// barrier, the asynchronous copies and a lane select. Compute capability 8.0 on.
 fn lanes_helpers(w: &mut Writer) {
     w.line("#ifndef LN_HELPERS");
     w.line("#define LN_HELPERS");
+    w.open("__device__ __forceinline__ unsigned ln_smem(const void* p)");
+    w.line("return (unsigned)__cvta_generic_to_shared(p);");
+    w.close("");
+    w.line(
+        "// An mbarrier whose phase completes at each arrival; arriving releases the arriving thread's writes and a",
+    );
+    w.line("// wait that sees the phase complete acquires them.");
+    w.open("__device__ __forceinline__ void ln_init(unsigned long long* bar)");
+    w.line("asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" ::\"r\"(ln_smem(bar)) : \"memory\");");
+    w.close("");
+    w.open("__device__ __forceinline__ void ln_arrive(unsigned long long* bar)");
+    w.line("unsigned long long state;");
+    w.line("asm volatile(\"mbarrier.arrive.shared::cta.b64 %0, [%1];\" : \"=l\"(state) : \"r\"(ln_smem(bar)) : \"memory\");");
+    w.close("");
+    w.line(
+        "// Waits for the completion of the phase of parity `parity`: the barrier's (2k + parity)-th arrival, where",
+    );
+    w.line("// the arrivals never run two phases ahead of the wait (the ring's counter holds them back).");
+    w.open("__device__ __forceinline__ void ln_wait(unsigned long long* bar, const unsigned parity)");
+    w.line("unsigned done;");
+    w.line("do asm volatile(\"{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\" : \"=r\"(done) : \"r\"(ln_smem(bar)), \"r\"(parity) : \"memory\");");
+    w.line("while (!done);");
+    w.close("");
     w.open("__device__ __forceinline__ int ln_acquire_cta(const int* p)");
     w.line("int v;");
-    w.line("asm volatile(\"ld.acquire.cta.shared::cta.b32 %0, [%1];\" : \"=r\"(v) : \"r\"((unsigned)__cvta_generic_to_shared(p)) : \"memory\");");
+    w.line("asm volatile(\"ld.acquire.cta.shared::cta.b32 %0, [%1];\" : \"=r\"(v) : \"r\"(ln_smem(p)) : \"memory\");");
     w.line("return v;");
     w.close("");
     w.open("__device__ __forceinline__ void ln_release_cta(int* p, int v)");
-    w.line("asm volatile(\"st.release.cta.shared::cta.b32 [%0], %1;\" ::\"r\"((unsigned)__cvta_generic_to_shared(p)), \"r\"(v) : \"memory\");");
+    w.line("asm volatile(\"st.release.cta.shared::cta.b32 [%0], %1;\" ::\"r\"(ln_smem(p)), \"r\"(v) : \"memory\");");
     w.close("");
     w.open("__device__ __forceinline__ int ln_acquire_gpu(const int* p)");
     w.line("int v;");
@@ -127,10 +181,24 @@ fn lanes_helpers(w: &mut Writer) {
     w.open("__device__ __forceinline__ void ln_release_gpu(int* p, int v)");
     w.line("asm volatile(\"st.release.gpu.global.b32 [%0], %1;\" ::\"l\"(p), \"r\"(v) : \"memory\");");
     w.close("");
-    w.line("// The barrier of a compute warp and its helper (barrier 0 is __syncthreads); not `.aligned` (as bar.sync");
-    w.line("// is), so a warp need not arrive converged.");
+    w.line("// The barrier of a compute warp and its helper (barrier 0 is __syncthreads). Aligned: both warps arrive");
+    w.line("// converged, at the same instruction.");
     w.open("__device__ __forceinline__ void ln_pair_barrier(const int pair)");
-    w.line("asm volatile(\"barrier.sync %0, 64;\" ::\"r\"(pair + 1) : \"memory\");");
+    w.line("asm volatile(\"bar.sync %0, 64;\" ::\"r\"(pair + 1) : \"memory\");");
+    w.close("");
+    w.line("// An asynchronous copy of one value from global into shared memory, the end of a group of them, and the");
+    w.line("// waits for every group but the last one and for all.");
+    w.open("__device__ __forceinline__ void ln_copy(real* dst, const real* src)");
+    w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2;\" ::\"r\"(ln_smem(dst)), \"l\"(src), \"n\"(sizeof(real)) : \"memory\");");
+    w.close("");
+    w.open("__device__ __forceinline__ void ln_copy_commit()");
+    w.line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
+    w.close("");
+    w.open("__device__ __forceinline__ void ln_copy_wait_prior()");
+    w.line("asm volatile(\"cp.async.wait_group 1;\" ::: \"memory\");");
+    w.close("");
+    w.open("__device__ __forceinline__ void ln_copy_wait_all()");
+    w.line("asm volatile(\"cp.async.wait_all;\" ::: \"memory\");");
     w.close("");
     w.line("// Both operands evaluated by every lane (one is a shuffle), then one chosen.");
     w.open("__device__ __forceinline__ real ln_pick(const bool first, const real a, const real b)");
@@ -139,18 +207,21 @@ fn lanes_helpers(w: &mut Writer) {
     w.line("#endif");
 }
 
-/// The compute warp: groups of steps, each reading the group's window rows and line-before
-/// rows first, then running the steps on registers and shuffles.
-fn emit_compute(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str) {
+/// The compute warp's state across groups: its history (first the boundary rows before its
+/// line) and the ring of the next warp's lane 0.
+fn emit_compute_setup(w: &mut Writer, unknown: &str) {
     w.line("// hist[d]: the lane's value d rows back (its outputs, first the boundary rows before its line).");
     w.line("real hist[LN_HISTORY + 1];");
     w.line("#pragma unroll");
     w.line(format!(
-        "for (int d = 1; d <= LN_HISTORY; ++d) hist[d] = __ldcg(&f_{unknown}[LN_ROW(max(-d, -R0)) + LN_LINE(line)]);"
+        "for (int d = 1; d <= LN_HISTORY; ++d) hist[d] = helper ? (real)0 : __ldcg(&f_{unknown}[LN_ROW(max(-d, -R0)) + LN_LINE(line)]);"
     ));
     w.line("real* const next_edge = has_next ? edge + LN_WARP_REALS : nullptr;");
-    w.open("for (int t0 = 0; t0 < steps; t0 += LN_GROUP)");
-    w.line("ln_pair_barrier(wl); // the window holds the group's rows, the ring the line before's");
+}
+
+/// A compute warp's group of steps: the group's window rows and line-before rows read first,
+/// then the steps on registers and shuffles.
+fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("// Slot c + i holds row t0 − lane − LN_BEHIND + i.");
     w.line("const int c = (t0 - lane - LN_BEHIND) & (LN_RING - 1);");
     for (window, b, lo, hi) in plan.window_reads() {
@@ -158,11 +229,24 @@ fn emit_compute(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str) {
         w.line(format!("real {name}[LN_SPAN];"));
         w.line("#pragma unroll");
         w.line(format!(
-            "for (int i = {lo}; i <= {hi}; ++i) {name}[i] = win[({window} * LN_SLOTS + c + i) * LN_PITCH + lane + {}];",
+            "for (int i = {lo}; i <= {} + LN_GROUP; ++i) {name}[i] = win[({window} * LN_SLOTS + c + i) * LN_PITCH + lane + {}];",
+            hi - GROUP as i64,
             1 + b
         ));
     }
     if plan.reads_line_before() {
+        w.open("if (has_prev)");
+        w.line(
+            "// Lane 0 reads rows up to t0 + LN_GROUP − 1 of the line before: the warp of that line has finished them.",
+        );
+        w.line(
+            "// Row t0 + LN_GROUP − 1 of the line before (or its last row) is the previous warp's lane 31's output at",
+        );
+        w.line("// step t0 + LN_GROUP + 30, in its group j.");
+        w.line("const int j = (min(t0 + LN_GROUP, X0) + 30) / LN_GROUP;");
+        w.line("if (lane == 0) ln_wait(&ln_done[wl - 1][j % LN_STAGES], (unsigned)(j / LN_STAGES) & 1u);");
+        w.line("__syncwarp(); // the lanes' reads of the ring after lane 0's wait");
+        w.close("");
         w.line("// Lane 0's line before: rows t0 − LN_BEFORE … t0 + LN_GROUP − 1 (one address for every lane).");
         w.line("real before[LN_BEFORE + LN_GROUP];");
         w.line("#pragma unroll");
@@ -200,14 +284,15 @@ fn emit_compute(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str) {
     w.line("for (int d = LN_HISTORY; d > 1; --d) hist[d] = on ? hist[d - 1] : hist[d];");
     w.line("hist[1] = on ? v : hist[1];");
     w.close("");
-    w.close("");
-    w.line("ln_pair_barrier(wl); // the last group done");
-    w.line("return;");
+    if plan.reads_line_before() {
+        w.line("// Lane 31's outputs of the group are in the next warp's ring.");
+        w.line("if (lane == 31 && next_edge) ln_arrive(&ln_done[wl][(t0 / LN_GROUP) % LN_STAGES]);");
+    }
 }
 
-/// The helper warp: loads the window's rows a group ahead, stores finished rows, passes the
-/// line before between warps and blocks, and meets its compute warp once a group.
-fn emit_helper(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str) {
+/// The helper warp's copies into the window and stores out of it, and its first rows: the
+/// boundary rows before the walk and the first two groups.
+fn emit_helper_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str) {
     let fields: Vec<String> = plan.windows.iter().map(|&f| c_name(&s.fields[f].name)).collect();
     let needs = |window: usize, side: i64| plan.reads_side(window, side);
     let line_before = plan.reads_line_before();
@@ -220,47 +305,35 @@ fn emit_helper(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str) {
         w.line("const int before_line = wg * 32 - 1;");
     }
     w.line("const auto clamp_row = [&](const int r) { return min(max(r, -R0), X0 - 1 + R0); };");
-    w.line("real pv[LN_WINDOWS][LN_GROUP];");
-    if sides(1) || sides(-1) {
-        w.line("real ev[LN_WINDOWS];");
-    }
-    w.line("// Rows [r0, r0 + LN_GROUP) of the lane's line of every window; lane u < LN_GROUP: row r0 + u of the line");
-    w.line("// before, lane LN_GROUP + u: of the line after, where a window is read there.");
-    w.open("const auto fetch = [&](const int r0)");
+    w.line(
+        "// Rows [r0, r0 + LN_GROUP) of the lane's line of every window, copied asynchronously into their slots; lane",
+    );
+    w.line(
+        "// u < LN_GROUP: row r0 + u of the line before, lane LN_GROUP + u: of the line after, where a window is read",
+    );
+    w.line("// there. Every value read here is one no warp has written yet in this sweep, so the copies may use L1.");
+    w.open("const auto copy_rows = [&](const int r0)");
     for (k, f) in fields.iter().enumerate() {
-        let load = if plan.windows[k] == s.unknown { "__ldcg" } else { "__ldg" };
+        w.line(format!("real* const at{k} = win + {k} * LN_SLOTS * LN_PITCH;"));
         w.line("#pragma unroll");
         w.line(format!(
-            "for (int u = 0; u < LN_GROUP; ++u) pv[{k}][u] = {load}(&f_{f}[LN_ROW(clamp_row(r0 + u)) + LN_LINE(line)]);"
+            "for (int u = 0; u < LN_GROUP; ++u) LN_COPY(at{k} + lane + 1, r0 + u, &f_{f}[LN_ROW(clamp_row(r0 + u)) + LN_LINE(line)]);"
         ));
         if needs(k, -1) {
             w.line(format!(
-                "if (lane < LN_GROUP) ev[{k}] = {load}(&f_{f}[LN_ROW(clamp_row(r0 + lane)) + LN_LINE(before_line)]);"
+                "if (lane < LN_GROUP) LN_COPY(at{k}, r0 + lane, &f_{f}[LN_ROW(clamp_row(r0 + lane)) + LN_LINE(before_line)]);"
             ));
         }
         if needs(k, 1) {
             w.line(format!(
-                "if (lane >= LN_GROUP && lane < 2 * LN_GROUP) ev[{k}] = {load}(&f_{f}[LN_ROW(clamp_row(r0 + lane - LN_GROUP)) + LN_LINE(after_line)]);"
+                "if (lane >= LN_GROUP && lane < 2 * LN_GROUP) LN_COPY(at{k} + 33, r0 + lane - LN_GROUP, &f_{f}[LN_ROW(clamp_row(r0 + lane - LN_GROUP)) + LN_LINE(after_line)]);"
             ));
         }
     }
+    w.line("ln_copy_commit();");
     w.close(";");
-    w.line("// The fetched rows into the windows.");
-    w.open("const auto put = [&](const int r0)");
-    for k in 0..fields.len() {
-        w.line(format!("real* const at{k} = win + {k} * LN_SLOTS * LN_PITCH;"));
-        w.line("#pragma unroll");
-        w.line(format!("for (int u = 0; u < LN_GROUP; ++u) LN_PUT(at{k} + lane + 1, r0 + u, pv[{k}][u]);"));
-        if needs(k, -1) {
-            w.line(format!("if (lane < LN_GROUP) LN_PUT(at{k}, r0 + lane, ev[{k}]);"));
-        }
-        if needs(k, 1) {
-            w.line(format!(
-                "if (lane >= LN_GROUP && lane < 2 * LN_GROUP) LN_PUT(at{k} + 33, r0 + lane - LN_GROUP, ev[{k}]);"
-            ));
-        }
-    }
-    w.close(";");
+    emit_store_rows(w, unknown);
+    w.open("if (helper)");
     w.line("// Rows before the walk's first (boundary rows, never written), where a window reads them.");
     w.open("for (int r = -LN_BEHIND; r < 0; ++r)");
     for (k, f) in fields.iter().enumerate() {
@@ -280,41 +353,48 @@ fn emit_helper(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str) {
             "if (lane < LN_BEFORE) edge[(lane - LN_BEFORE) & (LN_EDGE - 1)] = __ldcg(&f_{unknown}[LN_ROW(lane - LN_BEFORE) + LN_LINE(before_line)]);"
         ));
     }
-    emit_helper_loop(w, plan, unknown);
+    w.line("copy_rows(0);");
+    w.line("copy_rows(LN_GROUP);");
+    w.close("");
 }
 
-/// The helper's groups: rows into the window and finished rows out, the line before passed
-/// on, the counters waited for and published around the meeting with the compute warp.
-fn emit_helper_loop(w: &mut Writer, plan: &LanePlan, unknown: &str) {
-    let line_before = plan.reads_line_before();
+/// The helper's `store_rows(upto)`: finished rows of its lines from the window to global
+/// memory, and their count published to the next block where this warp's last line is its
+/// line before.
+fn emit_store_rows(w: &mut Writer, unknown: &str) {
     w.line("int stored_rows = 0; // rows of this warp's lines in global memory");
+    w.line("// Finished rows from the window to global memory, a group of rows at a time (the loads first, then the stores).");
     w.open("const auto store_rows = [&](const int upto)");
-    w.open("for (; stored_rows < upto; ++stored_rows)");
+    w.open("while (stored_rows < upto)");
+    w.line("const int n = min(upto - stored_rows, LN_GROUP);");
+    w.line("real out[LN_GROUP];");
+    w.line("#pragma unroll");
+    w.line("for (int u = 0; u < LN_GROUP; ++u) out[u] = u < n ? win[((stored_rows + u) & (LN_RING - 1)) * LN_PITCH + lane + 1] : (real)0;");
+    w.line("#pragma unroll");
     w.line(format!(
-        "if (active) f_{unknown}[LN_ROW(stored_rows) + LN_LINE(line)] = win[(stored_rows & (LN_RING - 1)) * LN_PITCH + lane + 1];"
+        "for (int u = 0; u < LN_GROUP; ++u) if (active && u < n) f_{unknown}[LN_ROW(stored_rows + u) + LN_LINE(line)] = out[u];"
     ));
+    w.line("stored_rows += n;");
     w.close("");
     w.line("__syncwarp();");
     w.line("if (lane == 0 && publishes) ln_release_gpu(&progress[block], stored_rows);");
     w.close(";");
-    w.line("fetch(0);");
-    w.line("put(0);");
-    w.line("fetch(LN_GROUP);");
-    w.line("put(LN_GROUP);");
-    w.line("fetch(2 * LN_GROUP);");
-    w.open("for (int t0 = 0; t0 < steps; t0 += LN_GROUP)");
-    w.line("// While the compute warp runs group t0 − LN_GROUP, rows up to t0 + LN_GROUP − 1 are in the window: rows");
+}
+
+/// The helper's part of a group before the meeting: rows copied in and stored out, the line
+/// before passed on, the counters waited for.
+fn emit_helper_before(w: &mut Writer, plan: &LanePlan, unknown: &str) {
     w.line(
-        "// t0 + LN_GROUP … go in, the next ones are fetched. In use meanwhile: rows from t0 − 2·LN_GROUP − 31 (being",
+        "// While the compute warp runs group t0 − LN_GROUP, rows t0 + 2·LN_GROUP … are copied in and the rows every",
     );
-    w.line("// stored) to t0 + 2·LN_GROUP − 1, 4·LN_GROUP + 31 ≤ LN_RING of them.");
-    w.open("if (t0 > 0)");
-    w.line("put(t0 + LN_GROUP);");
-    w.line("fetch(t0 + 2 * LN_GROUP);");
-    w.close("");
-    w.line("// Rows every lane finished by group t0 − 2·LN_GROUP: stored, and published to the next block.");
+    w.line(
+        "// lane finished by group t0 − 2·LN_GROUP stored (and published to the next block). In the ring meanwhile:",
+    );
+    w.line("// rows t0 − 2·LN_GROUP − 31 (being stored) to t0 + 3·LN_GROUP − 1, 5·LN_GROUP + 31 ≤ LN_RING of them.");
+    w.line("// The copies first: a load issued after a store waits for the store to finish.");
+    w.line("copy_rows(t0 + 2 * LN_GROUP);");
     w.line("store_rows(min(max(t0 - LN_GROUP - 31, 0), X0));");
-    if line_before {
+    if plan.reads_line_before() {
         w.open("if (wl == 0)");
         w.line("// The block's first warp's line before, rows [t0, t0 + LN_GROUP): the boundary line, or the previous");
         w.line("// block's last line once that block has stored it.");
@@ -327,27 +407,19 @@ fn emit_helper_loop(w: &mut Writer, plan: &LanePlan, unknown: &str) {
             "if (lane < LN_GROUP && r < X0) edge[r & (LN_EDGE - 1)] = __ldcg(&f_{unknown}[LN_ROW(r) + LN_LINE(before_line)]);"
         ));
         w.close("");
-        w.open("if (has_prev)");
-        w.line("// The compute warp's lane 0 reads rows up to t0 + LN_GROUP − 1 of the line before.");
-        w.line("if (lane == 0) while (ln_acquire_cta(&ln_computed[wl - 1]) < min(t0 + LN_GROUP, X0)) {}");
-        w.close("");
         w.open("if (has_next && t0 + LN_GROUP - 31 - LN_EDGE > 0)");
         w.line("// Lane 31 overwrites the next warp's ring rows below t0 + LN_GROUP − 31 − LN_EDGE.");
         w.line("if (lane == 0) while (ln_acquire_cta(&ln_consumed[wl + 1]) < t0 + LN_GROUP - 31 - LN_EDGE) {}");
         w.close("");
-        w.line("// One lane polls (the others would leave the loop at different times); the pair barrier then orders");
-        w.line("// what the counters published before every thread of the pair.");
-        w.line("__syncwarp();");
     }
-    w.line("ln_pair_barrier(wl); // the compute warp finished group t0 − LN_GROUP and starts group t0");
-    if line_before {
-        w.line("if (lane == 0 && has_next) ln_release_cta(&ln_computed[wl], min(max(t0 - 31, 0), X0));");
+    w.line("ln_copy_wait_prior(); // rows up to t0 + 2·LN_GROUP − 1 are in the window");
+    w.line("// One lane polls (the others would leave the loop at different times): the warp arrives converged.");
+    w.line("__syncwarp();");
+}
+
+/// The helper's part of a group after the meeting: the ring rows its compute warp has read.
+fn emit_helper_after(w: &mut Writer, plan: &LanePlan) {
+    if plan.reads_line_before() {
         w.line("if (lane == 0 && has_prev) ln_release_cta(&ln_consumed[wl], min(t0, X0) - LN_BEFORE);");
     }
-    w.close("");
-    w.line("ln_pair_barrier(wl); // the last group done");
-    if line_before {
-        w.line("if (lane == 0 && has_next) ln_release_cta(&ln_computed[wl], X0);");
-    }
-    w.line("store_rows(X0);");
 }

@@ -81,6 +81,8 @@ pub struct Gpu {
     pub name: String,
     /// The device's architecture for NVRTC, e.g. "sm_90".
     pub arch: String,
+    /// Compute capability, major version (8 on Ampere, 9 on Hopper).
+    pub major: u32,
     /// The driver's CUDA version, e.g. 13000.
     pub driver_version: i32,
     /// Largest number of threads in one block.
@@ -107,6 +109,7 @@ impl Gpu {
             max_grid_yz: self.max_grid_yz as usize,
             max_shared: self.max_shared_per_block,
             multiprocessors: self.multiprocessors,
+            major: self.major as usize,
         }
     }
 
@@ -168,6 +171,7 @@ impl Gpu {
             stream,
             name,
             arch: format!("sm_{major}{minor}"),
+            major: major as u32,
             driver_version,
             max_threads_per_block,
             max_grid_yz,

@@ -9,15 +9,19 @@ use crate::kernel::{KernelKind, KernelManifest};
 /// fastest (`docs/performance.md`).
 pub(crate) const MAX_LANE_WARPS: usize = 4;
 
-/// Bytes of static shared memory the lane kernel declares besides its windows (its ticket
-/// and two counters per warp), rounded up.
-const STATIC_BYTES: usize = 64;
+/// Bytes of static shared memory the lane kernel declares besides its windows, rounded up:
+/// its ticket, a counter and 32 mbarriers of 8 bytes per warp.
+const STATIC_BYTES: usize = 64 + MAX_LANE_WARPS * (4 + 32 * 8);
 
 /// Compute warps per block for elements of `elem` bytes: as many windows as fit in a block's
-/// shared memory, at most [`MAX_LANE_WARPS`]; `None` where the stencil has no lane kernel or
-/// not one window fits.
+/// shared memory, at most [`MAX_LANE_WARPS`]; `None` where the stencil has no lane kernel, not
+/// one window fits or the device is older than compute capability 8.0 (the kernel's
+/// asynchronous copies and mbarriers).
 pub(crate) fn lane_warps(manifest: &KernelManifest, elem: usize, limits: Limits) -> Option<usize> {
     manifest.kernel(KernelKind::Lanes)?;
+    if limits.major < 8 {
+        return None;
+    }
     let per_warp = manifest.wavefront?.lane_reals * elem;
     let warps = limits.max_shared.saturating_sub(STATIC_BYTES) / per_warp.max(1);
     (warps >= 1).then_some(warps.min(MAX_LANE_WARPS))
@@ -74,6 +78,8 @@ mod tests {
         assert_eq!(lane_warps(&lane_manifest(10_116), 8, LIMITS), Some(2), "f64: 81 KB a warp");
         assert_eq!(lane_warps(&lane_manifest(40_000), 8, LIMITS), None, "320 KB: not one warp");
         assert_eq!(lane_warps(&manifest([1, 0, 1], &[0, 2]), 4, LIMITS), None, "no lane kernel");
+        let volta = Limits { major: 7, ..LIMITS };
+        assert_eq!(lane_warps(&lane_manifest(10_116), 4, volta), None, "no cp.async or mbarrier before 8.0");
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub(crate) struct Limits {
     pub max_shared: usize,
     /// Streaming multiprocessors.
     pub multiprocessors: usize,
+    /// Compute capability, major version.
+    pub major: usize,
 }
 
 /// A launch's shape: blocks per axis, threads per block, dynamic shared memory.
@@ -344,7 +346,7 @@ pub(crate) mod tests {
 
     /// An H100's limits.
     pub(crate) const LIMITS: Limits =
-        Limits { max_threads: 1024, max_grid_yz: 65535, max_shared: 227 * 1024, multiprocessors: 132 };
+        Limits { max_threads: 1024, max_grid_yz: 65535, max_shared: 227 * 1024, multiprocessors: 132, major: 9 };
 
     /// The manifest of a one-unknown stencil of `radius` on `axes`, staging one field.
     pub(crate) fn manifest(radius: [usize; 3], axes: &'static [usize]) -> KernelManifest {
