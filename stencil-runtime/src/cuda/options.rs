@@ -50,7 +50,8 @@ pub enum WavefrontKernel {
     /// The lane kernel wherever it applies (2-D sweeps on the antidiagonal hyperplane that
     /// read the unknown at most one line away — new values only on the line before, old ones
     /// only on the line after, and the line after only with the line before — whose windows
-    /// fit in shared memory), the pencil kernel elsewhere.
+    /// fit in shared memory, on devices of compute capability 8.0 or later), the pencil kernel
+    /// elsewhere.
     #[default]
     Auto,
     /// The pencil kernel everywhere (to compare them: both give the sequential sweep's bits).
