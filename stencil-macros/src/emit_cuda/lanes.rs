@@ -156,10 +156,9 @@ fn lanes_helpers(w: &mut Writer) {
     w.line("unsigned long long state;");
     w.line("asm volatile(\"mbarrier.arrive.shared::cta.b64 %0, [%1];\" : \"=l\"(state) : \"r\"(ln_smem(bar)) : \"memory\");");
     w.close("");
-    w.line(
-        "// Waits for the completion of the phase of parity `parity`: the barrier's (2k + parity)-th arrival, where",
-    );
-    w.line("// the arrivals never run two phases ahead of the wait (the ring's counter holds them back).");
+    w.line("// Waits for the completion of the phase of parity `parity` (the barrier's (2k + parity)-th arrival). The");
+    w.line("// ring's counter keeps the arriving warp fewer than LN_STAGES groups ahead of the wait, so the barrier's");
+    w.line("// next phase never completes first.");
     w.open("__device__ __forceinline__ void ln_wait(unsigned long long* bar, const unsigned parity)");
     w.line("unsigned done;");
     w.line("do asm volatile(\"{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\" : \"=r\"(done) : \"r\"(ln_smem(bar)), \"r\"(parity) : \"memory\");");
@@ -237,12 +236,9 @@ fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     if plan.reads_line_before() {
         w.open("if (has_prev)");
         w.line(
-            "// Lane 0 reads rows up to t0 + LN_GROUP − 1 of the line before: the warp of that line has finished them.",
+            "// Lane 0 reads rows up to t0 + LN_GROUP − 1 of the line before (or its last row): the previous warp's",
         );
-        w.line(
-            "// Row t0 + LN_GROUP − 1 of the line before (or its last row) is the previous warp's lane 31's output at",
-        );
-        w.line("// step t0 + LN_GROUP + 30, in its group j.");
+        w.line("// lane 31 outputs that row at step t0 + LN_GROUP + 30, in its group j.");
         w.line("const int j = (min(t0 + LN_GROUP, X0) + 30) / LN_GROUP;");
         w.line("if (lane == 0) ln_wait(&ln_done[wl - 1][j % LN_STAGES], (unsigned)(j / LN_STAGES) & 1u);");
         w.line("__syncwarp(); // the lanes' reads of the ring after lane 0's wait");
