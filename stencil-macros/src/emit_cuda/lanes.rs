@@ -228,8 +228,7 @@ fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
         w.line(format!("real {name}[LN_SPAN];"));
         w.line("#pragma unroll");
         w.line(format!(
-            "for (int i = {lo}; i <= {} + LN_GROUP; ++i) {name}[i] = win[({window} * LN_SLOTS + c + i) * LN_PITCH + lane + {}];",
-            hi - GROUP as i64,
+            "for (int i = {lo}; i <= {hi}; ++i) {name}[i] = win[({window} * LN_SLOTS + c + i) * LN_PITCH + lane + {}];",
             1 + b
         ));
     }
