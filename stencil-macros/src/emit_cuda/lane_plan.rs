@@ -7,7 +7,7 @@
 
 use crate::ir::Stencil;
 
-/// Steps between two meetings of a compute warp and its helper. At most 16: the helper's 32
+/// Steps between two meetings of a compute warp and its helpers. At most 16: the loader's 32
 /// lanes load a group's rows of the line before and of the line after, one each.
 pub(crate) const GROUP: usize = 16;
 /// Rows of a window's ring: at most 5·GROUP + 31 are in use at once (see the kernel).
@@ -43,7 +43,7 @@ pub(super) struct LanePlan {
     /// Direction signs on the walk axis (stencil axis 0) and the line axis (axis 1).
     pub direction: [i64; 2],
     /// Fields staged in windows: the unknown first (its old values, and its new ones until
-    /// the helper stores them), then each read-only field the point function reads.
+    /// the storer stores them), then each read-only field the point function reads.
     pub windows: Vec<usize>,
     /// Rows a window read reaches before and after the step's row.
     pub behind: i64,

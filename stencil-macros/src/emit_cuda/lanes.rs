@@ -10,10 +10,12 @@
 //! own last outputs (registers) and, on the line before, lane j − 1's (a shuffle) or, for
 //! lane 0, the previous warp's lane 31's (a ring in shared memory whose groups of rows that
 //! lane signals on an mbarrier, or global memory between blocks); the old ones are in a window
-//! of rows in shared memory that a helper warp, one per compute warp, copies in
-//! asynchronously (`cp.async`) two groups of steps ahead and stores out whole (coalesced)
-//! rows at a time. The pair meets at one aligned named barrier once a group, so the compute
-//! warp's steps wait on neither memory nor a block barrier. Compute capability 8.0 on.
+//! of rows in shared memory. Two helper warps serve each compute warp: a loader copies the
+//! window's rows in asynchronously (`cp.async`) two groups of steps ahead, a storer stores
+//! finished rows out whole (coalesced) a group at a time — two warps, because a warp's load
+//! issued after its store waits for the store to finish. The team of three meets at one
+//! aligned named barrier once a group, so the compute warp's steps wait on neither memory
+//! nor a block barrier. Compute capability 8.0 on.
 
 use super::common::*;
 use super::lane_plan::{EDGE, GROUP, LanePlan, PITCH, RING, STAGES, Source};
@@ -42,12 +44,15 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     w.line("__shared__ unsigned long long ln_done[LN_WARPS][LN_STAGES];");
     w.line("const int X0 = (int)(N0 - 2 * R0), X1 = (int)(N2 - 2 * R2);");
     w.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wl = warp % LN_WARPS;");
-    w.line("const bool helper = warp >= LN_WARPS;");
+    w.line("// Warp roles: compute warps first, then their loaders, then their storers.");
+    w.line(
+        "const bool helper = warp >= LN_WARPS, loader = helper && warp < 2 * LN_WARPS, storer = warp >= 2 * LN_WARPS;",
+    );
     w.line(
         "// Blocks take their warps' lines in the order of a ticket: a block only waits for blocks already running.",
     );
     w.line("if (threadIdx.x == 0) ln_block = (int)atomicAdd(ticket, 1u);");
-    w.open("if (helper && lane == 0)");
+    w.open("if (loader && lane == 0)");
     w.line("ln_consumed[wl] = -LN_BEFORE;");
     w.line("for (int i = 0; i < LN_STAGES; ++i) ln_init(&ln_done[wl][i]);");
     w.close("");
@@ -70,23 +75,26 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     let unknown = c_name(&s.fields[s.unknown].name);
     emit_compute_setup(w, &unknown);
     emit_helper_setup(w, s, &plan, &unknown);
-    w.line("// Both warps of a pair run the same loop and meet at its one barrier instruction (an aligned barrier");
-    w.line("// must be the same instruction in every warp that takes part).");
+    w.line("// The three warps of a team run the same loop and meet at its one barrier instruction (an aligned");
+    w.line("// barrier must be the same instruction in every warp that takes part).");
     w.open("for (int t0 = 0; t0 < steps; t0 += LN_GROUP)");
-    w.open("if (helper)");
-    emit_helper_before(w, &plan, &unknown);
+    w.open("if (loader)");
+    emit_loader_before(w, &plan, &unknown);
     w.close("");
-    w.line("ln_pair_barrier(wl); // the compute warp finished group t0 − LN_GROUP and starts group t0");
-    w.open("if (helper)");
-    emit_helper_after(w, &plan);
+    w.open("if (storer)");
+    emit_storer_before(w, &plan);
     w.close("");
-    w.open("else");
+    w.line("ln_team_barrier(wl); // the compute warp finished group t0 − LN_GROUP and starts group t0");
+    w.open("if (storer)");
+    emit_storer_after(w, &plan);
+    w.close("");
+    w.open("else if (!helper)");
     emit_compute_group(w, s, &plan);
     w.close("");
     w.close("");
-    w.line("if (helper) ln_copy_wait_all(); // nothing in flight into shared memory when the block ends");
-    w.line("ln_pair_barrier(wl); // the last group done");
-    w.line("if (helper) store_rows(X0);");
+    w.line("if (loader) ln_copy_wait_all(); // nothing in flight into shared memory when the block ends");
+    w.line("ln_team_barrier(wl); // the last group done");
+    w.line("if (storer) store_rows(X0);");
     w.close("");
     w.line("#endif");
     w.blank();
@@ -96,10 +104,11 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
 /// window layout, and the row and line addressing.
 fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("// Lane kernel: a lane per line (stencil axis 1), walking it along axis 0 a step behind the lane of the");
-    w.line("// line before; a compute warp and its helper warp per 32 lines. Launch blockDim 64 * LN_WARPS (compute");
+    w.line("// line before; a compute warp, its loader and its storer per 32 lines. Launch blockDim 96 * LN_WARPS");
     w.line(
-        "// warps first), one block per LN_WARPS * 32 lines, LN_WARPS * LN_WARP_REALS reals of dynamic shared memory.",
+        "// (compute warps, then loaders, then storers), one block per LN_WARPS * 32 lines, LN_WARPS * LN_WARP_REALS",
     );
+    w.line("// reals of dynamic shared memory.");
     define_defaults(w, &signature(s, Kind::Lanes).defines);
     w.line(format!("#define LN_GROUP {GROUP}"));
     w.line("// mbarriers a compute warp arrives at, one a group in turn (see ln_wait).");
@@ -180,10 +189,10 @@ fn lanes_helpers(w: &mut Writer) {
     w.open("__device__ __forceinline__ void ln_release_gpu(int* p, int v)");
     w.line("asm volatile(\"st.release.gpu.global.b32 [%0], %1;\" ::\"l\"(p), \"r\"(v) : \"memory\");");
     w.close("");
-    w.line("// The barrier of a compute warp and its helper (barrier 0 is __syncthreads). Aligned: both warps arrive");
-    w.line("// converged, at the same instruction.");
-    w.open("__device__ __forceinline__ void ln_pair_barrier(const int pair)");
-    w.line("asm volatile(\"bar.sync %0, 64;\" ::\"r\"(pair + 1) : \"memory\");");
+    w.line("// The barrier of a compute warp, its loader and its storer (barrier 0 is __syncthreads). Aligned: the");
+    w.line("// warps arrive converged, at the same instruction.");
+    w.open("__device__ __forceinline__ void ln_team_barrier(const int team)");
+    w.line("asm volatile(\"bar.sync %0, 96;\" ::\"r\"(team + 1) : \"memory\");");
     w.close("");
     w.line("// An asynchronous copy of one value from global into shared memory, the end of a group of them, and the");
     w.line("// waits for every group but the last one and for all.");
@@ -216,6 +225,8 @@ fn emit_compute_setup(w: &mut Writer, unknown: &str) {
         "for (int d = 1; d <= LN_HISTORY; ++d) hist[d] = helper ? (real)0 : __ldcg(&f_{unknown}[LN_ROW(max(-d, -R0)) + LN_LINE(line)]);"
     ));
     w.line("real* const next_edge = has_next ? edge + LN_WARP_REALS : nullptr;");
+    w.line("// Lane 31 passes its outputs to the next warp's lane 0.");
+    w.line("const bool passes = active && lane == 31 && next_edge;");
 }
 
 /// A compute warp's group of steps: the group's window rows and line-before rows read first,
@@ -250,6 +261,15 @@ fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
         );
     }
     w.line("__syncwarp(); // every lane's reads of the group before a lane writes a row another lane read");
+    emit_steps(w, s, plan);
+    if plan.reads_line_before() {
+        w.line("// Lane 31's outputs of the group are in the next warp's ring.");
+        w.line("if (lane == 31 && next_edge) ln_arrive(&ln_done[wl][(t0 / LN_GROUP) % LN_STAGES]);");
+    }
+}
+
+/// A group's steps on registers and shuffles.
+fn emit_steps(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("#pragma unroll");
     w.open("for (int u = 0; u < LN_GROUP; ++u)");
     w.line("const int k = t0 + u - lane;");
@@ -274,24 +294,20 @@ fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line(format!("const real v = {}_point({}{});", s.name, args.join(", "), scalar_args(s)));
     w.line("const bool on = active && (unsigned)k < (unsigned)X0;");
     w.line("if (on) win[(k & (LN_RING - 1)) * LN_PITCH + lane + 1] = v;");
-    w.line("if (on && lane == 31 && next_edge) next_edge[k & (LN_EDGE - 1)] = v;");
+    w.line("if (on && passes) next_edge[k & (LN_EDGE - 1)] = v;");
     w.line("#pragma unroll");
     w.line("for (int d = LN_HISTORY; d > 1; --d) hist[d] = on ? hist[d - 1] : hist[d];");
     w.line("hist[1] = on ? v : hist[1];");
     w.close("");
-    if plan.reads_line_before() {
-        w.line("// Lane 31's outputs of the group are in the next warp's ring.");
-        w.line("if (lane == 31 && next_edge) ln_arrive(&ln_done[wl][(t0 / LN_GROUP) % LN_STAGES]);");
-    }
 }
 
-/// The helper warp's copies into the window and stores out of it, and its first rows: the
-/// boundary rows before the walk and the first two groups.
+/// The helpers' copies into the window (the loader's) and stores out of it (the storer's),
+/// and the loader's first rows: the boundary rows before the walk and the first two groups.
 fn emit_helper_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str) {
     let fields: Vec<String> = plan.windows.iter().map(|&f| c_name(&s.fields[f].name)).collect();
     let needs = |window: usize, side: i64| plan.reads_side(window, side);
     let line_before = plan.reads_line_before();
-    w.line("// The helper. Rows past the walk's ends are clamped onto its boundary rows (their slots are not read).");
+    w.line("// The helpers. Rows past the walk's ends are clamped onto its boundary rows (their slots are not read).");
     let sides = |side: i64| (0..fields.len()).any(|k| needs(k, side));
     if sides(1) {
         w.line("const int after_line = min(wg * 32 + 32, X1 - 1 + R2);");
@@ -328,7 +344,7 @@ fn emit_helper_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str
     w.line("ln_copy_commit();");
     w.close(";");
     emit_store_rows(w, unknown);
-    w.open("if (helper)");
+    w.open("if (loader)");
     w.line("// Rows before the walk's first (boundary rows, never written), where a window reads them.");
     w.open("for (int r = -LN_BEHIND; r < 0; ++r)");
     for (k, f) in fields.iter().enumerate() {
@@ -353,7 +369,7 @@ fn emit_helper_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str
     w.close("");
 }
 
-/// The helper's `store_rows(upto)`: finished rows of its lines from the window to global
+/// The storer's `store_rows(upto)`: finished rows of its lines from the window to global
 /// memory, and their count published to the next block where this warp's last line is its
 /// line before.
 fn emit_store_rows(w: &mut Writer, unknown: &str) {
@@ -376,19 +392,13 @@ fn emit_store_rows(w: &mut Writer, unknown: &str) {
     w.close(";");
 }
 
-/// The helper's part of a group before the meeting: rows copied in and stored out, the line
-/// before passed on, the counters waited for.
-fn emit_helper_before(w: &mut Writer, plan: &LanePlan, unknown: &str) {
-    w.line(
-        "// While the compute warp runs group t0 − LN_GROUP, rows t0 + 2·LN_GROUP … are copied in and the rows every",
-    );
-    w.line(
-        "// lane finished by group t0 − 2·LN_GROUP stored (and published to the next block). In the ring meanwhile:",
-    );
-    w.line("// rows t0 − 2·LN_GROUP − 31 (being stored) to t0 + 3·LN_GROUP − 1, 5·LN_GROUP + 31 ≤ LN_RING of them.");
-    w.line("// The copies first: a load issued after a store waits for the store to finish.");
+/// The loader's part of a group before the meeting: rows copied in, the first warp's line
+/// before passed on.
+fn emit_loader_before(w: &mut Writer, plan: &LanePlan, unknown: &str) {
+    w.line("// While the compute warp runs group t0 − LN_GROUP, rows t0 + 2·LN_GROUP … are copied in (and, by the");
+    w.line("// storer, the rows every lane finished by group t0 − 2·LN_GROUP stored). In the ring meanwhile: rows");
+    w.line("// t0 − 2·LN_GROUP − 31 (being stored) to t0 + 3·LN_GROUP − 1, 5·LN_GROUP + 31 ≤ LN_RING of them.");
     w.line("copy_rows(t0 + 2 * LN_GROUP);");
-    w.line("store_rows(min(max(t0 - LN_GROUP - 31, 0), X0));");
     if plan.reads_line_before() {
         w.open("if (wl == 0)");
         w.line("// The block's first warp's line before, rows [t0, t0 + LN_GROUP): the boundary line, or the previous");
@@ -402,18 +412,28 @@ fn emit_helper_before(w: &mut Writer, plan: &LanePlan, unknown: &str) {
             "if (lane < LN_GROUP && r < X0) edge[r & (LN_EDGE - 1)] = __ldcg(&f_{unknown}[LN_ROW(r) + LN_LINE(before_line)]);"
         ));
         w.close("");
-        w.open("if (has_next && t0 + LN_GROUP - 31 - LN_EDGE > 0)");
-        w.line("// Lane 31 overwrites the next warp's ring rows below t0 + LN_GROUP − 31 − LN_EDGE.");
-        w.line("if (lane == 0) while (ln_acquire_cta(&ln_consumed[wl + 1]) < t0 + LN_GROUP - 31 - LN_EDGE) {}");
-        w.close("");
     }
     w.line("ln_copy_wait_prior(); // rows up to t0 + 2·LN_GROUP − 1 are in the window");
     w.line("// One lane polls (the others would leave the loop at different times): the warp arrives converged.");
     w.line("__syncwarp();");
 }
 
-/// The helper's part of a group after the meeting: the ring rows its compute warp has read.
-fn emit_helper_after(w: &mut Writer, plan: &LanePlan) {
+/// The storer's part of a group before the meeting: finished rows stored out (and published),
+/// the next warp's ring waited for. A warp of its own: a warp's load issued after its store
+/// waits for the store to finish.
+fn emit_storer_before(w: &mut Writer, plan: &LanePlan) {
+    w.line("store_rows(min(max(t0 - LN_GROUP - 31, 0), X0));");
+    if plan.reads_line_before() {
+        w.open("if (has_next && t0 + LN_GROUP - 31 - LN_EDGE > 0)");
+        w.line("// Lane 31 overwrites the next warp's ring rows below t0 + LN_GROUP − 31 − LN_EDGE.");
+        w.line("if (lane == 0) while (ln_acquire_cta(&ln_consumed[wl + 1]) < t0 + LN_GROUP - 31 - LN_EDGE) {}");
+        w.close("");
+    }
+    w.line("__syncwarp();");
+}
+
+/// The storer's part of a group after the meeting: the ring rows its compute warp has read.
+fn emit_storer_after(w: &mut Writer, plan: &LanePlan) {
     if plan.reads_line_before() {
         w.line("if (lane == 0 && has_prev) ln_release_cta(&ln_consumed[wl], min(t0, X0) - LN_BEFORE);");
     }

@@ -11,6 +11,7 @@
 
 mod boundary;
 mod common;
+mod division;
 mod hierarchical;
 mod lane_plan;
 mod lanes;
@@ -25,6 +26,7 @@ use crate::ir::{self, BinOp, ExprKind, Method, Stencil, Ty, UnOp};
 use crate::writer::Writer;
 use boundary::emit_boundary;
 use common::{c_name, scalar_c_type, to_3d};
+use division::emit_div;
 use hierarchical::{emit_hierarchical, emit_hierarchical_rows};
 use lanes::emit_lanes;
 use pass::emit_pass;
@@ -90,48 +92,6 @@ pub fn emit(s: &Stencil) -> String {
         w.line("#endif");
     }
     w.finish()
-}
-
-/// Division by a value: `a / b`'s bits, without the hardware division's slow path where it can.
-fn emit_div(w: &mut Writer) {
-    w.line("// Division by a value (not a constant): a / b, bit for bit. The hardware's IEEE quotient takes a slow");
-    w.line("// path (a subroutine of dozens of instructions) for a zero or subnormal dividend, common in the");
-    w.line("// untouched or decaying parts of a field. In single precision, on the GPUs with fast double precision");
-    w.line("// (half the single-precision rate), the quotient is a times the double reciprocal of b, rounded to");
-    w.line("// float: that product is within 2^-51.9 of a/b (relative), while a quotient of two 24-bit significands");
-    w.line("// is never a midpoint between floats (subnormal ones included) and never within 2^-48.9 of one, so");
-    w.line("// rounding the product gives the correctly rounded a/b; zeros, infinities and NaN come out as IEEE");
-    w.line("// says. A loop hoists the reciprocal of a divisor that does not change. Elsewhere, and in double");
-    w.line("// precision, 0 / b for b neither zero nor NaN is the zero whose sign is the operands' signs' exclusive");
-    w.line("// or, and the division runs on a dividend of 1 there, so that no branch is taken. Fast mode's");
-    w.line("// single-precision division is approximate and has no slow path.");
-    w.open("__device__ __forceinline__ float stencil_div(const float a, const float b)");
-    w.line("#if defined(STENCIL_FAST)");
-    w.line("return a / b;");
-    w.line(
-        "#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 600 || __CUDA_ARCH__ == 700 || __CUDA_ARCH__ == 800 || \\",
-    );
-    w.line("    __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000)");
-    w.line("return (float)((double)a * (1.0 / (double)b));");
-    w.line("#else");
-    w.line("const bool zero = a == 0 && b == b && b != 0;");
-    w.line("const float q = (zero ? (float)1 : a) / b;");
-    w.line(
-        "const unsigned int s = ((unsigned int)__float_as_uint(a) ^ (unsigned int)__float_as_uint(b)) & 0x80000000u;",
-    );
-    w.line("return zero ? __uint_as_float(s) : q;");
-    w.line("#endif");
-    w.close("");
-    w.open("__device__ __forceinline__ double stencil_div(const double a, const double b)");
-    w.line("const bool zero = a == 0 && b == b && b != 0;");
-    w.line("const double q = (zero ? (double)1 : a) / b;");
-    w.line(
-        "const unsigned long long s = ((unsigned long long)__double_as_longlong(a) ^ \
-         (unsigned long long)__double_as_longlong(b)) & 0x8000000000000000ull;",
-    );
-    w.line("return zero ? __longlong_as_double((long long)s) : q;");
-    w.close("");
-    w.blank();
 }
 
 fn emit_powi(w: &mut Writer) {

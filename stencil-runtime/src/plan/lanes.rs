@@ -1,12 +1,12 @@
-//! The lane kernel's launch geometry: a compute warp and a helper warp per 32 lines of a 2-D
-//! sweep, as many pairs per block as their windows in shared memory allow.
+//! The lane kernel's launch geometry: a team of three warps (compute, loader, storer) per 32
+//! lines of a 2-D sweep, as many teams per block as their windows in shared memory allow.
 
 use super::launch::{Limits, Shape, launch_error};
 use crate::Result;
 use crate::kernel::{KernelKind, KernelManifest};
 
-/// Compute warps per block at most: each brings a helper, and a block of 4 pairs measured
-/// fastest (`docs/performance.md`).
+/// Compute warps per block at most: each brings a loader and a storer, and a block of 4
+/// teams measured fastest (`docs/performance.md`).
 pub(crate) const MAX_LANE_WARPS: usize = 4;
 
 /// Bytes of static shared memory the lane kernel declares besides its windows, rounded up:
@@ -50,7 +50,7 @@ impl LaneGrid {
         let lines = interior[2];
         let blocks = lines.div_ceil(32).div_ceil(warps).max(1);
         let shared = warps * lane_reals * elem;
-        let shape = Shape { grid: [blocks as u32, 1, 1], block: [64 * warps as u32, 1, 1], shared: shared as u32 };
+        let shape = Shape { grid: [blocks as u32, 1, 1], block: [96 * warps as u32, 1, 1], shared: shared as u32 };
         Ok(Self { extents, shape })
     }
 }
@@ -88,7 +88,7 @@ mod tests {
         let grid = LaneGrid::new(&m, &[3602, 1802], 4, 4).unwrap();
         assert_eq!(grid.extents, [3602, 1, 1802]);
         assert_eq!(grid.shape.grid, [15, 1, 1], "1800 lines: 57 warps, 15 blocks of 4");
-        assert_eq!(grid.shape.block, [256, 1, 1]);
+        assert_eq!(grid.shape.block, [384, 1, 1], "a compute warp, a loader and a storer per 32 lines");
         assert_eq!(grid.shape.shared as usize, 4 * 10_116 * 4);
         assert_eq!(LaneGrid::new(&m, &[10, 3], 4, 4).unwrap().shape.grid, [1, 1, 1], "one line");
     }
