@@ -32,13 +32,20 @@ pub(super) fn emit_div(w: &mut Writer) {
     emit_zero_guarded(w, "float", "unsigned int", "__float_as_uint", "__uint_as_float", "0x80000000u");
     w.line("#endif");
     w.close("");
-    w.line("// Double precision: Markstein's quotient. With y the correctly rounded 1/b, q0 = a·y is within an ulp of");
+    w.line("// Double precision: Markstein's quotient. With y the correctly rounded 1/b and q0 = a·y (within about an");
     w.line(
-        "// a/b, the residual a − b·q0 is exact (one fused multiply–add), and q0 plus the residual times y, rounded",
+        "// ulp of a/b), the residual a − b·q0 is exact (one fused multiply–add), and q0 plus the residual times y,",
     );
-    w.line("// once, is the correctly rounded a/b, as long as nothing underflows or overflows: here b within 2^±300");
-    w.line("// and a within 2^±700, or a zero a, whose quotient has q0's sign. Three dependent operations after the");
-    w.line("// multiply (a loop hoists y for a divisor that does not change); the other operands divide out of line.");
+    w.line(
+        "// rounded once, is the correctly rounded a/b (Markstein's correction step; the generator's unit tests check",
+    );
+    w.line(
+        "// it against IEEE division) as long as nothing underflows or overflows: here b within 2^±300 and a within",
+    );
+    w.line(
+        "// 2^±700, or a zero a, whose quotient has q0's sign. Three dependent operations after the multiply (a loop",
+    );
+    w.line("// hoists y for a divisor that does not change); the other operands divide out of line.");
     w.open("__device__ __noinline__ double stencil_div_rare(const double a, const double b)");
     emit_zero_guarded(
         w,
