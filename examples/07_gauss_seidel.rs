@@ -91,19 +91,18 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let (u, r) = solve.with(Sor5, &[("omega", omega)])?;
     let sor = report(&format!("SOR ω={omega:.3}"), &u, r);
     let against = |(iterations, wall): (f64, f64)| {
-        format!("{} and {}", ratio(jacobi.0, iterations, "iterations"), ratio(jacobi.1, wall, "time"))
+        format!("{} and {}", ratio(jacobi.0, iterations, "fewer", "iterations"), ratio(jacobi.1, wall, "less", "time"))
     };
     println!("against Jacobi: Gauss–Seidel {}, SOR {}", against(gauss_seidel), against(sor));
     Ok(())
 }
 
-/// A method's cost against Jacobi's, as "2.0× fewer iterations", "3.8× less time" or "26.3× more time".
-fn ratio(jacobi: f64, method: f64, what: &str) -> String {
-    let (less, more) = if what == "time" { ("less", "more") } else { ("fewer", "more") };
+/// A method's cost against Jacobi's: "2.0× fewer iterations", "3.8× less time", "26.3× more time".
+fn ratio(jacobi: f64, method: f64, less: &str, what: &str) -> String {
     if method <= jacobi {
         format!("{:.1}× {less} {what}", jacobi / method)
     } else {
-        format!("{:.1}× {more} {what}", method / jacobi)
+        format!("{:.1}× more {what}", method / jacobi)
     }
 }
 

@@ -57,13 +57,13 @@ pub(super) fn emit_div(w: &mut Writer) {
     );
     w.close("");
     w.open("__device__ __forceinline__ double stencil_div(const double a, const double b)");
+    w.line("const auto bits = [](const double x) { return (unsigned long long)__double_as_longlong(x); };");
     w.line("const double y = __drcp_rn(b);");
     w.line("const double q0 = __dmul_rn(a, y);");
     w.line(format!(
-        "const unsigned long long magnitude = {MAGNITUDE}, uq = (unsigned long long)__double_as_longlong(q0);"
+        "const unsigned long long magnitude = {MAGNITUDE}, ma = bits(a) & magnitude, mb = bits(b) & magnitude;"
     ));
-    w.line("double q = __longlong_as_double(((unsigned long long)__double_as_longlong(__fma_rn(__fma_rn(-b, q0, a), y, q0)) & magnitude) | (uq & ~magnitude));");
-    w.line("const unsigned long long ma = (unsigned long long)__double_as_longlong(a) & magnitude, mb = (unsigned long long)__double_as_longlong(b) & magnitude;");
+    w.line("double q = __longlong_as_double((bits(__fma_rn(__fma_rn(-b, q0, a), y, q0)) & magnitude) | (bits(q0) & ~magnitude));");
     w.line(format!("const bool within = mb - {DIVISOR_LOWEST} <= {DIVISOR_SPAN} && (ma - {DIVIDEND_LOWEST} <= {DIVIDEND_SPAN} || ma == 0);"));
     w.line("// Computed before the branch, so the common path does not wait for the range check.");
     w.line("asm volatile(\"\" : \"+d\"(q));");

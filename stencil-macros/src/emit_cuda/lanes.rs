@@ -104,12 +104,16 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
 /// window layout, and the row and line addressing.
 fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("// Lane kernel: a lane per line (stencil axis 1), walking it along axis 0 a step behind the lane of the");
-    w.line("// line before; a compute warp, its loader and its storer per 32 lines. Launch blockDim 96 * LN_WARPS");
+    w.line(
+        "// line before; a compute warp, its loader and its storer per 32 lines. Launch blockDim LN_TEAM * LN_WARPS",
+    );
     w.line(
         "// (compute warps, then loaders, then storers), one block per LN_WARPS * 32 lines, LN_WARPS * LN_WARP_REALS",
     );
     w.line("// reals of dynamic shared memory.");
     define_defaults(w, &signature(s, Kind::Lanes).defines);
+    w.line("// Threads of a team: a compute warp, its loader and its storer.");
+    w.line("#define LN_TEAM 96");
     w.line(format!("#define LN_GROUP {GROUP}"));
     w.line("// mbarriers a compute warp arrives at, one a group in turn (see ln_wait).");
     w.line(format!("#define LN_STAGES {STAGES}"));
@@ -146,7 +150,7 @@ fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("  }");
 }
 
-/// Progress between warps (mbarriers, and a counter with release and acquire), the pair
+/// Progress between warps (mbarriers, and a counter with release and acquire), the team
 /// barrier, the asynchronous copies and a lane select. Compute capability 8.0 on.
 fn lanes_helpers(w: &mut Writer) {
     w.line("#ifndef LN_HELPERS");
@@ -192,7 +196,7 @@ fn lanes_helpers(w: &mut Writer) {
     w.line("// The barrier of a compute warp, its loader and its storer (barrier 0 is __syncthreads). Aligned: the");
     w.line("// warps arrive converged, at the same instruction.");
     w.open("__device__ __forceinline__ void ln_team_barrier(const int team)");
-    w.line("asm volatile(\"bar.sync %0, 96;\" ::\"r\"(team + 1) : \"memory\");");
+    w.line("asm volatile(\"bar.sync %0, %1;\" ::\"r\"(team + 1), \"n\"(LN_TEAM) : \"memory\");");
     w.close("");
     w.line("// An asynchronous copy of one value from global into shared memory, the end of a group of them, and the");
     w.line("// waits for every group but the last one and for all.");

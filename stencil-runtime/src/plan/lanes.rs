@@ -9,6 +9,9 @@ use crate::kernel::{KernelKind, KernelManifest};
 /// teams measured fastest (`docs/performance.md`).
 pub(crate) const MAX_LANE_WARPS: usize = 4;
 
+/// Threads of a team: a compute warp, its loader and its storer (the kernel's `LN_TEAM`).
+const TEAM_THREADS: usize = 96;
+
 /// Bytes of static shared memory the lane kernel declares besides its windows, rounded up:
 /// its ticket, a counter and 32 mbarriers of 8 bytes per warp.
 const STATIC_BYTES: usize = 64 + MAX_LANE_WARPS * (4 + 32 * 8);
@@ -50,7 +53,8 @@ impl LaneGrid {
         let lines = interior[2];
         let blocks = lines.div_ceil(32).div_ceil(warps).max(1);
         let shared = warps * lane_reals * elem;
-        let shape = Shape { grid: [blocks as u32, 1, 1], block: [96 * warps as u32, 1, 1], shared: shared as u32 };
+        let shape =
+            Shape { grid: [blocks as u32, 1, 1], block: [(TEAM_THREADS * warps) as u32, 1, 1], shared: shared as u32 };
         Ok(Self { extents, shape })
     }
 }
