@@ -10,13 +10,11 @@ use crate::ir::Stencil;
 /// Steps between two meetings of a compute warp and its helpers. At most 16: the loader's 32
 /// lanes load a group's rows of the line before and of the line after, one each.
 pub(crate) const GROUP: usize = 16;
-/// Rows of a window's ring: at most 5·GROUP + 31 are in use at once (see the kernel).
+/// Rows of a window's ring: at most 6·GROUP + 31 are in use at once (see the kernel).
 pub(crate) const RING: usize = 128;
-/// Rows of the ring that carries the line before (lane 31's outputs) to the next warp.
+/// Rows of the ring that holds the line before's rows for the compute warp (at most
+/// 2·GROUP + the line before's reach back are in use at once).
 pub(crate) const EDGE: usize = 256;
-/// mbarriers per compute warp, one per group in turn: a warp runs at most (EDGE + 31) / GROUP
-/// groups ahead of the next one's wait, fewer than STAGES, so a wait never sees a later phase.
-pub(crate) const STAGES: usize = 32;
 /// A window's row pitch, even so that the lanes' skewed reads (row t − j, column j) fall
 /// into 32 different banks; columns 0 … 33 are lines 32·w − 1 … 32·w + 32.
 pub(crate) const PITCH: usize = 34;
@@ -129,8 +127,8 @@ impl LanePlan {
         (self.behind + self.ahead) as usize + GROUP
     }
 
-    /// Reals of shared memory per compute warp: its windows and its line-before ring.
-    pub fn warp_reals(&self) -> usize {
+    /// Reals of a block's shared memory: its windows and its line-before ring.
+    pub fn block_reals(&self) -> usize {
         self.windows.len() * (RING + self.span()) * PITCH + EDGE
     }
 
@@ -183,7 +181,7 @@ mod tests {
             ]
         );
         assert_eq!((p.behind, p.ahead, p.before, p.history), (0, 1, 0, 1));
-        assert_eq!(p.warp_reals(), 2 * (RING + GROUP + 1) * PITCH + EDGE);
+        assert_eq!(p.block_reals(), 2 * (RING + GROUP + 1) * PITCH + EDGE);
         assert_eq!(p.window_reads(), [(0, 0, 0, 16), (0, 1, 0, 15), (1, 0, 0, 15)]);
     }
 

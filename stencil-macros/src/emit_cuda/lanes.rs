@@ -1,24 +1,27 @@
 //! The lane kernel of a 2-D sweep whose wavefront is the antidiagonal: a lane per line,
 //! each a step behind the lane of the line before it, the values between them passed by
-//! warp shuffles, rings in shared memory, mbarriers and counters instead of block barriers.
+//! warp shuffles inside a warp and by tagged words in global memory between warps.
 //!
-//! Lane j of a warp owns line g = 32·w + j (stencil axis 1, in the sweep's order) and walks
+//! Lane j of block w owns line g = 32·w + j (stencil axis 1, in the sweep's order) and walks
 //! it along axis 0; at step t it computes row k = t − j, so a warp computes a skewed row of
 //! 32 points per step. A point at oriented offset (a, b) from (k, g) is computed at step
 //! t + a + b: a read the sweep sees new (earlier in its order) has a + b < 0, an old one
 //! a + b > 0, which is what a hyperplane of (1, 1) says. The new values a lane needs are its
 //! own last outputs (registers) and, on the line before, lane j − 1's (a shuffle) or, for
-//! lane 0, the previous warp's lane 31's (a ring in shared memory whose groups of rows that
-//! lane signals on an mbarrier, or global memory between blocks); the old ones are in a window
-//! of rows in shared memory. Two helper warps serve each compute warp: a loader copies the
-//! window's rows in asynchronously (`cp.async`) two groups of steps ahead, a storer stores
-//! finished rows out whole (coalesced) a group at a time — two warps, because a warp's load
-//! issued after its store waits for the store to finish. The team of three meets at one
-//! aligned named barrier once a group, so the compute warp's steps wait on neither memory
-//! nor a block barrier. Compute capability 8.0 on.
+//! lane 0, the block before's lane 31's: that lane stores each output with its row as a tag
+//! in one 64-bit word per 32 bits, so the value is valid once the tag is, with no fence
+//! between them. The old values are in a window of rows in shared memory, read a group of
+//! steps ahead into registers. Each block is a team of three warps on its own streaming
+//! multiprocessor — teams sharing one slowed each other's steps (measured): the compute
+//! warp, a loader that copies the window's rows in asynchronously (`cp.async`) three groups
+//! ahead and takes the line before's rows from the block before, and a storer that stores
+//! finished rows out whole (coalesced) a group at a time — a warp of its own, because a
+//! warp's load issued after its store waits for the store to finish. The three meet at one
+//! block barrier a group, so the compute warp's steps wait on neither memory nor a barrier.
+//! Compute capability 8.0 on.
 
 use super::common::*;
-use super::lane_plan::{EDGE, GROUP, LanePlan, PITCH, RING, STAGES, Source};
+use super::lane_plan::{EDGE, GROUP, LanePlan, PITCH, RING, Source};
 use super::signature::{Kind, define_defaults, signature};
 use crate::ir::Stencil;
 use crate::writer::Writer;
@@ -39,30 +42,16 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     sig.open(w);
     index_prologue(w);
     w.line("extern __shared__ __align__(16) unsigned char ln_raw[];");
-    w.line("__shared__ int ln_block, ln_consumed[LN_WARPS];");
-    w.line("// ln_done[w][g % LN_STAGES]: compute warp w has finished group g (its lane 31 arrives once a group).");
-    w.line("__shared__ unsigned long long ln_done[LN_WARPS][LN_STAGES];");
+    w.line("__shared__ int ln_ticket;");
     w.line("const int X0 = (int)(N0 - 2 * R0), X1 = (int)(N2 - 2 * R2);");
-    w.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wl = warp % LN_WARPS;");
-    w.line("// Warp roles: compute warps first, then their loaders, then their storers.");
-    w.line(
-        "const bool helper = warp >= LN_WARPS, loader = helper && warp < 2 * LN_WARPS, storer = warp >= 2 * LN_WARPS;",
-    );
-    w.line(
-        "// Blocks take their warps' lines in the order of a ticket: a block only waits for blocks already running.",
-    );
-    w.line("if (threadIdx.x == 0) ln_block = (int)atomicAdd(ticket, 1u);");
-    w.open("if (loader && lane == 0)");
-    w.line("ln_consumed[wl] = -LN_BEFORE;");
-    w.line("for (int i = 0; i < LN_STAGES; ++i) ln_init(&ln_done[wl][i]);");
-    w.close("");
+    w.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+    w.line("// Warp roles: the compute warp, the loader, the storer.");
+    w.line("const bool helper = warp > 0, loader = warp == 1, storer = warp == 2;");
+    w.line("// Blocks take their lines in the order of a ticket: a block only waits for blocks already running.");
+    w.line("if (threadIdx.x == 0) ln_ticket = (int)atomicAdd(ticket, 1u);");
     w.line("__syncthreads();");
-    w.line("const int block = ln_block;");
-    w.line("const int wg = block * LN_WARPS + wl, warps = (X1 + 31) / 32;");
-    w.line("if (wg >= warps) return;");
-    w.line("real* const win = (real*)ln_raw + wl * LN_WARP_REALS;");
-    w.line("real* const edge = win + LN_WINDOWS * LN_SLOTS * LN_PITCH;");
-    w.line("const bool has_next = wl + 1 < LN_WARPS && wg + 1 < warps, has_prev = wl > 0;");
+    w.line("const int wg = ln_ticket;");
+    w.line("real* const win = (real*)ln_raw;");
     w.line("const int g = wg * 32 + lane;");
     w.line("const bool active = g < X1;");
     w.line(
@@ -70,30 +59,30 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     );
     w.line("const int line = min(g, X1 - 1 + R2);");
     w.line("const int steps = X0 + 31;");
-    w.line("// The block's last warp carries its last line to the next block through global memory.");
-    w.line("const bool publishes = (wl == LN_WARPS - 1 || wg + 1 == warps) && wg + 1 < warps;");
+    if plan.reads_line_before() {
+        w.line("real* const edge = win + LN_WINDOWS * LN_SLOTS * LN_PITCH;");
+        w.line(
+            "// The hand-over between blocks (zeroed before the launch): block b's lane 31's output at row r in the",
+        );
+        w.line("// LN_LLW words from (b · X0 + r) · LN_LLW, each word 32 bits of it and the tag r + 1.");
+        w.line("unsigned long long* const ln_ll = (unsigned long long*)handoff;");
+    }
     let unknown = c_name(&s.fields[s.unknown].name);
-    emit_compute_setup(w, &unknown);
+    emit_compute_setup(w, &plan, &unknown);
     emit_helper_setup(w, s, &plan, &unknown);
-    w.line("// The three warps of a team run the same loop and meet at its one barrier instruction (an aligned");
-    w.line("// barrier must be the same instruction in every warp that takes part).");
+    w.line("// The three warps run the same loop and meet at its one barrier.");
     w.open("for (int t0 = 0; t0 < steps; t0 += LN_GROUP)");
     w.open("if (loader)");
     emit_loader_before(w, &plan, &unknown);
     w.close("");
-    w.open("if (storer)");
-    emit_storer_before(w, &plan);
-    w.close("");
-    w.line("ln_team_barrier(wl); // the compute warp finished group t0 − LN_GROUP and starts group t0");
-    w.open("if (storer)");
-    emit_storer_after(w, &plan);
-    w.close("");
-    w.open("else if (!helper)");
+    w.line("if (storer) store_rows(min(max(t0 - LN_GROUP - 31, 0), X0));");
+    w.line("__syncthreads(); // the compute warp finished group t0 − LN_GROUP and starts group t0");
+    w.open("if (!helper)");
     emit_compute_group(w, s, &plan);
     w.close("");
     w.close("");
     w.line("if (loader) ln_copy_wait_all(); // nothing in flight into shared memory when the block ends");
-    w.line("ln_team_barrier(wl); // the last group done");
+    w.line("__syncthreads(); // the last group done");
     w.line("if (storer) store_rows(X0);");
     w.close("");
     w.line("#endif");
@@ -104,19 +93,12 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
 /// window layout, and the row and line addressing.
 fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("// Lane kernel: a lane per line (stencil axis 1), walking it along axis 0 a step behind the lane of the");
-    w.line(
-        "// line before; a compute warp, its loader and its storer per 32 lines. Launch blockDim LN_TEAM * LN_WARPS",
-    );
-    w.line(
-        "// (compute warps, then loaders, then storers), one block per LN_WARPS * 32 lines, LN_WARPS * LN_WARP_REALS",
-    );
-    w.line("// reals of dynamic shared memory.");
+    w.line("// line before; a block of three warps per 32 lines: the compute warp, its loader and its storer. Launch");
+    w.line("// blockDim 96, one block per 32 lines, LN_REALS reals of dynamic shared memory.");
     define_defaults(w, &signature(s, Kind::Lanes).defines);
-    w.line("// Threads of a team: a compute warp, its loader and its storer.");
-    w.line("#define LN_TEAM 96");
     w.line(format!("#define LN_GROUP {GROUP}"));
-    w.line("// mbarriers a compute warp arrives at, one a group in turn (see ln_wait).");
-    w.line(format!("#define LN_STAGES {STAGES}"));
+    w.line("// Groups of rows the loader copies ahead of the compute warp's group.");
+    w.line("#define LN_LEAD 3");
     w.line(format!("#define LN_RING {RING}"));
     w.line(format!("#define LN_EDGE {EDGE}"));
     w.line(format!("#define LN_PITCH {PITCH}"));
@@ -128,7 +110,7 @@ fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("#define LN_SPAN (LN_BEHIND + LN_GROUP + LN_AHEAD)");
     w.line("// A window's rows: the ring, and its first LN_SPAN rows again after it, so a group's reads never wrap.");
     w.line("#define LN_SLOTS (LN_RING + LN_SPAN)");
-    w.line(format!("#define LN_WARP_REALS {}", plan.warp_reals()));
+    w.line(format!("#define LN_REALS {}", plan.block_reals()));
     w.line(format!("#define LN_D0 {}", plan.direction[0]));
     w.line(format!("#define LN_D1 {}", plan.direction[1]));
     w.line("// Memory offset of row r (oriented, 0 the first interior row) and of line g.");
@@ -150,53 +132,36 @@ fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("  }");
 }
 
-/// Progress between warps (mbarriers, and a counter with release and acquire), the team
-/// barrier, the asynchronous copies and a lane select. Compute capability 8.0 on.
+/// The hand-over between blocks, the asynchronous copies and a lane select. Compute
+/// capability 8.0 on.
 fn lanes_helpers(w: &mut Writer) {
     w.line("#ifndef LN_HELPERS");
     w.line("#define LN_HELPERS");
     w.open("__device__ __forceinline__ unsigned ln_smem(const void* p)");
     w.line("return (unsigned)__cvta_generic_to_shared(p);");
     w.close("");
+    w.line("// Words of the hand-over per value, and a value's put and get: each word holds 32 bits of the value and");
     w.line(
-        "// An mbarrier whose phase completes at each arrival; arriving releases the arriving thread's writes and a",
+        "// its tag, and is stored and loaded whole, so a word read with the expected tag holds the bits written with",
     );
-    w.line("// wait that sees the phase complete acquires them.");
-    w.open("__device__ __forceinline__ void ln_init(unsigned long long* bar)");
-    w.line("asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\" ::\"r\"(ln_smem(bar)) : \"memory\");");
+    w.line("// it; no fence orders the value and a flag, and the next block sees each value once it lands in L2.");
+    w.line("#define LN_LLW (sizeof(real) / 4)");
+    w.open("__device__ __forceinline__ void ln_ll_put(unsigned long long* p, const real v, const unsigned tag)");
+    w.line("unsigned long long bits = 0;");
+    w.line("memcpy(&bits, &v, sizeof(real));");
+    w.line("const unsigned long long t = (unsigned long long)tag << 32;");
+    w.line("if (sizeof(real) == 4) asm volatile(\"st.relaxed.gpu.global.b64 [%0], %1;\" ::\"l\"(p), \"l\"(t | bits) : \"memory\");");
+    w.line("else asm volatile(\"st.relaxed.gpu.global.v2.b64 [%0], {%1, %2};\" ::\"l\"(p), \"l\"(t | (bits & 0xffffffffull)), \"l\"(t | (bits >> 32)) : \"memory\");");
     w.close("");
-    w.open("__device__ __forceinline__ void ln_arrive(unsigned long long* bar)");
-    w.line("unsigned long long state;");
-    w.line("asm volatile(\"mbarrier.arrive.shared::cta.b64 %0, [%1];\" : \"=l\"(state) : \"r\"(ln_smem(bar)) : \"memory\");");
-    w.close("");
-    w.line("// Waits for the completion of the phase of parity `parity` (the barrier's (2k + parity)-th arrival). The");
-    w.line("// ring's counter keeps the arriving warp fewer than LN_STAGES groups ahead of the wait, so the barrier's");
-    w.line("// next phase never completes first.");
-    w.open("__device__ __forceinline__ void ln_wait(unsigned long long* bar, const unsigned parity)");
-    w.line("unsigned done;");
-    w.line("do asm volatile(\"{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\" : \"=r\"(done) : \"r\"(ln_smem(bar)), \"r\"(parity) : \"memory\");");
-    w.line("while (!done);");
-    w.close("");
-    w.open("__device__ __forceinline__ int ln_acquire_cta(const int* p)");
-    w.line("int v;");
-    w.line("asm volatile(\"ld.acquire.cta.shared::cta.b32 %0, [%1];\" : \"=r\"(v) : \"r\"(ln_smem(p)) : \"memory\");");
-    w.line("return v;");
-    w.close("");
-    w.open("__device__ __forceinline__ void ln_release_cta(int* p, int v)");
-    w.line("asm volatile(\"st.release.cta.shared::cta.b32 [%0], %1;\" ::\"r\"(ln_smem(p)), \"r\"(v) : \"memory\");");
-    w.close("");
-    w.open("__device__ __forceinline__ int ln_acquire_gpu(const int* p)");
-    w.line("int v;");
-    w.line("asm volatile(\"ld.acquire.gpu.global.b32 %0, [%1];\" : \"=r\"(v) : \"l\"(p) : \"memory\");");
-    w.line("return v;");
-    w.close("");
-    w.open("__device__ __forceinline__ void ln_release_gpu(int* p, int v)");
-    w.line("asm volatile(\"st.release.gpu.global.b32 [%0], %1;\" ::\"l\"(p), \"r\"(v) : \"memory\");");
-    w.close("");
-    w.line("// The barrier of a compute warp, its loader and its storer (barrier 0 is __syncthreads). Aligned: the");
-    w.line("// warps arrive converged, at the same instruction.");
-    w.open("__device__ __forceinline__ void ln_team_barrier(const int team)");
-    w.line("asm volatile(\"bar.sync %0, %1;\" ::\"r\"(team + 1), \"n\"(LN_TEAM) : \"memory\");");
+    w.line("// The value of tag `tag` at p into *v, or false while it has not arrived.");
+    w.open("__device__ __forceinline__ bool ln_ll_get(const unsigned long long* p, const unsigned tag, real* v)");
+    w.line("unsigned long long a, b = (unsigned long long)tag << 32;");
+    w.line("if (sizeof(real) == 4) asm volatile(\"ld.relaxed.gpu.global.b64 %0, [%1];\" : \"=l\"(a) : \"l\"(p) : \"memory\");");
+    w.line("else asm volatile(\"ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];\" : \"=l\"(a), \"=l\"(b) : \"l\"(p) : \"memory\");");
+    w.line("if ((unsigned)(a >> 32) != tag || (unsigned)(b >> 32) != tag) return false;");
+    w.line("const unsigned long long bits = (a & 0xffffffffull) | (b << 32);");
+    w.line("memcpy(v, &bits, sizeof(real));");
+    w.line("return true;");
     w.close("");
     w.line("// An asynchronous copy of one value from global into shared memory, the end of a group of them, and the");
     w.line("// waits for every group but the last one and for all.");
@@ -221,43 +186,40 @@ fn lanes_helpers(w: &mut Writer) {
 }
 
 /// The compute warp's state across groups: its history (first the boundary rows before its
-/// line) and the ring of the next warp's lane 0.
-fn emit_compute_setup(w: &mut Writer, unknown: &str) {
+/// line) and its window arrays.
+fn emit_compute_setup(w: &mut Writer, plan: &LanePlan, unknown: &str) {
     w.line("// hist[d]: the lane's value d rows back (its outputs, first the boundary rows before its line).");
     w.line("real hist[LN_HISTORY + 1];");
     w.line("#pragma unroll");
     w.line(format!(
         "for (int d = 1; d <= LN_HISTORY; ++d) hist[d] = helper ? (real)0 : __ldcg(&f_{unknown}[LN_ROW(max(-d, -R0)) + LN_LINE(line)]);"
     ));
-    w.line("real* const next_edge = has_next ? edge + LN_WARP_REALS : nullptr;");
-    w.line("// Lane 31 passes its outputs to the next warp's lane 0.");
-    w.line("const bool passes = active && lane == 31 && next_edge;");
-}
-
-/// A compute warp's group of steps: the group's window rows and line-before rows read first,
-/// then the steps on registers and shuffles.
-fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
-    w.line("// Slot c + i holds row t0 − lane − LN_BEHIND + i.");
-    w.line("const int c = (t0 - lane - LN_BEHIND) & (LN_RING - 1);");
-    for (window, b, lo, hi) in plan.window_reads() {
-        let name = array(window, b);
-        w.line(format!("real {name}[LN_SPAN];"));
-        w.line("#pragma unroll");
-        w.line(format!(
-            "for (int i = {lo}; i <= {hi}; ++i) {name}[i] = win[({window} * LN_SLOTS + c + i) * LN_PITCH + lane + {}];",
-            1 + b
-        ));
+    w.line("// The window's values of a group, read during the group before (each once its slot's last use is past).");
+    for (window, b, _, _) in plan.window_reads() {
+        w.line(format!("real {}[LN_SPAN];", array(window, b)));
     }
     if plan.reads_line_before() {
-        w.open("if (has_prev)");
-        w.line(
-            "// Lane 0 reads rows up to t0 + LN_GROUP − 1 of the line before (or its last row): the previous warp's",
-        );
-        w.line("// lane 31 outputs that row at step t0 + LN_GROUP + 30, in its group j.");
-        w.line("const int j = (min(t0 + LN_GROUP, X0) + 30) / LN_GROUP;");
-        w.line("if (lane == 0) ln_wait(&ln_done[wl - 1][j % LN_STAGES], (unsigned)(j / LN_STAGES) & 1u);");
-        w.line("__syncwarp(); // the lanes' reads of the ring after lane 0's wait");
-        w.close("");
+        w.line("// Lane 31 hands its outputs to the next block (whose line before is this block's last line).");
+        w.line("const bool hands_over = lane == 31 && wg + 1 < (X1 + 31) / 32;");
+    }
+}
+
+/// A compute warp's group of steps: the first group's window rows and the line-before rows
+/// read first, then the steps on registers and shuffles, which read the next group's window.
+fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
+    w.line("// Slot c + i holds row t0 − lane − LN_BEHIND + i, slot cn + i row t0 + LN_GROUP − lane − LN_BEHIND + i.");
+    w.line("const int c = (t0 - lane - LN_BEHIND) & (LN_RING - 1), cn = (c + LN_GROUP) & (LN_RING - 1);");
+    w.open("if (t0 == 0)");
+    for (window, b, lo, hi) in plan.window_reads() {
+        w.line("#pragma unroll");
+        w.line(format!(
+            "for (int i = {lo}; i <= {hi}; ++i) {}[i] = {};",
+            array(window, b),
+            window_read(window, b, "c + i")
+        ));
+    }
+    w.close("");
+    if plan.reads_line_before() {
         w.line("// Lane 0's line before: rows t0 − LN_BEFORE … t0 + LN_GROUP − 1 (one address for every lane).");
         w.line("real before[LN_BEFORE + LN_GROUP];");
         w.line("#pragma unroll");
@@ -267,14 +229,28 @@ fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     }
     w.line("__syncwarp(); // every lane's reads of the group before a lane writes a row another lane read");
     emit_steps(w, s, plan);
-    if plan.reads_line_before() {
-        w.line("// Lane 31's outputs of the group are in the next warp's ring.");
-        w.line("if (lane == 31 && next_edge) ln_arrive(&ln_done[wl][(t0 / LN_GROUP) % LN_STAGES]);");
-    }
 }
 
-/// A group's steps on registers and shuffles.
+/// A read of window `window`'s column of line offset `b` at slot expression `slot`.
+fn window_read(window: usize, b: i64, slot: &str) -> String {
+    format!("win[({window} * LN_SLOTS + {slot}) * LN_PITCH + lane + {}]", 1 + b)
+}
+
+/// A group's steps on registers and shuffles, and where every lane's every step is inside the
+/// walk, the same steps without the selects that keep a lane outside it still (measured 2 %
+/// faster: the selects are on the chain from one step to the next).
 fn emit_steps(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
+    w.open("if (t0 >= 31 && t0 + LN_GROUP <= X0 && wg * 32 + 32 <= X1)");
+    emit_step_loop(w, s, plan, true);
+    w.close("");
+    w.open("else");
+    emit_step_loop(w, s, plan, false);
+    w.close("");
+}
+
+/// The unrolled steps of a group; after step u, the window values of the next group whose
+/// slot in the arrays step u used last.
+fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool) {
     w.line("#pragma unroll");
     w.open("for (int u = 0; u < LN_GROUP; ++u)");
     w.line("const int k = t0 + u - lane;");
@@ -297,12 +273,36 @@ fn emit_steps(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
         })
         .collect();
     w.line(format!("const real v = {}_point({}{});", s.name, args.join(", "), scalar_args(s)));
-    w.line("const bool on = active && (unsigned)k < (unsigned)X0;");
-    w.line("if (on) win[(k & (LN_RING - 1)) * LN_PITCH + lane + 1] = v;");
-    w.line("if (on && passes) next_edge[k & (LN_EDGE - 1)] = v;");
-    w.line("#pragma unroll");
-    w.line("for (int d = LN_HISTORY; d > 1; --d) hist[d] = on ? hist[d - 1] : hist[d];");
-    w.line("hist[1] = on ? v : hist[1];");
+    if inside {
+        w.line("win[(k & (LN_RING - 1)) * LN_PITCH + lane + 1] = v;");
+        if plan.reads_line_before() {
+            w.line("if (hands_over) ln_ll_put(&ln_ll[((idx)wg * X0 + k) * LN_LLW], v, (unsigned)k + 1u);");
+        }
+        w.line("#pragma unroll");
+        w.line("for (int d = LN_HISTORY; d > 1; --d) hist[d] = hist[d - 1];");
+        w.line("hist[1] = v;");
+    } else {
+        w.line("const bool on = active && (unsigned)k < (unsigned)X0;");
+        w.line("if (on) win[(k & (LN_RING - 1)) * LN_PITCH + lane + 1] = v;");
+        if plan.reads_line_before() {
+            w.line("if (on && hands_over) ln_ll_put(&ln_ll[((idx)wg * X0 + k) * LN_LLW], v, (unsigned)k + 1u);");
+        }
+        w.line("#pragma unroll");
+        w.line("for (int d = LN_HISTORY; d > 1; --d) hist[d] = on ? hist[d - 1] : hist[d];");
+        w.line("hist[1] = on ? v : hist[1];");
+    }
+    for (window, b, lo, hi) in plan.window_reads() {
+        let name = array(window, b);
+        w.line(format!(
+            "if ({lo} + u <= {hi}) {name}[{lo} + u] = {};",
+            window_read(window, b, &format!("cn + {lo} + u"))
+        ));
+        w.line("#pragma unroll");
+        w.line(format!(
+            "for (int i = {lo} + LN_GROUP; i <= {hi}; ++i) if (u == LN_GROUP - 1) {name}[i] = {};",
+            window_read(window, b, "cn + i")
+        ));
+    }
     w.close("");
 }
 
@@ -369,14 +369,12 @@ fn emit_helper_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str
             "if (lane < LN_BEFORE) edge[(lane - LN_BEFORE) & (LN_EDGE - 1)] = __ldcg(&f_{unknown}[LN_ROW(lane - LN_BEFORE) + LN_LINE(before_line)]);"
         ));
     }
-    w.line("copy_rows(0);");
-    w.line("copy_rows(LN_GROUP);");
+    w.line("for (int g = 0; g < LN_LEAD; ++g) copy_rows(g * LN_GROUP);");
     w.close("");
 }
 
 /// The storer's `store_rows(upto)`: finished rows of its lines from the window to global
-/// memory, and their count published to the next block where this warp's last line is its
-/// line before.
+/// memory.
 fn emit_store_rows(w: &mut Writer, unknown: &str) {
     w.line("int stored_rows = 0; // rows of this warp's lines in global memory");
     w.line("// Finished rows from the window to global memory, a group of rows at a time (the loads first, then the stores).");
@@ -393,54 +391,36 @@ fn emit_store_rows(w: &mut Writer, unknown: &str) {
     ));
     w.line("stored_rows += n;");
     w.close("");
-    w.line("__syncwarp();");
-    w.line("if (lane == 0 && publishes) ln_release_gpu(&progress[block], stored_rows);");
     w.close(";");
 }
 
-/// The loader's part of a group before the meeting: rows copied in, the first warp's line
-/// before passed on.
+/// The loader's part of a group before the meeting: rows copied in, the line before's rows of
+/// the group taken from the block before (or the boundary).
 fn emit_loader_before(w: &mut Writer, plan: &LanePlan, unknown: &str) {
-    w.line("// While the compute warp runs group t0 − LN_GROUP, rows t0 + 2·LN_GROUP … are copied in (and, by the");
+    w.line(
+        "// While the compute warp runs group t0 − LN_GROUP, rows t0 + LN_LEAD·LN_GROUP … are copied in (and, by the",
+    );
     w.line("// storer, the rows every lane finished by group t0 − 2·LN_GROUP stored). In the ring meanwhile: rows");
-    w.line("// t0 − 2·LN_GROUP − 31 (being stored) to t0 + 3·LN_GROUP − 1, 5·LN_GROUP + 31 ≤ LN_RING of them.");
-    w.line("copy_rows(t0 + 2 * LN_GROUP);");
+    w.line("// t0 − 2·LN_GROUP − 31 (being stored) to t0 + (LN_LEAD + 1)·LN_GROUP − 1, (LN_LEAD + 3)·LN_GROUP + 31 ≤");
+    w.line("// LN_RING of them.");
+    w.line("copy_rows(t0 + LN_LEAD * LN_GROUP);");
     if plan.reads_line_before() {
-        w.open("if (wl == 0)");
-        w.line("// The block's first warp's line before, rows [t0, t0 + LN_GROUP): the boundary line, or the previous");
-        w.line("// block's last line once that block has stored it.");
-        w.open("if (block > 0)");
-        w.line("if (lane == 0) while (ln_acquire_gpu(&progress[block - 1]) < min(t0 + LN_GROUP, X0)) {}");
-        w.line("__syncwarp(); // the lanes' loads below after lane 0's acquire");
-        w.close("");
+        w.line(
+            "// The line before's rows [t0, t0 + LN_GROUP): the boundary line's, or those the block before hands over",
+        );
+        w.line(
+            "// (its lane 31 computes row r at step r + 31, so the block runs about LN_GROUP + 31 steps behind it).",
+        );
         w.line("const int r = t0 + (lane & (LN_GROUP - 1));");
-        w.line(format!(
-            "if (lane < LN_GROUP && r < X0) edge[r & (LN_EDGE - 1)] = __ldcg(&f_{unknown}[LN_ROW(r) + LN_LINE(before_line)]);"
-        ));
+        w.open("if (lane < LN_GROUP && r < X0)");
+        w.open("if (wg > 0)");
+        w.line("real x;");
+        w.line("while (!ln_ll_get(&ln_ll[((idx)(wg - 1) * X0 + r) * LN_LLW], (unsigned)r + 1u, &x)) {}");
+        w.line("edge[r & (LN_EDGE - 1)] = x;");
+        w.close("");
+        w.line(format!("else edge[r & (LN_EDGE - 1)] = __ldcg(&f_{unknown}[LN_ROW(r) + LN_LINE(before_line)]);"));
         w.close("");
     }
-    w.line("ln_copy_wait_prior(); // rows up to t0 + 2·LN_GROUP − 1 are in the window");
-    w.line("// One lane polls (the others would leave the loop at different times): the warp arrives converged.");
-    w.line("__syncwarp();");
-}
-
-/// The storer's part of a group before the meeting: finished rows stored out (and published),
-/// the next warp's ring waited for. A warp of its own: a warp's load issued after its store
-/// waits for the store to finish.
-fn emit_storer_before(w: &mut Writer, plan: &LanePlan) {
-    w.line("store_rows(min(max(t0 - LN_GROUP - 31, 0), X0));");
-    if plan.reads_line_before() {
-        w.open("if (has_next && t0 + LN_GROUP - 31 - LN_EDGE > 0)");
-        w.line("// Lane 31 overwrites the next warp's ring rows below t0 + LN_GROUP − 31 − LN_EDGE.");
-        w.line("if (lane == 0) while (ln_acquire_cta(&ln_consumed[wl + 1]) < t0 + LN_GROUP - 31 - LN_EDGE) {}");
-        w.close("");
-    }
-    w.line("__syncwarp();");
-}
-
-/// The storer's part of a group after the meeting: the ring rows its compute warp has read.
-fn emit_storer_after(w: &mut Writer, plan: &LanePlan) {
-    if plan.reads_line_before() {
-        w.line("if (lane == 0 && has_prev) ln_release_cta(&ln_consumed[wl], min(t0, X0) - LN_BEFORE);");
-    }
+    w.line("ln_copy_wait_prior(); // rows up to t0 + LN_LEAD·LN_GROUP − 1 are in the window");
+    w.line("__syncwarp(); // the lanes' waits for the block before end apart");
 }

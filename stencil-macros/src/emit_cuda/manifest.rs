@@ -49,7 +49,7 @@ pub fn manifest(s: &Stencil) -> TokenStream {
             let windows = wavefront_windows(s);
             let z = SweepAxes::new(s, sweep).z_radius.map(|r| r as usize);
             let lane_axes = s.dim - 1;
-            let lane_reals = LanePlan::new(s).map_or(0, |plan| plan.warp_reals());
+            let lane_reals = LanePlan::new(s).map_or(0, |plan| plan.block_reals());
             quote!(::core::option::Option::Some(#p::WavefrontFacts {
                 windows: &[#(#windows),*], z_radius: [#(#z),*], lane_axes: #lane_axes, lane_reals: #lane_reals,
             }))

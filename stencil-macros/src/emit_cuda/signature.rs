@@ -231,7 +231,7 @@ impl Signature {
         let bounds = match self.kind {
             Kind::HierarchicalRows => format!("__launch_bounds__({REGISTER_WIDTH}, HIER_MIN_BLOCKS) "),
             Kind::Streaming => "__launch_bounds__(STREAM_THREADS) ".into(),
-            Kind::Lanes => "__launch_bounds__(LN_TEAM * LN_WARPS) ".into(),
+            Kind::Lanes => "__launch_bounds__(96) ".into(),
             _ => String::new(),
         };
         let params: Vec<String> = self.params.iter().map(Param::declaration).collect();
@@ -369,10 +369,10 @@ pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
         }
         Kind::Lanes => {
             let flags = [
-                Param::new("progress", Role::PencilProgress, CType::IntPtr),
+                Param::new("handoff", Role::PencilProgress, CType::IntPtr),
                 Param::new("ticket", Role::Ticket, CType::UIntPtr),
             ];
-            (grid_params(s, true).into_iter().chain(flags).collect(), vec![("LN_WARPS", "4".into())])
+            (grid_params(s, true).into_iter().chain(flags).collect(), Vec::new())
         }
         Kind::Boundary => {
             let unknown =

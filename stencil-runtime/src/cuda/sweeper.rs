@@ -2,9 +2,10 @@
 //! for its tile, with the pencils and ready flags of every window it sweeps.
 //!
 //! Where the stencil has a lane kernel (2-D, the antidiagonal hyperplane) and
-//! [`WavefrontKernel::Auto`] is asked for, that kernel runs instead: a lane per line, warps
-//! of 32 lines taken by blocks in the order of a ticket, each block's progress a counter the
-//! next block waits for (`plan::lanes`). Both give the sequential sweep's bits.
+//! [`WavefrontKernel::Auto`] is asked for, that kernel runs instead: a lane per line, a block
+//! per 32 lines taken in the order of a ticket, each block's last line handed to the next
+//! block value by value through tagged words (`plan::lanes`). Both give the sequential
+//! sweep's bits.
 //!
 //! The pencil kernel runs *pencils*: a pencil is the set of points whose skewed coordinates
 //! (z₁, z₂) lie in one tile of `tile` (× `tile`) lanes, marched along z₀ by one block. Its
@@ -24,11 +25,12 @@ use super::launch::{Args, Kernel, launch};
 use super::module::{JitTime, Module};
 use super::options::{CudaOptions, WavefrontKernel};
 use crate::kernel::KernelKind;
-use crate::plan::lanes::{LaneGrid, lane_warps};
+use crate::plan::lanes::{LaneGrid, lanes_fit};
 use crate::plan::launch::{Pencils, Shape};
 use crate::{Error, Real, Result, ScalarValue, Schedule, Stencil, StencilMeta};
 
-/// The ready flags and the ticket counter of one window's pencils, zeroed before every sweep.
+/// The ready flags (or the lanes' hand-over words) and the ticket counter of one window's
+/// blocks, zeroed before every sweep.
 struct Flags {
     order: CudaSlice<i32>,
     progress: CudaSlice<i32>,
@@ -36,13 +38,13 @@ struct Flags {
 }
 
 impl Flags {
-    /// The flags of blocks taking work in `order` (pairs; empty for the lane kernel), one
-    /// ready flag for each of `blocks`.
-    fn new(gpu: &Gpu, stream: &Arc<CudaStream>, order: &[i32], blocks: usize) -> Result<Self> {
+    /// The flags of blocks taking work in `order` (pairs; empty for the lane kernel), `words`
+    /// ready flags (one per block) or hand-over words.
+    fn new(gpu: &Gpu, stream: &Arc<CudaStream>, order: &[i32], words: usize) -> Result<Self> {
         let order = if order.is_empty() { &[0][..] } else { order };
         Ok(Self {
             order: gpu.upload(stream, order, "the wavefront's pencil order")?,
-            progress: gpu.alloc_zeros(stream, blocks, "the wavefront's ready flags")?,
+            progress: gpu.alloc_zeros(stream, words, "the wavefront's ready flags")?,
             ticket: gpu.alloc_zeros(stream, 1, "the wavefront's ticket")?,
         })
     }
@@ -80,7 +82,7 @@ impl Geometry {
     fn flags(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<Flags> {
         match self {
             Geometry::Pencils(p) => Flags::new(gpu, stream, &p.order, p.count[0] * p.count[1]),
-            Geometry::Lanes(l) => Flags::new(gpu, stream, &[], l.shape.blocks()),
+            Geometry::Lanes(l) => Flags::new(gpu, stream, &[], l.handoff_words),
         }
     }
 }
@@ -113,8 +115,8 @@ pub(crate) struct Sweeper<T: Real> {
     pub tile: usize,
     chunk: usize,
     window: usize,
-    /// Compute warps per block of the lane kernel, or `None` where the pencils run.
-    lane_warps: Option<usize>,
+    /// Whether the lane kernel runs (else the pencils).
+    lanes: bool,
     /// The geometry and flags of each window swept so far, by its number of planes.
     windows: Vec<(usize, Geometry, Flags)>,
     scalars: Vec<ScalarValue<T>>,
@@ -140,34 +142,31 @@ impl<T: Real> Sweeper<T> {
         let skew_sum = 1 + meta.sweep.as_ref().map_or(0, |s| s.skew.iter().map(|&c| c as usize).sum::<usize>());
         let longest = shape.iter().sum::<usize>().saturating_mul(skew_sum.saturating_mul(skew_sum));
         let mut tile = tile.min(longest.max(1));
-        let lane_warps = match options.wavefront_kernel {
-            WavefrontKernel::Auto => lane_warps(S::KERNELS, T::BYTES, gpu.limits()),
-            _ => None,
+        let lanes = match options.wavefront_kernel {
+            WavefrontKernel::Auto => lanes_fit(S::KERNELS, T::BYTES, gpu.limits()),
+            _ => false,
         };
         // The lane kernel has no tile: the pencils' geometry is computed only where they run.
-        let (kind, defines, shared, chunk, window) = match lane_warps {
-            Some(warps) => {
-                let shared = LaneGrid::new(S::KERNELS, &shape, warps, T::BYTES)?.shape.shared;
-                (KernelKind::Lanes, vec![("LN_WARPS", warps)], shared, 0, 0)
-            }
-            None => {
-                let pencils = loop {
-                    let limits = gpu.limits();
-                    match Pencils::new(meta, S::KERNELS, &shape, tile, options.wavefront_chunk, T::BYTES, limits) {
-                        Err(Error::Launch { .. }) if !explicit && tile > 1 => tile /= 2,
-                        result => break result?,
-                    }
-                };
-                let defines = vec![("WF_TILE", tile), ("WF_CHUNK", pencils.chunk), ("WF_WIN", pencils.window)];
-                (KernelKind::Wavefront, defines, pencils.shape.shared, pencils.chunk, pencils.window)
-            }
+        let (kind, defines, shared, chunk, window) = if lanes {
+            let shared = LaneGrid::new(S::KERNELS, &shape, T::BYTES)?.shape.shared;
+            (KernelKind::Lanes, Vec::new(), shared, 0, 0)
+        } else {
+            let pencils = loop {
+                let limits = gpu.limits();
+                match Pencils::new(meta, S::KERNELS, &shape, tile, options.wavefront_chunk, T::BYTES, limits) {
+                    Err(Error::Launch { .. }) if !explicit && tile > 1 => tile /= 2,
+                    result => break result?,
+                }
+            };
+            let defines = vec![("WF_TILE", tile), ("WF_CHUNK", pencils.chunk), ("WF_WIN", pencils.window)];
+            (KernelKind::Wavefront, defines, pencils.shape.shared, pencils.chunk, pencils.window)
         };
         log::debug!("`{}` sweeps with the {kind:?} kernel", meta.name);
         let (module, jit) = Module::<S>::load::<T, N>(gpu, options, S::KERNELS.view(&shape, 1), &[kind], &defines)?;
         let kernel = module.kernel::<N>(kind)?;
         kernel.allow_shared(shared as usize)?;
         let windows = Vec::new();
-        let sweeper = Self { meta, manifest: S::KERNELS, kernel, tile, chunk, window, lane_warps, windows, scalars };
+        let sweeper = Self { meta, manifest: S::KERNELS, kernel, tile, chunk, window, lanes, windows, scalars };
         Ok((sweeper, jit))
     }
 
@@ -216,8 +215,8 @@ impl<T: Real> Sweeper<T> {
         planes: usize,
     ) -> Result<usize> {
         shape[0] = planes;
-        if let Some(warps) = self.lane_warps {
-            let geometry = Geometry::Lanes(LaneGrid::new(self.manifest, &shape, warps, T::BYTES)?);
+        if self.lanes {
+            let geometry = Geometry::Lanes(LaneGrid::new(self.manifest, &shape, T::BYTES)?);
             let flags = geometry.flags(gpu, stream)?;
             self.windows.push((planes, geometry, flags));
             return Ok(self.windows.len() - 1);

@@ -1,33 +1,25 @@
-//! The lane kernel's launch geometry: a team of three warps (compute, loader, storer) per 32
-//! lines of a 2-D sweep, as many teams per block as their windows in shared memory allow.
+//! The lane kernel's launch geometry: a block of three warps (compute, loader, storer) per 32
+//! lines of a 2-D sweep.
 
 use super::launch::{Limits, Shape, launch_error};
 use crate::Result;
 use crate::kernel::{KernelKind, KernelManifest};
 
-/// Compute warps per block at most: each brings a loader and a storer, and a block of 4
-/// teams measured fastest (`docs/performance.md`).
-pub(crate) const MAX_LANE_WARPS: usize = 4;
-
-/// Threads of a team: a compute warp, its loader and its storer (the kernel's `LN_TEAM`).
-const TEAM_THREADS: usize = 96;
+/// Threads of a block: a compute warp, its loader and its storer (the kernel's launch bounds).
+const BLOCK_THREADS: usize = 96;
 
 /// Bytes of static shared memory the lane kernel declares besides its windows, rounded up:
-/// its ticket, a counter and 32 mbarriers of 8 bytes per warp.
-const STATIC_BYTES: usize = 64 + MAX_LANE_WARPS * (4 + 32 * 8);
+/// its ticket.
+const STATIC_BYTES: usize = 64;
 
-/// Compute warps per block for elements of `elem` bytes: as many windows as fit in a block's
-/// shared memory, at most [`MAX_LANE_WARPS`]; `None` where the stencil has no lane kernel, not
-/// one window fits or the device is older than compute capability 8.0 (the kernel's
-/// asynchronous copies and mbarriers).
-pub(crate) fn lane_warps(manifest: &KernelManifest, elem: usize, limits: Limits) -> Option<usize> {
-    manifest.kernel(KernelKind::Lanes)?;
-    if limits.major < 8 {
-        return None;
-    }
-    let per_warp = manifest.wavefront?.lane_reals * elem;
-    let warps = limits.max_shared.saturating_sub(STATIC_BYTES) / per_warp.max(1);
-    (warps >= 1).then_some(warps.min(MAX_LANE_WARPS))
+/// Whether the lane kernel runs the stencil's sweeps with elements of `elem` bytes: it has
+/// one, a block's windows fit in shared memory and the device has compute capability 8.0 or
+/// later (the kernel's asynchronous copies).
+pub(crate) fn lanes_fit(manifest: &KernelManifest, elem: usize, limits: Limits) -> bool {
+    let Some(facts) = manifest.wavefront else { return false };
+    manifest.kernel(KernelKind::Lanes).is_some()
+        && limits.major >= 8
+        && facts.lane_reals * elem <= limits.max_shared.saturating_sub(STATIC_BYTES)
 }
 
 /// The lane kernel's launch over a grid.
@@ -36,12 +28,14 @@ pub(crate) struct LaneGrid {
     /// The grid's extents as the kernel sees them (kernel axes).
     pub extents: [usize; 3],
     pub shape: Shape,
+    /// 32-bit words of the hand-over between blocks (the kernel's `handoff`): for each block
+    /// and row, the value of its last line in 32-bit pieces, each with a 32-bit tag.
+    pub handoff_words: usize,
 }
 
 impl LaneGrid {
-    /// The launch over a grid of `shape` (the stencil's axes) with `warps` compute warps per
-    /// block, elements of `elem` bytes.
-    pub fn new(manifest: &KernelManifest, shape: &[usize], warps: usize, elem: usize) -> Result<Self> {
+    /// The launch over a grid of `shape` (the stencil's axes), elements of `elem` bytes.
+    pub fn new(manifest: &KernelManifest, shape: &[usize], elem: usize) -> Result<Self> {
         let fail = |reason: String| launch_error(manifest, KernelKind::Lanes, reason);
         let lane_reals = manifest.wavefront.map_or(0, |w| w.lane_reals);
         let extents = manifest.view(shape, 1);
@@ -50,12 +44,15 @@ impl LaneGrid {
         if interior.iter().any(|&n| n > (i32::MAX as usize) / 2) {
             return Err(fail("the grid's axes are too long for the kernel's `int` coordinates".into()));
         }
-        let lines = interior[2];
-        let blocks = lines.div_ceil(32).div_ceil(warps).max(1);
-        let shared = warps * lane_reals * elem;
-        let shape =
-            Shape { grid: [blocks as u32, 1, 1], block: [(TEAM_THREADS * warps) as u32, 1, 1], shared: shared as u32 };
-        Ok(Self { extents, shape })
+        let blocks = interior[2].div_ceil(32).max(1);
+        let shape = Shape {
+            grid: [blocks as u32, 1, 1],
+            block: [BLOCK_THREADS as u32, 1, 1],
+            shared: (lane_reals * elem) as u32,
+        };
+        // A 64-bit word per 32 bits of each row's value of each block's last line.
+        let handoff_words = blocks * interior[0].max(1) * elem.div_ceil(4) * 2;
+        Ok(Self { extents, shape, handoff_words })
     }
 }
 
@@ -77,23 +74,25 @@ mod tests {
     }
 
     #[test]
-    fn warps_per_block_are_what_the_windows_let_fit() {
-        assert_eq!(lane_warps(&lane_manifest(10_116), 4, LIMITS), Some(4), "f32: 40 KB a warp");
-        assert_eq!(lane_warps(&lane_manifest(10_116), 8, LIMITS), Some(2), "f64: 81 KB a warp");
-        assert_eq!(lane_warps(&lane_manifest(40_000), 8, LIMITS), None, "320 KB: not one warp");
-        assert_eq!(lane_warps(&manifest([1, 0, 1], &[0, 2]), 4, LIMITS), None, "no lane kernel");
+    fn the_lanes_run_where_a_block_s_windows_fit() {
+        assert!(lanes_fit(&lane_manifest(10_116), 4, LIMITS), "f32: 40 KB a block");
+        assert!(lanes_fit(&lane_manifest(10_116), 8, LIMITS), "f64: 81 KB a block");
+        assert!(!lanes_fit(&lane_manifest(40_000), 8, LIMITS), "320 KB: too much");
+        assert!(!lanes_fit(&manifest([1, 0, 1], &[0, 2]), 4, LIMITS), "no lane kernel");
         let volta = Limits { major: 7, ..LIMITS };
-        assert_eq!(lane_warps(&lane_manifest(10_116), 4, volta), None, "no cp.async or mbarrier before 8.0");
+        assert!(!lanes_fit(&lane_manifest(10_116), 4, volta), "no cp.async before 8.0");
     }
 
     #[test]
     fn blocks_cover_the_lines_in_warps_of_32() {
         let m = lane_manifest(10_116);
-        let grid = LaneGrid::new(&m, &[3602, 1802], 4, 4).unwrap();
+        let grid = LaneGrid::new(&m, &[3602, 1802], 4).unwrap();
         assert_eq!(grid.extents, [3602, 1, 1802]);
-        assert_eq!(grid.shape.grid, [15, 1, 1], "1800 lines: 57 warps, 15 blocks of 4");
-        assert_eq!(grid.shape.block, [384, 1, 1], "a compute warp, a loader and a storer per 32 lines");
-        assert_eq!(grid.shape.shared as usize, 4 * 10_116 * 4);
-        assert_eq!(LaneGrid::new(&m, &[10, 3], 4, 4).unwrap().shape.grid, [1, 1, 1], "one line");
+        assert_eq!(grid.shape.grid, [57, 1, 1], "1800 lines: 57 blocks");
+        assert_eq!(grid.shape.block, [96, 1, 1], "a compute warp, a loader and a storer per 32 lines");
+        assert_eq!(grid.shape.shared as usize, 10_116 * 4);
+        assert_eq!(grid.handoff_words, 57 * 3600 * 2, "a 64-bit word per block and row");
+        assert_eq!(LaneGrid::new(&m, &[3602, 1802], 8).unwrap().handoff_words, 57 * 3600 * 4, "two for f64");
+        assert_eq!(LaneGrid::new(&m, &[10, 3], 4).unwrap().shape.grid, [1, 1, 1], "one line");
     }
 }
