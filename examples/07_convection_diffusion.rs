@@ -234,6 +234,35 @@ fn run<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// How far fast mode's φ lies from exact mode's after the bench's steps on the GPU (lane
+/// kernel): the largest difference, against the largest |φ|.
+fn modes_apart<T: Real>(args: &Args) -> stencil::Result<()> {
+    let run = |mode| -> stencil::Result<Plume<T>> {
+        let mut plume = Plume::<T>::new(args.nx, args.ny)?;
+        let how = How { tau: args.tau, mode, kernel: cuda::WavefrontKernel::Auto };
+        plume.steps(
+            how,
+            Backend::Cuda { device: 0 },
+            Schedule::Wavefront { tile: args.tiles[0] },
+            args.bench_steps,
+            None,
+        )?;
+        Ok(plume)
+    };
+    let (fast, exact) = (run(Arithmetic::Fast)?, run(Arithmetic::Exact)?);
+    let (mut apart, mut top) = (0.0_f64, 0.0_f64);
+    for (f, e) in fast.phi.as_slice().iter().zip(exact.phi.as_slice()) {
+        apart = apart.max((f.to_f64() - e.to_f64()).abs());
+        top = top.max(e.to_f64().abs());
+    }
+    println!(
+        "fast against exact mode after {} steps (lanes): max |Δφ| = {apart:.3e}, {:.3e} of max |φ| = {top:.3e}",
+        args.bench_steps,
+        apart / top
+    );
+    Ok(())
+}
+
 /// Milliseconds per step on the GPU for every tile (a warm-up run first, so that the
 /// kernels are compiled), and on the CPU twin with rayon's threads.
 fn bench<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
@@ -273,6 +302,9 @@ fn bench<T: Real>(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             }
             Err(e) => println!("{name:<28} {shown:>6} {e}"),
         }
+    }
+    if gpu.is_none() {
+        modes_apart::<T>(args)?;
     }
     let mut plume = Plume::<T>::new(args.nx, args.ny)?;
     let tile = 64;

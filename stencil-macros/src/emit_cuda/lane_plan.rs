@@ -10,7 +10,7 @@ use crate::ir::Stencil;
 /// Steps between two meetings of a compute warp and its helpers. At most 16: the loader's 32
 /// lanes load a group's rows of the line before and of the line after, one each.
 pub(crate) const GROUP: usize = 16;
-/// Rows of a window's ring: at most 6·GROUP + 31 are in use at once (see the kernel).
+/// Rows of a window's ring: at most 4·GROUP + 47 are in use at once (see the kernel).
 pub(crate) const RING: usize = 128;
 /// Rows of the ring that holds the line before's rows for the compute warp (at most
 /// 2·GROUP + the line before's reach back are in use at once).

@@ -70,14 +70,23 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     let unknown = c_name(&s.fields[s.unknown].name);
     emit_compute_setup(w, &plan, &unknown);
     emit_helper_setup(w, s, &plan, &unknown);
-    w.line("// The three warps run the same loop and meet at its one barrier.");
+    w.line("// The three warps run the same loop and meet at its one barrier. Before it only the loader works, taking");
+    w.line("// the group's rows of the line before; after it the compute warp runs group t0 while the loader copies");
+    w.line("// rows in and the storer stores rows out.");
     w.open("for (int t0 = 0; t0 < steps; t0 += LN_GROUP)");
     w.open("if (loader)");
     emit_loader_before(w, &plan, &unknown);
     w.close("");
-    w.line("if (storer) store_rows(min(max(t0 - LN_GROUP - 31, 0), X0));");
     w.line("__syncthreads(); // the compute warp finished group t0 − LN_GROUP and starts group t0");
-    w.open("if (!helper)");
+    w.line("// The rows that will be read three groups on; they fill the slots of rows LN_RING earlier, which every");
+    w.line(
+        "// warp is done with: in the ring meanwhile rows t0 − 47 (being stored) to t0 + (LN_LEAD + 1)·LN_GROUP − 1,",
+    );
+    w.line("// (LN_LEAD + 1)·LN_GROUP + 47 ≤ LN_RING of them.");
+    w.line("if (loader) copy_rows(t0 + LN_LEAD * LN_GROUP);");
+    w.line("// The rows every lane has finished: lane 31 finished row t0 − 32 in group t0 − LN_GROUP.");
+    w.line("else if (storer) store_rows(min(max(t0 - 31, 0), X0));");
+    w.open("else");
     emit_compute_group(w, s, &plan);
     w.close("");
     w.close("");
@@ -164,16 +173,13 @@ fn lanes_helpers(w: &mut Writer) {
     w.line("return true;");
     w.close("");
     w.line("// An asynchronous copy of one value from global into shared memory, the end of a group of them, and the");
-    w.line("// waits for every group but the last one and for all.");
+    w.line("// wait for all.");
     w.open("__device__ __forceinline__ void ln_copy(real* dst, const real* src)");
     w.line("// L2 fetches whole 128-byte lines (a row's values for the neighbouring warps too): measured 1 % faster.");
     w.line("asm volatile(\"cp.async.ca.shared.global.L2::128B [%0], [%1], %2;\" ::\"r\"(ln_smem(dst)), \"l\"(src), \"n\"(sizeof(real)) : \"memory\");");
     w.close("");
     w.open("__device__ __forceinline__ void ln_copy_commit()");
     w.line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
-    w.close("");
-    w.open("__device__ __forceinline__ void ln_copy_wait_prior()");
-    w.line("asm volatile(\"cp.async.wait_group 1;\" ::: \"memory\");");
     w.close("");
     w.open("__device__ __forceinline__ void ln_copy_wait_all()");
     w.line("asm volatile(\"cp.async.wait_all;\" ::: \"memory\");");
@@ -394,16 +400,9 @@ fn emit_store_rows(w: &mut Writer, unknown: &str) {
     w.close(";");
 }
 
-/// The loader's part of a group before the meeting: rows copied in, the line before's rows of
-/// the group taken from the block before (or the boundary).
+/// The loader's part of a group before the meeting: the line before's rows of the group
+/// taken from the block before (or the boundary), the rows copied a group ago waited for.
 fn emit_loader_before(w: &mut Writer, plan: &LanePlan, unknown: &str) {
-    w.line(
-        "// While the compute warp runs group t0 − LN_GROUP, rows t0 + LN_LEAD·LN_GROUP … are copied in (and, by the",
-    );
-    w.line("// storer, the rows every lane finished by group t0 − 2·LN_GROUP stored). In the ring meanwhile: rows");
-    w.line("// t0 − 2·LN_GROUP − 31 (being stored) to t0 + (LN_LEAD + 1)·LN_GROUP − 1, (LN_LEAD + 3)·LN_GROUP + 31 ≤");
-    w.line("// LN_RING of them.");
-    w.line("copy_rows(t0 + LN_LEAD * LN_GROUP);");
     if plan.reads_line_before() {
         w.line(
             "// The line before's rows [t0, t0 + LN_GROUP): the boundary line's, or those the block before hands over",
@@ -421,6 +420,6 @@ fn emit_loader_before(w: &mut Writer, plan: &LanePlan, unknown: &str) {
         w.line(format!("else edge[r & (LN_EDGE - 1)] = __ldcg(&f_{unknown}[LN_ROW(r) + LN_LINE(before_line)]);"));
         w.close("");
     }
-    w.line("ln_copy_wait_prior(); // rows up to t0 + LN_LEAD·LN_GROUP − 1 are in the window");
+    w.line("ln_copy_wait_all(); // rows up to t0 + LN_LEAD·LN_GROUP − 1 are in the window");
     w.line("__syncwarp(); // the lanes' waits for the block before end apart");
 }
