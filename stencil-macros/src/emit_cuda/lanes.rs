@@ -34,7 +34,7 @@ fn array(window: usize, b: i64) -> String {
 /// The lane kernel of `s` (`Kind::Lanes`), for a stencil [`LanePlan::new`] accepts.
 pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     let Some(plan) = LanePlan::new(s) else { return };
-    w.line("// Asynchronous copies and mbarriers: compute capability 8.0 on (older devices run the pencils).");
+    w.line("// Asynchronous copies: compute capability 8.0 on (older devices run the pencils).");
     w.line("#if __CUDA_ARCH__ >= 800");
     lanes_defines(w, s, &plan);
     lanes_helpers(w);
