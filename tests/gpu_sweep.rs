@@ -161,9 +161,9 @@ fn three_and_one_dimensional_sweeps_equal_the_sequential_sweep() {
 fn lane_kernel_equals_the_sequential_sweep_across_warps_blocks_and_rings() {
     require_gpu();
     let lanes = (Schedule::Plain, WavefrontKernel::Auto);
-    // Lines: fewer than a warp, several warps and blocks (4 pairs of warps a block in f32, 2
-    // in f64), more blocks than the device holds at once; rows: fewer than a group, more than
-    // the window's and the line-before's rings.
+    // Lines: fewer than a warp, several blocks of 32 (each hands its last line to the next),
+    // more blocks than the device holds at once; rows: fewer than a group, more than the
+    // window's and the line-before's rings.
     for shape in [[5, 3], [9, 40], [600, 130], [70, 1000], [300, 333], [20, 40_000]] {
         let w = [("w", 0.75)];
         assert_eq!(compare::<_, f32, 2>(Reach2, shape, &["f"], &[], lanes, 2), 0, "reach2 f32 {shape:?}");
