@@ -280,23 +280,17 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool) {
         .collect();
     w.line(format!("const real v = {}_point({}{});", s.name, args.join(", "), scalar_args(s)));
     if inside {
-        w.line("win[(k & (LN_RING - 1)) * LN_PITCH + lane + 1] = v;");
-        if plan.reads_line_before() {
-            w.line("if (hands_over) ln_ll_put(&ln_ll[((idx)wg * X0 + k) * LN_LLW], v, (unsigned)k + 1u);");
-        }
-        w.line("#pragma unroll");
-        w.line("for (int d = LN_HISTORY; d > 1; --d) hist[d] = hist[d - 1];");
-        w.line("hist[1] = v;");
+        w.line("const bool on = true; // the compiler drops the selects");
     } else {
         w.line("const bool on = active && (unsigned)k < (unsigned)X0;");
-        w.line("if (on) win[(k & (LN_RING - 1)) * LN_PITCH + lane + 1] = v;");
-        if plan.reads_line_before() {
-            w.line("if (on && hands_over) ln_ll_put(&ln_ll[((idx)wg * X0 + k) * LN_LLW], v, (unsigned)k + 1u);");
-        }
-        w.line("#pragma unroll");
-        w.line("for (int d = LN_HISTORY; d > 1; --d) hist[d] = on ? hist[d - 1] : hist[d];");
-        w.line("hist[1] = on ? v : hist[1];");
     }
+    w.line("if (on) win[(k & (LN_RING - 1)) * LN_PITCH + lane + 1] = v;");
+    if plan.reads_line_before() {
+        w.line("if (on && hands_over) ln_ll_put(&ln_ll[((idx)wg * X0 + k) * LN_LLW], v, (unsigned)k + 1u);");
+    }
+    w.line("#pragma unroll");
+    w.line("for (int d = LN_HISTORY; d > 1; --d) hist[d] = on ? hist[d - 1] : hist[d];");
+    w.line("hist[1] = on ? v : hist[1];");
     for (window, b, lo, hi) in plan.window_reads() {
         let name = array(window, b);
         w.line(format!(
@@ -313,7 +307,7 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool) {
 }
 
 /// The helpers' copies into the window (the loader's) and stores out of it (the storer's),
-/// and the loader's first rows: the boundary rows before the walk and the first two groups.
+/// and the loader's first rows: the boundary rows before the walk and the first LN_LEAD groups.
 fn emit_helper_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str) {
     let fields: Vec<String> = plan.windows.iter().map(|&f| c_name(&s.fields[f].name)).collect();
     let needs = |window: usize, side: i64| plan.reads_side(window, side);
