@@ -10,10 +10,11 @@ use crate::ir::Stencil;
 /// Steps between two meetings of a compute warp and its helpers. At most 16: the loader's 32
 /// lanes load a group's rows of the line before and of the line after, one each.
 pub(crate) const GROUP: usize = 16;
-/// Rows of a window's ring: at most 4·GROUP + 47 are in use at once (see the kernel).
+/// Rows of a window's ring: at most 5·GROUP + 47 are in use at once (see the kernel).
 pub(crate) const RING: usize = 128;
-/// Rows of the ring that holds the line before's rows for the compute warp (at most
-/// 2·GROUP + the line before's reach back are in use at once).
+/// Rows of the ring in which the receiver puts the line before's rows for the compute warp,
+/// each in a tagged 64-bit word per 32 bits (two reals in either precision): the receiver
+/// runs at most this many rows ahead.
 pub(crate) const EDGE: usize = 256;
 /// A window's row pitch, even so that the lanes' skewed reads (row t − j, column j) fall
 /// into 32 different banks; columns 0 … 33 are lines 32·w − 1 … 32·w + 32.
@@ -129,7 +130,7 @@ impl LanePlan {
 
     /// Reals of a block's shared memory: its windows and its line-before ring.
     pub fn block_reals(&self) -> usize {
-        self.windows.len() * (RING + self.span()) * PITCH + EDGE
+        self.windows.len() * (RING + self.span()) * PITCH + 2 * EDGE
     }
 
     /// The (window, b) pairs the compute warp reads, with the rows each reaches: the lowest
@@ -181,7 +182,7 @@ mod tests {
             ]
         );
         assert_eq!((p.behind, p.ahead, p.before, p.history), (0, 1, 0, 1));
-        assert_eq!(p.block_reals(), 2 * (RING + GROUP + 1) * PITCH + EDGE);
+        assert_eq!(p.block_reals(), 2 * (RING + GROUP + 1) * PITCH + 2 * EDGE);
         assert_eq!(p.window_reads(), [(0, 0, 0, 16), (0, 1, 0, 15), (1, 0, 0, 15)]);
     }
 

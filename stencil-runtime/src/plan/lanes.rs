@@ -1,15 +1,16 @@
-//! The lane kernel's launch geometry: a block of three warps (compute, loader, storer) per 32
-//! lines of a 2-D sweep.
+//! The lane kernel's launch geometry: a block of four warps (compute, loader, storer,
+//! receiver) per 32 lines of a 2-D sweep.
 
 use super::launch::{Limits, Shape, launch_error};
 use crate::Result;
 use crate::kernel::{KernelKind, KernelManifest};
 
-/// Threads of a block: a compute warp, its loader and its storer (the kernel's launch bounds).
-const BLOCK_THREADS: usize = 96;
+/// Threads of a block: a compute warp, its loader, its storer and its receiver (the kernel's
+/// launch bounds).
+const BLOCK_THREADS: usize = 128;
 
 /// Bytes of static shared memory the lane kernel declares besides its windows, rounded up:
-/// its ticket.
+/// its ticket and the receiver's count of rows taken.
 const STATIC_BYTES: usize = 64;
 
 /// Whether the lane kernel runs the stencil's sweeps with elements of `elem` bytes: it has
@@ -89,7 +90,7 @@ mod tests {
         let grid = LaneGrid::new(&m, &[3602, 1802], 4).unwrap();
         assert_eq!(grid.extents, [3602, 1, 1802]);
         assert_eq!(grid.shape.grid, [57, 1, 1], "1800 lines: 57 blocks");
-        assert_eq!(grid.shape.block, [96, 1, 1], "a compute warp, a loader and a storer per 32 lines");
+        assert_eq!(grid.shape.block, [128, 1, 1], "a compute warp, a loader, a storer and a receiver per 32 lines");
         assert_eq!(grid.shape.shared as usize, 10_116 * 4);
         assert_eq!(grid.handoff_words, 57 * 3600 * 2, "a 64-bit word per block and row");
         assert_eq!(LaneGrid::new(&m, &[3602, 1802], 8).unwrap().handoff_words, 57 * 3600 * 4, "two for f64");
