@@ -306,6 +306,52 @@ fn quotients_of_special_operands_are_the_twins_bit_for_bit() {
     quotients_are_the_twins::<f64>(1e-310, f64::MAX);
 }
 
+/// Dividends below the range of the double-precision quotient's common path (2^-960 and
+/// |b|·2^-1020 on, up to 2^700) divide on a path of their own: nonzero values down to the
+/// subnormals, quotients that fall halfway between two subnormals once scaled back, and
+/// dividends around the range's ends, by divisors near 1 and across 2^±300.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tiny_double_dividends_divide_as_the_twin_bit_for_bit() {
+    require_gpu();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let with_exponent =
+        |bits: u64, e: i64| f64::from_bits((bits & 0x800f_ffff_ffff_ffff) | (((e + 1023) as u64) << 52));
+    let n = 200_000;
+    let (mut a, mut b) = (Grid::<f64, 1>::filled([n + 2], 1.0).unwrap(), Grid::<f64, 1>::filled([n + 2], 1.0).unwrap());
+    for i in 1..=n {
+        let e = if i % 2 == 0 { (next() % 600) as i64 - 300 } else { (next() % 8) as i64 - 4 };
+        let divisor = with_exponent(next(), e);
+        let dividend = match i % 5 {
+            0 => f64::from_bits((next() % 0x1430_0000_0000_0000).max(1) | (next() & 0x8000_0000_0000_0000)),
+            1 => f64::from_bits((next() & 0x800f_ffff_ffff_ffff).max(1)),
+            2 => ((2 * (next() % (1 << 52)) + 1) as f64 * divisor) * 2f64.powi(-1000) * 2f64.powi(-75),
+            3 => with_exponent(next(), -960 + (next() % 7) as i64 - 3),
+            _ => with_exponent(next(), (e - 1020 + (next() % 7) as i64 - 3).max(-1022)),
+        };
+        (a[[i]], b[[i]]) = (dividend, divisor);
+    }
+    let run = |backend| {
+        let mut u = Grid::<f64, 1>::filled([n + 2], 0.0).unwrap();
+        let solver = Solver::new(Quotient).input("a", &a).input("b", &b).backend(backend).mode(Mode::Exact);
+        solver.max_iterations(1).run(&mut u).unwrap();
+        u
+    };
+    let (cpu, gpu) = (run(Backend::Cpu), run(Backend::Cuda { device: 0 }));
+    let subnormal = cpu.as_slice().iter().filter(|q| q.is_subnormal()).count();
+    assert!(subnormal > n / 10, "{subnormal} subnormal quotients of {n}");
+    for i in 1..=n {
+        let (c, g) = (cpu[[i]], gpu[[i]]);
+        assert_eq!(c.to_bits(), g.to_bits(), "point {i}: {:e} / {:e}: CPU {c:e}, GPU {g:e}", a[[i]], b[[i]]);
+    }
+}
+
 #[test]
 fn the_translation_unit_can_be_written_out() {
     // Written before the device is opened, so this holds with or without a GPU.

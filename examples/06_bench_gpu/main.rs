@@ -16,7 +16,13 @@
 //! cargo run --release --example 06_bench_gpu -- --schedules plain --boundaries dirichlet,periodic,neumann
 //! cargo run --release --example 06_bench_gpu -- --sizes 512x512x512 --schedules plain --radius2
 //! cargo run --release --example 06_bench_gpu -- --sizes 512x512x512 --schedules plain,streaming:24:4
+//! cargo run --release --example 06_bench_gpu -- --sizes 256x256x256,512x512x512 --schedules plain \
+//!     --sweep-tiles 8,16 --iterations 10 --repeats 1 --no-peers
 //! ```
+//!
+//! `--sweep-tiles` adds `Gs7`, a 3-D Gauss–Seidel sweep (`sweep(+, +, +)`), on the 3-D grids with
+//! the wavefront schedule of each tile, against the same copy of the bytes `Jacobi7` moves: a
+//! sweep reads u and f and writes u once, so that copy is its one-pass bound too.
 //!
 //! For temporal blocking (`streaming:TILE:SUB`, `hierarchical:TILE:HALO:SUB`) the steady share
 //! of the copy probe is the iteration-points per second against the one-pass ceiling: 250 %
@@ -53,6 +59,12 @@ stencil! {
             + 12.0 * h2 * f[0, 0, 0])
             / 90.0
     }
+
+    /// Gauss–Seidel for −Δu = f with the 7-point Laplacian: a sweep in which the west, south
+    /// and lower neighbours are already new (the wavefront schedule).
+    pub sweep(+, +, +) fn gs7(mut u: Field3, f: Field3, h2: Real) -> Real {
+        (u[-1, 0, 0] + u[1, 0, 0] + u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + u[0, 0, 1] + h2 * f[0, 0, 0]) / 6.0
+    }
 }
 
 /// Plain and tiled CUDA kernels against the copy bandwidth.
@@ -76,6 +88,10 @@ struct Args {
     /// Also run `Star13`, a radius-2 star, on the 3-D grids.
     #[arg(long)]
     radius2: bool,
+    /// Also run `Gs7`, a Gauss–Seidel sweep, on the 3-D grids with the wavefront schedule of
+    /// each of these tiles (its one-pass bound is the copy of the bytes `Jacobi7` moves).
+    #[arg(long, value_delimiter = ',', value_parser = common::at_least(1))]
+    sweep_tiles: Vec<usize>,
     /// Leave out the hand-written peers.
     #[arg(long)]
     no_peers: bool,
@@ -156,6 +172,14 @@ fn measure(args: &Args) -> Result<Vec<String>, Box<dyn std::error::Error>> {
                     rows.extend(bench::<_, f64, 3>(Jacobi7, [a, b, c], args)?);
                     if peers {
                         rows.extend(peer_rows::<f64>(a, "double", args)?);
+                    }
+                }
+                if !args.sweep_tiles.is_empty() {
+                    let sweeps: Vec<Schedule> =
+                        args.sweep_tiles.iter().map(|&tile| Schedule::Wavefront { tile }).collect();
+                    rows.extend(bench_with::<_, f32, 3>(Gs7, [a, b, c], &sweeps, args)?);
+                    if !args.f32_only {
+                        rows.extend(bench_with::<_, f64, 3>(Gs7, [a, b, c], &sweeps, args)?);
                     }
                 }
                 if args.radius2 {
@@ -240,9 +264,19 @@ fn bench<S: Stencil<N>, T: Real, const N: usize>(
     shape: [usize; N],
     args: &Args,
 ) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    bench_with::<S, T, N>(stencil, shape, &args.schedules, args)
+}
+
+/// A row of the table for every one of `schedules` and every boundary condition of `S`.
+fn bench_with<S: Stencil<N>, T: Real, const N: usize>(
+    stencil: S,
+    shape: [usize; N],
+    schedules: &[Schedule],
+    args: &Args,
+) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let f = Grid::<T, N>::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), 2)?;
     let u0 = Grid::<T, N>::random_uniform(shape, T::from_f64(-1.0), T::from_f64(1.0), 1)?;
-    rows::<S, T, N>(shape, args, |schedule, boundaries, k| {
+    rows::<S, T, N>(shape, schedules, args, |schedule, boundaries, k| {
         let mut u = u0.clone();
         solver(Solver::new(stencil).input("f", &f).param("h2", 1e-4), schedule, boundaries, k).run(&mut u)
     })
@@ -256,7 +290,7 @@ fn bench_system<T: Real>(shape: [usize; 2], args: &Args) -> Result<Vec<String>, 
     let inside = move |i: usize, j: usize| i.abs_diff(n0 / 2) < n0 / 10 && j.abs_diff(n1 / 2) < n1 / 10;
     let u0 = Grid::<T, 2>::from_fn(shape, |[i, j]| if inside(i, j) { t(0.5) } else { t(1.0) })?;
     let v0 = Grid::<T, 2>::from_fn(shape, |[i, j]| if inside(i, j) { t(0.25) } else { t(0.0) })?;
-    rows::<GrayScott, T, 2>(shape, args, |schedule, boundaries, k| {
+    rows::<GrayScott, T, 2>(shape, &args.schedules, args, |schedule, boundaries, k| {
         let (mut u, mut v) = (u0.clone(), v0.clone());
         solver(Solver::new(GrayScott).params(params), schedule, boundaries, k).run_system(&mut [&mut u, &mut v])
     })
@@ -305,10 +339,11 @@ fn measure_case<const N: usize>(
     Ok((report, steady))
 }
 
-/// A row of the table for every schedule and boundary condition; `run(schedule, boundaries,
-/// k)` runs `k` iterations of `S` from the same start each time.
+/// A row of the table for every one of `schedules` and every boundary condition; `run(schedule,
+/// boundaries, k)` runs `k` iterations of `S` from the same start each time.
 fn rows<S: Stencil<N>, T: Real, const N: usize>(
     shape: [usize; N],
+    schedules: &[Schedule],
     args: &Args,
     run: impl Fn(Schedule, Boundaries<N>, usize) -> stencil::Result<Report>,
 ) -> Result<Vec<String>, Box<dyn std::error::Error>> {
@@ -316,7 +351,7 @@ fn rows<S: Stencil<N>, T: Real, const N: usize>(
     let points: usize = shape.iter().map(|n| n - 2).product();
     let copy = cuda::copy_bandwidth(0, points * bytes_per_point, args.repeats.max(3))?;
     let mut rows = Vec::new();
-    let cases = args.schedules.iter().flat_map(|&s| args.boundaries.iter().map(move |&b| (s, b)));
+    let cases = schedules.iter().flat_map(|&s| args.boundaries.iter().map(move |&b| (s, b)));
     for (schedule, boundary) in cases {
         let name = |what: &str| {
             let grid = shape.iter().map(ToString::to_string).collect::<Vec<_>>().join("×");
