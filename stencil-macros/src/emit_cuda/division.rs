@@ -85,10 +85,9 @@ pub(super) fn emit_div(w: &mut Writer) {
 }
 
 /// Double precision's quotient of a nonzero dividend below Markstein's range (so below
-/// 2^-700) by a divisor in range:
-/// Markstein's quotient of a·2^600, scaled back, and where that scaling rounds a quotient
-/// that fell exactly halfway between two subnormals, the neighbour on the side of the true
-/// quotient (the exact residual's sign says which).
+/// 2^-700) by a divisor in range: Markstein's quotient of a·2^600, scaled back, and where
+/// that scaling rounds a quotient that fell exactly halfway between two subnormals, the
+/// neighbour on the side of the true quotient (the exact residual's sign says which).
 fn emit_tiny_dividend(w: &mut Writer) {
     w.line(
         "// A nonzero a below the range (so below 2^-700) by b within 2^±300: q1, Markstein's quotient of a·2^600 (a",
