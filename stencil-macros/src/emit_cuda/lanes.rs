@@ -257,6 +257,8 @@ fn emit_compute_setup(w: &mut Writer, plan: &LanePlan, unknown: &str) {
     w.line(format!(
         "for (int d = 1; d <= LN_HISTORY; ++d) hist[d] = helper ? (real)0 : __ldcg(&f_{unknown}[LN_ROW(max(-d, -R0)) + LN_LINE(line)]);"
     ));
+    w.line("// The first step's shuffles; each step then shuffles for the next as soon as its output is known.");
+    emit_shuffles(w, plan, "real ");
     w.line("// The window's values of a group, read during the group before (each once its slot's last use is past).");
     for (window, b, _, _) in plan.window_reads() {
         w.line(format!("real {}[LN_SPAN];", array(window, b)));
@@ -335,16 +337,10 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool) {
         w.line("#pragma unroll");
         w.line("for (int d = 0; d < LN_BEFORE; ++d) bw[d] = bw[d + 1];");
         w.line("bw[LN_BEFORE] = ln_word_value(word);");
-        w.line("word = ln_edge_load(&edge[((t0 + u + LN_PEEK) & (LN_EDGE - 1)) * LN_LLW]);");
-    }
-    let mut shuffled: Vec<i64> = Vec::new();
-    for source in &plan.sources {
-        if let Source::LineBefore(a) = *source
-            && !shuffled.contains(&a)
-        {
-            shuffled.push(a);
-            w.line(format!("const real up{} = __shfl_up_sync(0xffffffffu, hist[{}], 1);", -a, 1 - a));
-        }
+        w.line(
+            "// The slot's next word: loaded here in single precision, after the step's output in double (measured).",
+        );
+        w.line("if (sizeof(real) == 4) word = ln_edge_load(&edge[((t0 + u + LN_PEEK) & (LN_EDGE - 1)) * LN_LLW]);");
     }
     let args: Vec<String> = plan
         .sources
@@ -361,13 +357,17 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool) {
     } else {
         w.line("const bool on = active && (unsigned)k < (unsigned)X0;");
     }
-    w.line("if (on) win[(k & (LN_RING - 1)) * LN_PITCH + lane + 1] = v;");
-    if plan.reads_line_before() {
-        w.line("if (on && hands_over) ln_ll_put(&ln_ll[((idx)wg * X0 + k) * LN_LLW], v, (unsigned)k + 1u);");
-    }
     w.line("#pragma unroll");
     w.line("for (int d = LN_HISTORY; d > 1; --d) hist[d] = on ? hist[d - 1] : hist[d];");
     w.line("hist[1] = on ? v : hist[1];");
+    w.line("// The next step's shuffles as soon as this step's output is known, before its shared-memory traffic");
+    w.line("// (measured: double precision 2.36 → 2.14 ms a step, single precision unchanged).");
+    emit_shuffles(w, plan, "");
+    w.line("if (on) win[(k & (LN_RING - 1)) * LN_PITCH + lane + 1] = v;");
+    if plan.reads_line_before() {
+        w.line("if (sizeof(real) == 8) peek[u % LN_PEEK] = ln_edge_load(&edge[((t0 + u + LN_PEEK) & (LN_EDGE - 1)) * LN_LLW]);");
+        w.line("if (on && hands_over) ln_ll_put(&ln_ll[((idx)wg * X0 + k) * LN_LLW], v, (unsigned)k + 1u);");
+    }
     for (window, b, lo, hi) in plan.window_reads() {
         let name = array(window, b);
         w.line(format!(
@@ -381,6 +381,21 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool) {
         ));
     }
     w.close("");
+}
+
+/// The shuffles of the line before's values a step needs (lane j − 1's outputs), into
+/// `up<-a>` for each line-before read at row offset `a`; `declare` is `"real "` where the
+/// variables are declared.
+fn emit_shuffles(w: &mut Writer, plan: &LanePlan, declare: &str) {
+    let mut shuffled: Vec<i64> = Vec::new();
+    for source in &plan.sources {
+        if let Source::LineBefore(a) = *source
+            && !shuffled.contains(&a)
+        {
+            shuffled.push(a);
+            w.line(format!("{declare}up{} = __shfl_up_sync(0xffffffffu, hist[{}], 1);", -a, 1 - a));
+        }
+    }
 }
 
 /// The helpers' copies into the window (the loader's) and stores out of it (the storer's),
