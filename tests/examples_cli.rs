@@ -45,6 +45,7 @@ fn numeric_options_are_checked_against_their_range() {
     fails("06_out_of_core", &["--device-memory-gib=-1"], 2, &["--device-memory-gib", "greater than 0"]);
     fails("06_out_of_core", &["--device-memory-gib", "nan"], 2, &["--device-memory-gib"]);
     fails("07_gauss_seidel", &["--size", "0"], 2, &["--size", "from 3"]);
+    fails("07_gauss_seidel", &["--methods", "jacobi,newton"], 2, &["--methods", "gauss-seidel"]);
     fails("07_convection_diffusion", &["--tau", "1e9"], 2, &["--tau", "less than 20"]);
     fails("07_convection_diffusion", &["--tau", "-1"], 2, &["--tau", "greater than 0"]);
     fails("01_poisson3d", &["--size", "2"], 2, &["--size", "at least 3"]);
