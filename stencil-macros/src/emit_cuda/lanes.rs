@@ -180,41 +180,7 @@ fn lanes_helpers(w: &mut Writer) {
     );
     w.line("// it; no fence orders the value and a flag, and the next block sees each value once it lands in L2.");
     w.line("#define LN_LLW (sizeof(real) / 4)");
-    w.line("// A value's LN_LLW tagged words (the second is the first again in single precision), and the value back.");
-    w.line("struct ln_word { unsigned long long a, b; };");
-    w.open("__device__ __forceinline__ ln_word ln_pack(const real v, const unsigned tag)");
-    w.line("unsigned long long bits = 0;");
-    w.line("memcpy(&bits, &v, sizeof(real));");
-    w.line("const unsigned long long t = (unsigned long long)tag << 32;");
-    w.line("const unsigned long long a = t | (bits & 0xffffffffull);");
-    w.line("return {a, sizeof(real) == 4 ? a : t | (bits >> 32)};");
-    w.close("");
-    w.open("__device__ __forceinline__ real ln_word_value(const ln_word w)");
-    w.line("const unsigned long long bits = (w.a & 0xffffffffull) | (w.b << 32);");
-    w.line("real v;");
-    w.line("memcpy(&v, &bits, sizeof(real));");
-    w.line("return v;");
-    w.close("");
-    w.open("__device__ __forceinline__ bool ln_word_has(const ln_word w, const unsigned tag)");
-    w.line("return (unsigned)(w.a >> 32) == tag && (unsigned)(w.b >> 32) == tag;");
-    w.close("");
-    w.open("__device__ __forceinline__ void ln_ll_put(unsigned long long* p, const real v, const unsigned tag)");
-    w.line("const ln_word w = ln_pack(v, tag);");
-    w.line("if (sizeof(real) == 4) asm volatile(\"st.relaxed.gpu.global.b64 [%0], %1;\" ::\"l\"(p), \"l\"(w.a) : \"memory\");");
-    w.line("else asm volatile(\"st.relaxed.gpu.global.v2.b64 [%0], {%1, %2};\" ::\"l\"(p), \"l\"(w.a), \"l\"(w.b) : \"memory\");");
-    w.close("");
-    w.line("// The value of tag `tag` at p into *v, or false while it has not arrived.");
-    w.open("__device__ __forceinline__ bool ln_ll_get(const unsigned long long* p, const unsigned tag, real* v)");
-    w.line("ln_word w;");
-    w.open("if (sizeof(real) == 4)");
-    w.line("asm volatile(\"ld.relaxed.gpu.global.b64 %0, [%1];\" : \"=l\"(w.a) : \"l\"(p) : \"memory\");");
-    w.line("w.b = w.a;");
-    w.close("");
-    w.line("else asm volatile(\"ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];\" : \"=l\"(w.a), \"=l\"(w.b) : \"l\"(p) : \"memory\");");
-    w.line("if (!ln_word_has(w, tag)) return false;");
-    w.line("*v = ln_word_value(w);");
-    w.line("return true;");
-    w.close("");
+    emit_tagged_words(w);
     w.line("// An asynchronous copy of one value from global into shared memory, the end of a group of them, the wait");
     w.line("// for all groups but the last, and for all.");
     w.open("__device__ __forceinline__ void ln_copy(real* dst, const real* src)");
@@ -257,6 +223,46 @@ fn lanes_helpers(w: &mut Writer) {
     w.line("return first ? a : b;");
     w.close("");
     w.line("#endif");
+}
+
+/// A value's tagged words: packed, unpacked, checked, and stored to and loaded from the
+/// hand-over in global memory.
+fn emit_tagged_words(w: &mut Writer) {
+    w.line("// A value's LN_LLW tagged words (the second is the first again in single precision), and the value back.");
+    w.line("struct ln_word { unsigned long long a, b; };");
+    w.open("__device__ __forceinline__ ln_word ln_pack(const real v, const unsigned tag)");
+    w.line("unsigned long long bits = 0;");
+    w.line("memcpy(&bits, &v, sizeof(real));");
+    w.line("const unsigned long long t = (unsigned long long)tag << 32;");
+    w.line("const unsigned long long a = t | (bits & 0xffffffffull);");
+    w.line("return {a, sizeof(real) == 4 ? a : t | (bits >> 32)};");
+    w.close("");
+    w.open("__device__ __forceinline__ real ln_word_value(const ln_word w)");
+    w.line("const unsigned long long bits = (w.a & 0xffffffffull) | (w.b << 32);");
+    w.line("real v;");
+    w.line("memcpy(&v, &bits, sizeof(real));");
+    w.line("return v;");
+    w.close("");
+    w.open("__device__ __forceinline__ bool ln_word_has(const ln_word w, const unsigned tag)");
+    w.line("return (unsigned)(w.a >> 32) == tag && (unsigned)(w.b >> 32) == tag;");
+    w.close("");
+    w.open("__device__ __forceinline__ void ln_ll_put(unsigned long long* p, const real v, const unsigned tag)");
+    w.line("const ln_word w = ln_pack(v, tag);");
+    w.line("if (sizeof(real) == 4) asm volatile(\"st.relaxed.gpu.global.b64 [%0], %1;\" ::\"l\"(p), \"l\"(w.a) : \"memory\");");
+    w.line("else asm volatile(\"st.relaxed.gpu.global.v2.b64 [%0], {%1, %2};\" ::\"l\"(p), \"l\"(w.a), \"l\"(w.b) : \"memory\");");
+    w.close("");
+    w.line("// The value of tag `tag` at p into *v, or false while it has not arrived.");
+    w.open("__device__ __forceinline__ bool ln_ll_get(const unsigned long long* p, const unsigned tag, real* v)");
+    w.line("ln_word w;");
+    w.open("if (sizeof(real) == 4)");
+    w.line("asm volatile(\"ld.relaxed.gpu.global.b64 %0, [%1];\" : \"=l\"(w.a) : \"l\"(p) : \"memory\");");
+    w.line("w.b = w.a;");
+    w.close("");
+    w.line("else asm volatile(\"ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];\" : \"=l\"(w.a), \"=l\"(w.b) : \"l\"(p) : \"memory\");");
+    w.line("if (!ln_word_has(w, tag)) return false;");
+    w.line("*v = ln_word_value(w);");
+    w.line("return true;");
+    w.close("");
 }
 
 /// The compute warp's state across groups: its history (first the boundary rows before its
