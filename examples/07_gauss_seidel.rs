@@ -49,6 +49,7 @@ struct Args {
     methods: Vec<Method>,
 }
 
+/// The iterations compared: Jacobi (the library's `jacobi5`) and the two sweeps above.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Method {
     Jacobi,
