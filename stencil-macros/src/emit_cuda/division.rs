@@ -32,6 +32,13 @@ pub(super) fn emit_div(w: &mut Writer) {
     emit_zero_guarded(w, "float", "unsigned int", "__float_as_uint", "__uint_as_float", "0x80000000u");
     w.line("#endif");
     w.close("");
+    emit_double_div(w);
+}
+
+/// Double precision: Markstein's quotient of the dividend scaled by 2^380, scaled back; the
+/// quotients that may lie halfway between two subnormals, and the operands out of range,
+/// out of line.
+fn emit_double_div(w: &mut Writer) {
     w.line("// Double precision: Markstein's quotient. With y the correctly rounded 1/b and q0 = a·y (within about an");
     w.line(
         "// ulp of a/b), the residual a − b·q0 is exact (one fused multiply–add), and q0 plus the residual times y,",
@@ -39,19 +46,26 @@ pub(super) fn emit_div(w: &mut Writer) {
     w.line(
         "// rounded once, is the correctly rounded a/b (Markstein's correction step; the generator's unit tests check",
     );
-    w.line("// it against IEEE division) as long as nothing underflows or overflows: here b within 2^±300 and a from");
+    w.line("// it against IEEE division) as long as nothing underflows or overflows. So it runs on a·2^380 (an exact");
     w.line(
-        "// 2^-960 (so the residual's bits stay above the subnormals') and |b|·2^-1020 (a normal quotient) to 2^700,",
+        "// scaling) for b within 2^±300 and a below 2^320: the scaled dividend then lies from 2^-694 to 2^700, its",
+    );
+    w.line("// quotient is normal and the residual's bits stay above the subnormals', for every dividend down to the");
+    w.line("// smallest subnormal — the tail of a decaying field, met in many steps of a sweep, takes the same path.");
+    w.line(
+        "// Scaling the quotient back by 2^-380 is exact unless a/b is subnormal; then it rounds a second time, which",
     );
     w.line(
-        "// or a zero a, whose quotient has q0's sign. Three dependent operations after the multiply (a loop hoists",
+        "// goes wrong only where the scaled quotient lies exactly halfway between two subnormals. Whether it might",
+    );
+    w.line("// is read from q0 (within two of its ulps of one), so that the branch does not wait for the quotient; the few");
+    w.line(
+        "// such quotients, and the operands out of range, divide out of line. Three dependent operations after the",
     );
     w.line(
-        "// y and the range's start for a divisor that does not change). A smaller nonzero a (the tail of a decaying",
+        "// multiply and one to scale back (a loop hoists y for a divisor that does not change); a zero a's quotient",
     );
-    w.line(
-        "// field, met in many steps of a sweep) takes a short path of its own; the other operands divide out of line.",
-    );
+    w.line("// takes q0's sign.");
     w.open("__device__ __noinline__ double stencil_div_rare(const double a, const double b)");
     emit_zero_guarded(
         w,
@@ -62,46 +76,38 @@ pub(super) fn emit_div(w: &mut Writer) {
         "0x8000000000000000ull",
     );
     w.close("");
-    emit_tiny_dividend(w);
+    emit_midpoint(w);
     w.open("__device__ __forceinline__ double stencil_div(const double a, const double b)");
     w.line("const auto bits = [](const double x) { return (unsigned long long)__double_as_longlong(x); };");
     w.line("const double y = __drcp_rn(b);");
-    w.line("const double q0 = __dmul_rn(a, y);");
+    w.line(format!("const double q0 = __dmul_rn(a, __dmul_rn(y, {UP})), a1 = __dmul_rn(a, {UP});"));
+    w.line(format!("const unsigned long long magnitude = {MAGNITUDE};"));
+    w.line(format!("const double q1 = __dmul_rn(__fma_rn(__fma_rn(-b, q0, a1), y, q0), {DOWN});"));
+    w.line("double q = __longlong_as_double((bits(q1) & magnitude) | (bits(q0) & ~magnitude));");
     w.line(format!(
-        "const unsigned long long magnitude = {MAGNITUDE}, ma = bits(a) & magnitude, mb = bits(b) & magnitude;"
+        "const bool within = (bits(b) & magnitude) - {DIVISOR_LOWEST} <= {DIVISOR_SPAN} && (bits(a) & magnitude) < {DIVIDEND_END};"
     ));
-    w.line("double q = __longlong_as_double((bits(__fma_rn(__fma_rn(-b, q0, a), y, q0)) & magnitude) | (bits(q0) & ~magnitude));");
-    w.line(format!("const bool divisor = mb - {DIVISOR_LOWEST} <= {DIVISOR_SPAN};"));
     w.line(format!(
-        "const unsigned long long lowest = mb > {QUOTIENT_SHIFT} + {DIVIDEND_FLOOR} ? mb - {QUOTIENT_SHIFT} : {DIVIDEND_FLOOR};"
+        "const double off = fabs(__fma_rn(-{UP}, __dmul_rn(q0, {DOWN}), q0)); // q0's distance to a subnormal, scaled"
     ));
-    w.line(format!("const bool within = divisor && (ma - lowest < {DIVIDEND_END} - lowest || ma == 0);"));
-    w.line("// Computed before the branch, so the common path does not wait for the range check.");
+    w.line(format!("const bool midpoint = off >= {HALFWAY} - {WINDOW} * fabs(q0) && fabs(q0) < {SUBNORMAL_EDGE};"));
+    w.line("// Computed before the branch, so the common path does not wait for the checks.");
     w.line("asm volatile(\"\" : \"+d\"(q));");
-    w.line("const bool tiny = divisor && ma - 1 < lowest - 1;");
-    w.line("return within ? q : tiny ? stencil_div_tiny(a, b, y) : stencil_div_rare(a, b);");
+    w.line("return within && !midpoint ? q : within ? stencil_div_midpoint(a, b, y) : stencil_div_rare(a, b);");
     w.close("");
     w.blank();
 }
 
-/// Double precision's quotient of a nonzero dividend below Markstein's range (so below
-/// 2^-700) by a divisor in range: Markstein's quotient of a·2^600, scaled back, and where
-/// that scaling rounds a quotient that fell exactly halfway between two subnormals, the
-/// neighbour on the side of the true quotient (the exact residual's sign says which).
-fn emit_tiny_dividend(w: &mut Writer) {
+/// Double precision's quotient whose scaled form may lie halfway between two subnormals:
+/// Markstein's scaled quotient, scaled back, and where that rounds a quotient exactly halfway,
+/// the neighbour on the side of the true quotient (the exact residual's sign says which).
+fn emit_midpoint(w: &mut Writer) {
+    w.line("// A quotient a/b (b within 2^±300, a below 2^320) whose scaled form q1 may lie halfway between two");
     w.line(
-        "// A nonzero a below the range (so below 2^-700) by b within 2^±300: q1, Markstein's quotient of a·2^600 (a",
+        "// subnormals: q1·2^-380 is a/b's correct rounding unless q1 lies exactly halfway (d = ±2^-695 below) while",
     );
-    w.line("// scaling that is exact; a normal quotient), is the correctly rounded a·2^600/b, and q1·2^-600 is a/b's");
-    w.line("// correct rounding unless it is subnormal and rounds a second time: that goes wrong only where q1·2^-600");
-    w.line(
-        "// lies exactly halfway between two subnormals (d = ±2^-475 below) while the true quotient does not, whose",
-    );
-    w.line(
-        "// side the residual gives. Out of line, like the IEEE quotient: in line in every step of an unrolled sweep",
-    );
-    w.line("// it slowed the steps that do not take it (measured).");
-    w.open("__device__ __noinline__ double stencil_div_tiny(const double a, const double b, const double y)");
+    w.line("// the true quotient does not, whose side the residual gives.");
+    w.open("__device__ __noinline__ double stencil_div_midpoint(const double a, const double b, const double y)");
     w.line(format!("const double a1 = __dmul_rn(a, {UP});"));
     w.line("const double q0 = __dmul_rn(a1, y);");
     w.line("const double q1 = __fma_rn(__fma_rn(-b, q0, a1), y, q0);");
@@ -125,73 +131,29 @@ fn emit_zero_guarded(w: &mut Writer, ty: &str, bits: &str, to_bits: &str, from_b
     w.line(format!("return zero ? {from_bits}(s) : q;"));
 }
 
-/// The sign bit's complement, and the magnitudes (bits without the sign) Markstein's double
-/// quotient covers: divisors in [2^-300, 2^300) (the smallest, and how far above it), nonzero
-/// dividends from the larger of 2^-960 and |b|·2^-1020 (|b|'s bits less 1020 in the exponent)
-/// to 2^700.
+/// The sign bit's complement; the divisors Markstein's quotient covers, [2^-300, 2^300) (the
+/// smallest magnitude's bits, and how far above it); the dividends' end, 2^320.
 const MAGNITUDE: &str = "0x7fffffffffffffffull";
 const DIVISOR_LOWEST: &str = "0x2d30000000000000ull";
 const DIVISOR_SPAN: &str = "0x257fffffffffffffull";
-const DIVIDEND_FLOOR: &str = "0x03f0000000000000ull";
-const QUOTIENT_SHIFT: &str = "0x3fc0000000000000ull";
-const DIVIDEND_END: &str = "0x6bb0000000000000ull";
-/// The tiny dividends' scaling up and back (2^600, 2^-600), and half a subnormal's spacing
-/// scaled up (2^-1075 · 2^600).
-const UP: &str = "0x1p600";
-const DOWN: &str = "0x1p-600";
-const HALFWAY: &str = "0x1p-475";
+const DIVIDEND_END: &str = "0x53f0000000000000ull";
+/// The dividend's scaling up and the quotient's back (2^380, 2^-380); half a subnormal's
+/// spacing scaled up (2^-1075 · 2^380); 2^-51·|q0|, at least two of q0's ulps, the distance
+/// from q0 within which the corrected quotient lies (1.25 ulps at most where it is two ulps,
+/// 2.5 where it is four); and the scaled quotients below which the quotient may be subnormal
+/// (2^-1022 · 2^380, with a binade's margin).
+const UP: &str = "0x1p380";
+const DOWN: &str = "0x1p-380";
+const HALFWAY: &str = "0x1p-695";
+const WINDOW: &str = "0x1p-51";
+const SUBNORMAL_EDGE: &str = "0x1p-641";
 
 #[cfg(test)]
 mod tests {
-    use super::{DIVIDEND_END, DIVIDEND_FLOOR, DIVISOR_LOWEST, DIVISOR_SPAN, DOWN, HALFWAY, QUOTIENT_SHIFT, UP};
+    use super::{DIVIDEND_END, DIVISOR_LOWEST, DIVISOR_SPAN, DOWN, HALFWAY, SUBNORMAL_EDGE, UP, WINDOW};
 
     fn constant(c: &str) -> u64 {
         u64::from_str_radix(c.trim_start_matches("0x").trim_end_matches(['u', 'l']), 16).unwrap()
-    }
-
-    /// The paths of the generated double-precision quotient: Markstein's range, the tiny
-    /// dividends' path, and out of line.
-    #[derive(PartialEq, Debug)]
-    enum Path {
-        Markstein,
-        Tiny,
-        OutOfLine,
-    }
-
-    /// Which path a / b takes, as the generated code decides.
-    fn path(a: f64, b: f64) -> Path {
-        let magnitude = !(1u64 << 63);
-        let (ma, mb) = (a.to_bits() & magnitude, b.to_bits() & magnitude);
-        let divisor = mb.wrapping_sub(constant(DIVISOR_LOWEST)) <= constant(DIVISOR_SPAN);
-        let (shift, floor) = (constant(QUOTIENT_SHIFT), constant(DIVIDEND_FLOOR));
-        let lowest = if mb > shift + floor { mb - shift } else { floor };
-        if divisor && (ma.wrapping_sub(lowest) < constant(DIVIDEND_END) - lowest || ma == 0) {
-            Path::Markstein
-        } else if divisor && ma.wrapping_sub(1) < lowest - 1 {
-            Path::Tiny
-        } else {
-            Path::OutOfLine
-        }
-    }
-
-    /// The generated double-precision quotient, on the CPU: `None` where it divides out of line.
-    fn double(a: f64, b: f64) -> Option<f64> {
-        match path(a, b) {
-            Path::Markstein => {
-                let y = 1.0 / b;
-                let q0 = a * y;
-                let q = (-b).mul_add(q0, a).mul_add(y, q0);
-                let magnitude = !(1u64 << 63);
-                Some(f64::from_bits((q.to_bits() & magnitude) | (q0.to_bits() & !magnitude)))
-            }
-            Path::Tiny => Some(tiny(a, b).0),
-            Path::OutOfLine => None,
-        }
-    }
-
-    /// The unbiased exponent of a power of two's bits as the generator writes them.
-    fn exponent(c: &str) -> i64 {
-        (constant(c) >> 52) as i64 - 1023
     }
 
     /// A hexadecimal power of two as the generator writes it (`0x1pE`).
@@ -200,9 +162,48 @@ mod tests {
         f64::from_bits(((e + 1023) as u64) << 52)
     }
 
-    /// The generated quotient of a nonzero dividend below Markstein's range, on the CPU, and
+    /// The unbiased exponent of a power of two's bits as the generator writes them.
+    fn exponent(c: &str) -> i64 {
+        (constant(c) >> 52) as i64 - 1023
+    }
+
+    /// The paths of the generated double-precision quotient: Markstein's scaled quotient in
+    /// line, the quotients that may lie halfway between two subnormals, and out of line.
+    #[derive(PartialEq, Debug)]
+    enum Path {
+        Markstein,
+        Midpoint,
+        OutOfLine,
+    }
+
+    /// Which path a / b takes, as the generated code decides.
+    fn path(a: f64, b: f64) -> Path {
+        let magnitude = !(1u64 << 63);
+        let divisor = (b.to_bits() & magnitude).wrapping_sub(constant(DIVISOR_LOWEST)) <= constant(DIVISOR_SPAN);
+        if !(divisor && a.to_bits() & magnitude < constant(DIVIDEND_END)) {
+            return Path::OutOfLine;
+        }
+        let q0 = a * ((1.0 / b) * power(UP));
+        let off = (-power(UP)).mul_add(q0 * power(DOWN), q0).abs();
+        if off >= power(HALFWAY) - power(WINDOW) * q0.abs() && q0.abs() < power(SUBNORMAL_EDGE) {
+            Path::Midpoint
+        } else {
+            Path::Markstein
+        }
+    }
+
+    /// The generated in-line quotient, on the CPU: Markstein's quotient of a·2^380, scaled back.
+    fn markstein(a: f64, b: f64) -> f64 {
+        let y = 1.0 / b;
+        let (q0, a1) = (a * (y * power(UP)), a * power(UP));
+        let q1 = (-b).mul_add(q0, a1).mul_add(y, q0) * power(DOWN);
+        let magnitude = !(1u64 << 63);
+        f64::from_bits((q1.to_bits() & magnitude) | (q0.to_bits() & !magnitude))
+    }
+
+    /// The generated quotient that may lie halfway between two subnormals, on the CPU, and
     /// whether it corrected a second rounding.
-    fn tiny(a: f64, b: f64) -> (f64, bool) {
+    fn midpoint(a: f64, b: f64) -> (f64, bool) {
         let y = 1.0 / b;
         let a1 = a * power(UP);
         let q0 = a1 * y;
@@ -227,33 +228,13 @@ mod tests {
         (f64::from_bits(bits as u64), true)
     }
 
-    #[test]
-    fn tiny_dividends_divide_correctly_rounded_subnormal_quotients_included() {
-        let mut next = numbers();
-        let (mut halfway, mut cases) = (0, 0);
-        for i in 0..2_000_000u64 {
-            let sign = next() & 0x8000_0000_0000_0000;
-            // Divisors across the range 2^±300, and near 1 (the quotients of the tail of a field).
-            let e = if i % 2 == 0 { (next() % 600) as i64 - 300 } else { (next() % 8) as i64 - 4 };
-            let b = f64::from_bits(sign ^ (next() & 0x800f_ffff_ffff_ffff) | (((e + 1023) as u64) << 52));
-            let a = match i % 3 {
-                // Any nonzero dividend below 2^-700, subnormals included.
-                0 => f64::from_bits((next() % 0x1430_0000_0000_0000).max(1) | (next() & 0x8000_0000_0000_0000)),
-                // A subnormal.
-                1 => f64::from_bits((next() & 0x000f_ffff_ffff_ffff).max(1)),
-                // Near a midpoint between two subnormals times b: the quotients that round twice.
-                _ => ((2 * (next() % (1 << 52)) + 1) as f64 * b) * power("0x1p-1000") * power("0x1p-75"),
-            };
-            if !a.is_finite() || path(a, b) != Path::Tiny {
-                continue;
-            }
-            cases += 1;
-            let (q, corrected) = tiny(a, b);
-            halfway += usize::from(corrected);
-            assert_eq!(q.to_bits(), (a / b).to_bits(), "{a:e} / {b:e}");
+    /// The generated double-precision quotient, on the CPU: `None` where it divides out of line.
+    fn double(a: f64, b: f64) -> Option<f64> {
+        match path(a, b) {
+            Path::Markstein => Some(markstein(a, b)),
+            Path::Midpoint => Some(midpoint(a, b).0),
+            Path::OutOfLine => None,
         }
-        assert!(cases > 1_000_000, "{cases} cases");
-        assert!(halfway > 1_000, "only {halfway} quotients halfway between subnormals");
     }
 
     /// xorshift64: many cases, reproducible, no dependency.
@@ -268,6 +249,62 @@ mod tests {
     }
 
     #[test]
+    fn tiny_dividends_divide_correctly_rounded_subnormal_quotients_included() {
+        let mut next = numbers();
+        let (mut cases, mut halfway, mut rounded_twice) = (0, 0, 0);
+        for i in 0..2_000_000u64 {
+            let sign = next() & 0x8000_0000_0000_0000;
+            // Divisors across the range 2^±300, and near 1 (the quotients of the tail of a field).
+            let e = if i % 2 == 0 { (next() % 600) as i64 - 300 } else { (next() % 8) as i64 - 4 };
+            let b = f64::from_bits(sign ^ (next() & 0x800f_ffff_ffff_ffff) | (((e + 1023) as u64) << 52));
+            let a = match i % 3 {
+                // Any nonzero dividend below 2^-700, subnormals included.
+                0 => f64::from_bits((next() % 0x1430_0000_0000_0000).max(1) | (next() & 0x8000_0000_0000_0000)),
+                // A subnormal.
+                1 => f64::from_bits((next() & 0x000f_ffff_ffff_ffff).max(1)),
+                // Near a midpoint between two subnormals times b: the quotients that round twice.
+                _ => ((2 * (next() % (1 << 52)) + 1) as f64 * b) * power("0x1p-1000") * power("0x1p-75"),
+            };
+            if !a.is_finite() || a == 0.0 || path(a, b) == Path::OutOfLine {
+                continue;
+            }
+            cases += 1;
+            let q = double(a, b).unwrap();
+            assert_eq!(q.to_bits(), (a / b).to_bits(), "{a:e} / {b:e}");
+            // The in-line quotient rounds twice exactly where the midpoint path corrects it.
+            let (_, corrected) = midpoint(a, b);
+            halfway += usize::from(corrected);
+            rounded_twice += usize::from(markstein(a, b).to_bits() != q.to_bits());
+        }
+        assert!(cases > 1_000_000, "{cases} cases");
+        assert!(halfway > 1_000, "only {halfway} quotients halfway between subnormals");
+        assert!(rounded_twice > 1_000, "only {rounded_twice} quotients the in-line path would round wrongly");
+    }
+
+    #[test]
+    fn few_quotients_leave_the_in_line_path() {
+        let mut next = numbers();
+        let (mut subnormal, mut midpoint) = (0, 0);
+        for _ in 0..1_000_000 {
+            let b = f64::from_bits((next() & 0x000f_ffff_ffff_ffff) | (1023 << 52));
+            // Quotients spread evenly over the binades from 2^-1074 to 2^-900.
+            let e = (next() % 174) as i32 - 1074;
+            let a =
+                f64::from_bits((next() & 0x000f_ffff_ffff_ffff) | (1023 << 52)) * 2f64.powi(e + 200) * 2f64.powi(-200);
+            let path = path(a * b, b);
+            assert_ne!(path, Path::OutOfLine);
+            if a < f64::MIN_POSITIVE * 0.25 {
+                subnormal += 1;
+                midpoint += usize::from(path == Path::Midpoint);
+            } else if a > f64::MIN_POSITIVE * 4.0 {
+                assert_eq!(path, Path::Markstein, "{a:e}");
+            }
+        }
+        // Two binades' worth of the 50 below 2^-1024, and a fraction of the rest.
+        assert!(midpoint * 10 < subnormal, "{midpoint} of {subnormal} subnormal quotients out of line");
+    }
+
+    #[test]
     fn double_precision_quotient_is_correctly_rounded_in_its_range() {
         let mut next = numbers();
         let (mut inside, mut cases) = (0, 0);
@@ -276,15 +313,11 @@ mod tests {
             let (mut a, mut b) = (next(), next());
             let shift = (next() % 6) as i64 - 3;
             match i % 6 {
-                // Around the range's ends: its floor (2^-960), 2^700, |b|·2^-1020.
-                0 => a = with_exponent(a, exponent(DIVIDEND_FLOOR) + shift),
-                1 => a = with_exponent(a, exponent(DIVIDEND_END) - 1 + shift),
-                2 => {
-                    // |b|·2^-1020 normal: b from 2^0 to 2^300.
-                    let e = (next() % 300) as i64;
-                    (a, b) = (with_exponent(a, e - (exponent(QUOTIENT_SHIFT) + 1023) + shift), with_exponent(b, e));
-                }
-                3 => (a, b) = (with_exponent(a, 699 + shift), with_exponent(b, -300 + shift)),
+                // Around the ends of the dividends' range (2^320) and the divisors' (2^±300).
+                0 => a = with_exponent(a, exponent(DIVIDEND_END) + shift),
+                1 => (a, b) = (with_exponent(a, exponent(DIVIDEND_END) - 1 + shift), with_exponent(b, -300 + shift)),
+                2 => (a, b) = (with_exponent(a, (next() % 1300) as i64 - 1000), with_exponent(b, 299 + shift)),
+                3 => (a, b) = (with_exponent(a, (next() % 1300) as i64 - 1000), with_exponent(b, -300 + shift)),
                 4 => (a, b) = (a & 0x8000_0000_0000_0000, with_exponent(b, shift * 97)),
                 _ => (a, b) = (with_exponent(a, shift * 200), with_exponent(b | 0x000f_ffff_ffff_ff00, shift * 90)),
             }
@@ -302,6 +335,7 @@ mod tests {
     #[test]
     fn zero_dividends_keep_the_sign_of_the_quotient() {
         for (a, b) in [(0.0f64, 3.0f64), (-0.0, 3.0), (0.0, -3.0), (-0.0, -3.0)] {
+            assert_eq!(path(a, b), Path::Markstein);
             assert_eq!(double(a, b).unwrap().to_bits(), (a / b).to_bits());
         }
     }
