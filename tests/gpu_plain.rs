@@ -308,11 +308,11 @@ fn quotients_of_special_operands_are_the_twins_bit_for_bit() {
     quotients_are_the_twins::<f64>(1e-310, f64::MAX);
 }
 
-/// The double-precision quotient's common path scales the dividend by 2^380, so that tiny and
-/// subnormal dividends take it too: nonzero values down to the subnormals, quotients that fall
-/// halfway between two subnormals once scaled back (corrected out of line), quotients at the
-/// subnormal edge, and dividends around the range's end (2^320), by divisors near 1 and across
-/// 2^±300.
+/// The double-precision quotient in line covers dividends down to the smallest subnormal: nonzero
+/// values down to the subnormals, quotients near a midpoint between two subnormals (which a second
+/// rounding would get wrong), quotients exactly halfway between two (by even integers: out of
+/// line), quotients at the subnormal edge and dividends around the range's end (2^320), by
+/// divisors near 1 and across 2^-300 … 2^52.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn tiny_double_dividends_divide_as_the_twin_bit_for_bit() {
@@ -324,14 +324,20 @@ fn tiny_double_dividends_divide_as_the_twin_bit_for_bit() {
     let n = 200_000;
     let (mut a, mut b) = (Grid::<f64, 1>::filled([n + 2], 1.0).unwrap(), Grid::<f64, 1>::filled([n + 2], 1.0).unwrap());
     for i in 1..=n {
-        let e = if i % 2 == 0 { (next() % 600) as i64 - 300 } else { (next() % 8) as i64 - 4 };
-        let divisor = with_exponent(next(), e);
-        let dividend = match i % 5 {
+        let e = if i % 2 == 0 { (next() % 352) as i64 - 300 } else { (next() % 8) as i64 - 4 };
+        let mut divisor = with_exponent(next(), e);
+        let dividend = match i % 6 {
             0 => f64::from_bits((next() % 0x1430_0000_0000_0000).max(1) | (next() & 0x8000_0000_0000_0000)),
             1 => f64::from_bits((next() & 0x800f_ffff_ffff_ffff).max(1)),
             2 => ((2 * (next() % (1 << 52)) + 1) as f64 * divisor) * 2f64.powi(-1000) * 2f64.powi(-75),
             3 => with_exponent(next(), 320 + (next() % 7) as i64 - 3),
-            _ => with_exponent(next(), (e - 1022 + (next() % 7) as i64 - 3).max(-1022)),
+            4 => with_exponent(next(), (e - 1022 + (next() % 7) as i64 - 3).max(-1022)),
+            _ => {
+                // An even integer s·2^j and an odd multiple of 2^-1075 times it, exactly.
+                let (s, j, m) = ((next() % (1 << 20)) | 3, 1 + (next() % 30) as i32, (next() % (1 << 30)) | 1);
+                divisor = s as f64 * 2f64.powi(j);
+                (s * m) as f64 * 2f64.powi(j - 975) * 2f64.powi(-100)
+            }
         };
         (a[[i]], b[[i]]) = (dividend, divisor);
     }
