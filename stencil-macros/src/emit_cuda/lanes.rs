@@ -304,13 +304,19 @@ fn emit_compute_setup(w: &mut Writer, plan: &LanePlan, unknown: &str) {
 fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("// Slot c + i holds row t0 − lane − LN_BEHIND + i, slot cn + i row t0 + LN_GROUP − lane − LN_BEHIND + i.");
     w.line("const int c = (t0 - lane - LN_BEHIND) & (LN_RING - 1), cn = (c + LN_GROUP) & (LN_RING - 1);");
+    w.line(
+        "// The lane's column at slots c and cn: a group's reads lie at constant offsets from them (they never wrap),",
+    );
+    w.line("// so each is one shared-memory load with no address arithmetic (measured: 1.097 → 1.066 ms a step, f32).");
+    w.line("const real* const wc = win + c * LN_PITCH + lane + 1;");
+    w.line("const real* const wcn = win + cn * LN_PITCH + lane + 1;");
     w.open("if (t0 == 0)");
     for (window, b, lo, hi) in plan.window_reads() {
         w.line("#pragma unroll");
         w.line(format!(
             "for (int i = {lo}; i <= {hi}; ++i) {}[i] = {};",
             array(window, b),
-            window_read(window, b, "c + i")
+            window_read("wc", window, b, "i")
         ));
     }
     w.close("");
@@ -322,9 +328,10 @@ fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     emit_steps(w, s, plan);
 }
 
-/// A read of window `window`'s column of line offset `b` at slot expression `slot`.
-fn window_read(window: usize, b: i64, slot: &str) -> String {
-    format!("win[({window} * LN_SLOTS + {slot}) * LN_PITCH + lane + {}]", 1 + b)
+/// A read of window `window`'s column of line offset `b` at `slot` slots past the lane's
+/// column `column` (`wc` or `wcn`).
+fn window_read(column: &str, window: usize, b: i64, slot: &str) -> String {
+    format!("{column}[({window} * LN_SLOTS + {slot}) * LN_PITCH + ({b})]")
 }
 
 /// A group's steps on registers and shuffles, and where every lane's every step is inside the
@@ -389,12 +396,12 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool) {
         let name = array(window, b);
         w.line(format!(
             "if ({lo} + u <= {hi}) {name}[{lo} + u] = {};",
-            window_read(window, b, &format!("cn + {lo} + u"))
+            window_read("wcn", window, b, &format!("{lo} + u"))
         ));
         w.line("#pragma unroll");
         w.line(format!(
             "for (int i = {lo} + LN_GROUP; i <= {hi}; ++i) if (u == LN_GROUP - 1) {name}[i] = {};",
-            window_read(window, b, "cn + i")
+            window_read("wcn", window, b, "i")
         ));
     }
     w.close("");
