@@ -307,9 +307,7 @@ fn emit_compute_setup(w: &mut Writer, plan: &LanePlan, unknown: &str) {
 fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("// Slot c + i holds row t0 − lane − LN_BEHIND + i, slot cn + i row t0 + LN_GROUP − lane − LN_BEHIND + i.");
     w.line("const int c = (t0 - lane - LN_BEHIND) & (LN_RING - 1), cn = (c + LN_GROUP) & (LN_RING - 1);");
-    w.line(
-        "// The lane's column at slots c and cn: a group's reads lie at constant offsets from them (they never wrap),",
-    );
+    w.line("// The lane's column at slots c and cn: a group's reads are at constant offsets (they never wrap),");
     w.line("// so each is one shared-memory load with no address arithmetic (measured: 1.097 → 1.066 ms a step, f32).");
     w.line("const real* const wc = win + c * LN_PITCH + lane + 1;");
     w.line("const real* const wcn = win + cn * LN_PITCH + lane + 1;");
