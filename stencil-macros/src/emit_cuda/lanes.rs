@@ -519,22 +519,22 @@ fn emit_store_rows(w: &mut Writer, unknown: &str) {
 }
 
 /// The receiver warp: the line before's rows into the block's ring as they come, from the
-/// block before's hand-over (or, for block 0, the boundary line), 32 rows at a time, each
-/// put as soon as it has arrived, never more than the ring's rows ahead of the compute warp.
+/// block before's hand-over (or, for block 0, the boundary line). Lane j takes rows j, j + 32,
+/// …, each put as soon as it has arrived and the lane goes on to its next, never more than the
+/// ring's rows ahead of the compute warp. (Taking 32 rows at a time, every 32nd row waited for
+/// the 31 before it, measured 1.033 against 1.022 ms a step in f32, 1.444 against 1.454 in f64.)
 fn emit_receiver(w: &mut Writer, unknown: &str) {
     w.open("if (warp == 3)");
-    w.open("for (int r0 = 0; r0 < X0; r0 += 32)");
-    w.line("while (r0 + 32 > *(volatile int*)&ln_taken + LN_EDGE) __nanosleep(100);");
-    w.line("const int r = r0 + lane;");
-    w.line("bool done = r >= X0;");
-    w.line("unsigned long long* const at = &edge[(r & (LN_EDGE - 1)) * LN_LLW];");
-    w.line(format!(
-        "if (wg == 0) {{ if (!done) ln_edge_put(at, __ldcg(&f_{unknown}[LN_ROW(r) + LN_LINE(before_line)]), (unsigned)r + 1u); }}"
-    ));
-    w.open("else while (!__all_sync(0xffffffffu, done))");
+    w.line("// A lane polls its row until it has come, whatever the other lanes' rows do: a row waits for no other.");
+    w.open("for (int r = lane; __any_sync(0xffffffffu, r < X0);)");
+    w.line("const bool room = r < X0 && r < *(volatile int*)&ln_taken + LN_EDGE;");
+    w.line("if (!__any_sync(0xffffffffu, room)) __nanosleep(100); // the ring is full");
     w.line("real x;");
-    w.line("if (!done && ln_ll_get(&ln_ll[((idx)(wg - 1) * X0 + r) * LN_LLW], (unsigned)r + 1u, &x)) ln_edge_put(at, x, (unsigned)r + 1u), done = true;");
-    w.close("");
+    w.line("if (!room) continue;");
+    w.line(format!("if (wg == 0) x = __ldcg(&f_{unknown}[LN_ROW(r) + LN_LINE(before_line)]);"));
+    w.line("else if (!ln_ll_get(&ln_ll[((idx)(wg - 1) * X0 + r) * LN_LLW], (unsigned)r + 1u, &x)) continue;");
+    w.line("ln_edge_put(&edge[(r & (LN_EDGE - 1)) * LN_LLW], x, (unsigned)r + 1u);");
+    w.line("r += 32;");
     w.close("");
     w.line("return;");
     w.close("");
