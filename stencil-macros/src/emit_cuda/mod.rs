@@ -14,6 +14,7 @@ mod common;
 mod division;
 mod hierarchical;
 mod lane_plan;
+mod lane_sync;
 mod lanes;
 mod manifest;
 mod pass;
