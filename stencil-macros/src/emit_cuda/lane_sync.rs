@@ -55,7 +55,9 @@ pub(super) fn lanes_helpers(w: &mut Writer) {
     w.line("else asm volatile(\"ld.volatile.shared.v2.u64 {%0, %1}, [%2];\" : \"=l\"(w.a), \"=l\"(w.b) : \"r\"(ln_smem(p)));");
     w.line("return w;");
     w.close("");
-    emit_edge_wait(w);
+    w.line("// The wait for each size of check (the kernel's array of words picks one).");
+    emit_edge_wait(w, CHECK_SINGLE_EXACT);
+    emit_edge_wait(w, CHECK);
     w.line("// Both operands evaluated by every lane (one is a shuffle), then one chosen.");
     w.open("__device__ __forceinline__ real ln_pick(const bool first, const real a, const real b)");
     w.line("return first ? a : b;");
@@ -103,21 +105,24 @@ fn emit_tagged_words(w: &mut Writer) {
     w.close("");
 }
 
-/// Rows of the line before the compute warp checks at once: each check is a branch and a
-/// reconvergence point, each row of it a step more between blocks (measured, ms a step at
-/// 3600 × 1800: 1.28 checking every step, 1.11–1.12 every 2, 1.05–1.06 every 4, 1.14 every 8).
+/// Rows of the line before the compute warp checks at once: each check is a branch, each row
+/// of it a step more between blocks. Single precision in exact mode checks 2, the rest 4
+/// (measured, ms a step at 3600 × 1800, checks of 1 / 2 / 4 / 8 rows: f32 exact 1.084 / 0.992 /
+/// 1.019 / 1.100, f32 fast 0.902 / 0.856 / 0.833 / 0.901, f64 exact 1.572 / 1.477 / 1.455 / 1.469).
+pub(super) const CHECK_SINGLE_EXACT: usize = 2;
 pub(super) const CHECK: usize = 4;
 
-/// `ln_edge_wait(words, edge, t, rows)`: until the words of rows t … t + LN_CHECK − 1 (the first
-/// `rows` of them) carry their tags, load them again. Whether they do is worked out before
-/// the check from words loaded steps earlier, so the check itself is one test and a branch
-/// that is not taken; the loop is in assembly, with no reconvergence point for the compiler
-/// to place in each step (every lane loads the same words, so its branches are uniform).
-fn emit_edge_wait(w: &mut Writer) {
-    w.open("__device__ __forceinline__ void ln_edge_wait(ln_word (&x)[LN_PEEK], const unsigned long long* edge, const int t, const int rows)");
-    w.line("unsigned missing = 0, at[LN_CHECK];");
+/// `ln_edge_wait(words, edge, t, rows)`, for checks of `check` rows: until the words of rows
+/// t … t + check − 1 (the first `rows` of them) carry their tags, load them again. Whether they
+/// do is worked out before the check from words loaded steps earlier, so the check itself is
+/// one test and a branch that is not taken; the loop is in assembly, with no reconvergence point
+/// for the compiler to place in each step (every lane loads the same words, so its branches are
+/// uniform). The kernel's array of words has `check` of them, which picks this overload.
+fn emit_edge_wait(w: &mut Writer, check: usize) {
+    w.open(format!("__device__ __forceinline__ void ln_edge_wait(ln_word (&x)[{check}], const unsigned long long* edge, const int t, const int rows)"));
+    w.line(format!("unsigned missing = 0, at[{check}];"));
     w.line("#pragma unroll");
-    w.open("for (int i = 0; i < LN_CHECK; ++i)");
+    w.open(format!("for (int i = 0; i < {check}; ++i)"));
     w.line("const unsigned tag = (unsigned)(t + 1 + i);");
     w.line("const unsigned off = ((unsigned)(x[i].a >> 32) ^ tag) | (sizeof(real) == 8 ? (unsigned)(x[i].b >> 32) ^ tag : 0u);");
     w.line("missing |= i < rows ? off : 0u;");
@@ -125,18 +130,18 @@ fn emit_edge_wait(w: &mut Writer) {
     w.close("");
     for double in [false, true] {
         let words = if double { 2 } else { 1 };
-        let (tag, rows, missing) = (words * CHECK + CHECK, words * CHECK + CHECK + 1, words * CHECK + CHECK + 2);
+        let (tag, rows, missing) = (words * check + check, words * check + check + 1, words * check + check + 2);
         let mut body =
             format!("{{ .reg .pred p, q, m; .reg .b32 lo, hi, tg; setp.eq.u32 m, %{missing}, 0; @m bra.uni D%=; W%=: ");
-        for i in 0..CHECK {
+        for i in 0..check {
             if double {
-                body += &format!("ld.volatile.shared.v2.u64 {{%{}, %{}}}, [%{}]; ", 2 * i, 2 * i + 1, 2 * CHECK + i);
+                body += &format!("ld.volatile.shared.v2.u64 {{%{}, %{}}}, [%{}]; ", 2 * i, 2 * i + 1, 2 * check + i);
             } else {
-                body += &format!("ld.volatile.shared.u64 %{}, [%{}]; ", i, CHECK + i);
+                body += &format!("ld.volatile.shared.u64 %{}, [%{}]; ", i, check + i);
             }
         }
         body += &format!("setp.ne.u32 m, %{tag}, %{tag}; ");
-        for i in 0..CHECK {
+        for i in 0..check {
             body += &format!("add.u32 tg, %{tag}, {one}; setp.gt.s32 q, %{rows}, {i}; ", one = i + 1);
             for k in 0..words {
                 body += &format!(
@@ -146,10 +151,10 @@ fn emit_edge_wait(w: &mut Writer) {
             }
         }
         body += "@m bra.uni W%=; D%=: }";
-        let outs: Vec<String> = (0..CHECK)
+        let outs: Vec<String> = (0..check)
             .flat_map(|i| (0..words).map(move |k| format!("\"+l\"(x[{i}].{})", if k == 0 { "a" } else { "b" })))
             .collect();
-        let ins: Vec<String> = (0..CHECK).map(|i| format!("\"r\"(at[{i}])")).collect();
+        let ins: Vec<String> = (0..check).map(|i| format!("\"r\"(at[{i}])")).collect();
         let cond = if double { "if (sizeof(real) == 8)" } else { "if (sizeof(real) == 4)" };
         w.line(format!(
             "{cond} asm volatile(\"{body}\" : {} : {}, \"r\"((unsigned)t), \"r\"(rows), \"r\"(missing));",
