@@ -57,6 +57,12 @@ stencil! {
         (u[-1, 0] + 0.5 * u[1, 0] + f[0, 0]) / 2.5
     }
 
+    /// Not affine in its new reads (their product): fast mode's lane kernel runs the point
+    /// function as it is.
+    sweep(+, +) fn product(mut u: Field2, f: Field2) -> Real {
+        (u[-1, 0] * u[0, -1] + u[1, 0] + u[0, 1] + f[0, 0]) / 4.5
+    }
+
     /// A 1-D sweep of radius 2, descending.
     sweep(-) fn line(mut u: Field1, f: Field1) -> Real {
         (u[1] + u[-1] + 0.5 * u[2] + 0.25 * u[-2] + f[0]) / 2.8
@@ -77,10 +83,42 @@ fn compare<S: Stencil<N>, T: Real, const N: usize>(
     gpu: GpuRun,
     sweeps: usize,
 ) -> usize {
+    let (cpu, gpu) = sweep_both::<S, T, N>(stencil, shape, inputs, params, gpu, Mode::Exact, sweeps);
+    differing(&cpu, &gpu)
+}
+
+/// The same in fast mode on the GPU: the largest difference from the CPU's sweep, relative
+/// to the largest value.
+fn fast_error<S: Stencil<N>, T: Real, const N: usize>(
+    stencil: S,
+    shape: [usize; N],
+    inputs: &[&str],
+    params: &[(&str, f64)],
+    sweeps: usize,
+) -> f64 {
+    let lanes = (Schedule::Plain, WavefrontKernel::Auto);
+    let (cpu, gpu) = sweep_both::<S, T, N>(stencil, shape, inputs, params, lanes, Mode::Fast, sweeps);
+    let (cpu, gpu) = (cpu.as_slice(), gpu.as_slice());
+    let largest = cpu.iter().fold(0.0f64, |m, x| m.max(x.to_f64().abs()));
+    let error = cpu.iter().zip(gpu).fold(0.0f64, |m, (x, y)| m.max((x.to_f64() - y.to_f64()).abs()));
+    error / largest
+}
+
+/// `sweeps` sweeps from the same start on the CPU (sequential, declared order) and on the
+/// GPU with `gpu` in `mode`: both results.
+fn sweep_both<S: Stencil<N>, T: Real, const N: usize>(
+    stencil: S,
+    shape: [usize; N],
+    inputs: &[&str],
+    params: &[(&str, f64)],
+    gpu: GpuRun,
+    mode: Mode,
+    sweeps: usize,
+) -> (Grid<T, N>, Grid<T, N>) {
     let fields: Vec<Grid<T, N>> = (0..inputs.len()).map(|i| random::<T, N>(shape, 2 + i as u64)).collect();
     let run = |backend, (schedule, wavefront_kernel): GpuRun| {
         let mut u = random::<T, N>(shape, 1);
-        let options = CudaOptions { mode: Mode::Exact, wavefront_kernel, ..CudaOptions::default() };
+        let options = CudaOptions { mode, wavefront_kernel, ..CudaOptions::default() };
         let mut solver = Solver::new(stencil).backend(backend).schedule(schedule).cuda(options).max_iterations(sweeps);
         for (name, field) in inputs.iter().zip(&fields) {
             solver = solver.input(name, field);
@@ -91,9 +129,7 @@ fn compare<S: Stencil<N>, T: Real, const N: usize>(
         solver.run(&mut u).unwrap();
         u
     };
-    let cpu = run(Backend::Cpu, (Schedule::Plain, WavefrontKernel::Auto));
-    let gpu = run(Backend::Cuda { device: 0 }, gpu);
-    differing(&cpu, &gpu)
+    (run(Backend::Cpu, (Schedule::Plain, WavefrontKernel::Auto)), run(Backend::Cuda { device: 0 }, gpu))
 }
 
 /// The pencil kernel with each of `tiles` and the default tile, then the default kernel (the
@@ -171,6 +207,31 @@ fn lane_kernel_equals_the_sequential_sweep_across_warps_blocks_and_rings() {
         assert_eq!(compare::<_, f32, 2>(ReachBack, shape, &["k", "f"], &w, lanes, 2), 0, "reach_back f32 {shape:?}");
         assert_eq!(compare::<_, f64, 2>(ReachBack, shape, &["k", "f"], &w, lanes, 2), 0, "reach_back f64 {shape:?}");
         assert_eq!(compare::<_, f32, 2>(LinesApart, shape, &["f"], &[], lanes, 3), 0, "lines_apart f32 {shape:?}");
+    }
+}
+
+/// Fast mode's lane kernel, which takes a point function affine in a step's new reads as its
+/// value at zero plus their slopes (and any other as it is), within rounding of the sequential
+/// sweep: a wrong slope would be off by the values themselves.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fast_lane_kernel_is_within_rounding_of_the_sequential_sweep() {
+    require_gpu();
+    let p = alternate_triangular::<f64>(0.002, 1.0, -0.5, 0.5, 0.0, 0.1, 0.1).unwrap();
+    let at = [("tau", p.tau), ("a_w", p.a_w), ("a_e", p.a_e), ("a_s", p.a_s), ("a_n", p.a_n), ("sigma", 0.0)];
+    let w = [("w", 0.75)];
+    for shape in [[37, 53], [300, 333], [70, 1000]] {
+        let errors = [
+            ("at_half1 f32", fast_error::<_, f32, 2>(AtHalf1, shape, &["q"], &at, 3), 1e-5),
+            ("at_half2 f64", fast_error::<_, f64, 2>(AtHalf2, shape, &["q"], &at, 3), 1e-13),
+            ("reach2 f32", fast_error::<_, f32, 2>(Reach2, shape, &["f"], &[], 2), 1e-5),
+            ("reach_back f32", fast_error::<_, f32, 2>(ReachBack, shape, &["k", "f"], &w, 2), 1e-5),
+            ("reach_back f64", fast_error::<_, f64, 2>(ReachBack, shape, &["k", "f"], &w, 2), 1e-13),
+            ("product f32", fast_error::<_, f32, 2>(Product, shape, &["f"], &[], 2), 1e-5),
+        ];
+        for (what, error, bound) in errors {
+            assert!(error <= bound, "{what} {shape:?}: {error:e} of the largest value, more than {bound:e}");
+        }
     }
 }
 

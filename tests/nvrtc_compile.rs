@@ -66,6 +66,14 @@ stencil! {
         (b[-1] + c[1], a[1] * c[-1], 0.5 * (a[0] + b[0]))
     }
 
+    /// A lane-kernel sweep affine in its new reads through a `let`, a condition and
+    /// `mul_add`: fast mode's update from slopes.
+    sweep(+, +) fn affine(mut u: Field2, k: Field2, w: Real) -> Real {
+        let a = w * u[0, -1];
+        let b = if k[0, 0] > 0.0 { u[-1, 0] } else { 0.5 * u[-1, 0] };
+        (b.mul_add(2.0, a) + u[1, 0] * k[0, 0] + u[0, 1]) / (2.0 + k[0, 0])
+    }
+
     /// A sweep named like a kernel macro's prefix, with the wavefront kernel's own names.
     sweep(+, -) fn at(mut READS: Field2, win: Field2, order: Real, progress: Real, ticket: Real) -> Real {
         let me = READS[-1, 0] + READS[0, 1];
@@ -189,6 +197,7 @@ fn every_construct_compiles() {
     compile_all::<Line, 1>();
     compile_all::<Pair, 3>();
     compile_all::<Triple, 1>();
+    compile_all::<Affine, 2>();
 }
 
 #[test]

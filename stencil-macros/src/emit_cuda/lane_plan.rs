@@ -55,6 +55,21 @@ pub(super) struct LanePlan {
 }
 
 impl LanePlan {
+    /// The read slots of the unknown's new values (a lane's own and the line before's), in
+    /// the order a step knows them: its own older outputs, its last, then the line before's
+    /// (shuffled after the last step's output).
+    pub fn new_reads(&self) -> Vec<usize> {
+        let mut slots: Vec<(usize, (u8, i64))> = (self.sources.iter().enumerate())
+            .filter_map(|(slot, source)| match *source {
+                Source::History(d) => Some((slot, (0, -(d as i64)))),
+                Source::LineBefore(a) => Some((slot, (1, a))),
+                Source::Window { .. } => None,
+            })
+            .collect();
+        slots.sort_by_key(|&(_, order)| order);
+        slots.into_iter().map(|(slot, _)| slot).collect()
+    }
+
     pub fn new(s: &Stencil) -> Option<Self> {
         let sweep = s.sweep.as_ref()?;
         if s.dim != 2 || s.is_system() || sweep.hyperplane != [1, 1] {

@@ -28,6 +28,7 @@ use super::common::*;
 use super::lane_plan::{EDGE, GROUP, LanePlan, PITCH, RING, Source};
 use super::lane_sync::{CHECK, CHECK_SINGLE_EXACT, lanes_helpers};
 use super::signature::{Kind, define_defaults, signature};
+use super::slope::{emit_slopes, slope_name};
 use crate::ir::Stencil;
 use crate::writer::Writer;
 
@@ -43,6 +44,10 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     w.line("#if __CUDA_ARCH__ >= 800");
     lanes_defines(w, s, &plan);
     lanes_helpers(w);
+    w.line("#ifdef STENCIL_FAST");
+    let slopes = emit_slopes(w, s, &plan.new_reads());
+    let affine = slopes.as_deref();
+    w.line("#endif");
     let sig = signature(s, Kind::Lanes);
     sig.open(w);
     index_prologue(w);
@@ -87,7 +92,7 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     } else {
         w.line("if (warp == 3) return; // no line before to receive");
     }
-    emit_compute_setup(w, &plan, &unknown);
+    emit_compute_setup(w, s, &plan, &unknown, affine);
     emit_helper_setup(w, s, &plan, &unknown);
     w.line("// The other three warps run the same loop and meet at its one barrier, after which the compute warp runs");
     w.line("// group t0 while the loader copies rows in and the storer stores rows out.");
@@ -107,7 +112,7 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     w.line("// The rows every lane has finished: lane 31 finished row t0 − 32 in group t0 − LN_GROUP.");
     w.line("else if (storer) store_rows(min(max(t0 - 31, 0), X0));");
     w.open("else");
-    emit_compute_group(w, s, &plan);
+    emit_compute_group(w, s, &plan, affine);
     w.close("");
     w.close("");
     w.line("if (loader) ln_copy_wait_all(); // nothing in flight into shared memory when the block ends");
@@ -178,7 +183,21 @@ fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
 
 /// The compute warp's state across groups: its history (first the boundary rows before its
 /// line) and its window arrays.
-fn emit_compute_setup(w: &mut Writer, plan: &LanePlan, unknown: &str) {
+fn emit_compute_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str, affine: Option<&[bool]>) {
+    if let Some(varying) = affine {
+        let zeros: Vec<&str> = vec!["(real)0"; plan.sources.len()];
+        w.line("#ifdef STENCIL_FAST");
+        w.line("// The slopes that are the same at every point (they read nothing), computed once.");
+        for (slot, _) in plan.new_reads().into_iter().zip(varying).filter(|(_, varying)| !**varying) {
+            w.line(format!(
+                "const real ln_slope{slot} = {}({}{});",
+                slope_name(s, slot),
+                zeros.join(", "),
+                scalar_args(s)
+            ));
+        }
+        w.line("#endif");
+    }
     w.line("// hist[d]: the lane's value d rows back (its outputs, first the boundary rows before its line).");
     w.line("real hist[LN_HISTORY + 1];");
     w.line("#pragma unroll");
@@ -212,7 +231,7 @@ fn emit_compute_setup(w: &mut Writer, plan: &LanePlan, unknown: &str) {
 
 /// A compute warp's group of steps: the first group's window rows and the line-before rows
 /// read first, then the steps on registers and shuffles, which read the next group's window.
-fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
+fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan, affine: Option<&[bool]>) {
     w.line("// Slot c + i holds row t0 − lane − LN_BEHIND + i, slot cn + i row t0 + LN_GROUP − lane − LN_BEHIND + i.");
     w.line("const int c = (t0 - lane - LN_BEHIND) & (LN_RING - 1), cn = (c + LN_GROUP) & (LN_RING - 1);");
     w.line("// The lane's column at slots c and cn: a group's reads are at constant offsets (they never wrap),");
@@ -244,7 +263,7 @@ fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
         w.line("if (lane == 0) atomicExch(&ln_taken, t0);");
     }
     w.line("__syncwarp(); // every lane's reads of the group before a lane writes a row another lane read");
-    emit_steps(w, s, plan);
+    emit_steps(w, s, plan, affine);
 }
 
 /// A step's load of the ring's words LN_PEEK rows on (`u` is a constant: the compiler chooses).
@@ -259,18 +278,18 @@ fn window_read(column: &str, window: usize, b: i64, slot: &str) -> String {
 /// A group's steps on registers and shuffles, and where every lane's every step is inside the
 /// walk, the same steps without the selects that keep a lane outside it still (measured 2 %
 /// faster: the selects are on the chain from one step to the next).
-fn emit_steps(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
+fn emit_steps(w: &mut Writer, s: &Stencil, plan: &LanePlan, affine: Option<&[bool]>) {
     w.open("if (t0 >= 31 && t0 + LN_GROUP <= X0 && wg * 32 + 32 <= X1)");
-    emit_step_loop(w, s, plan, true);
+    emit_step_loop(w, s, plan, true, affine);
     w.close("");
     w.open("else");
-    emit_step_loop(w, s, plan, false);
+    emit_step_loop(w, s, plan, false, affine);
     w.close("");
 }
 
 /// The unrolled steps of a group; after step u, the window values of the next group whose
 /// slot in the arrays step u used last.
-fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool) {
+fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, affine: Option<&[bool]>) {
     w.line("#pragma unroll");
     w.open("for (int u = 0; u < LN_GROUP; ++u)");
     w.line("const int k = t0 + u - lane;");
@@ -297,7 +316,12 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool) {
             Source::Window { window, a, b } => format!("{}[u + LN_BEHIND + ({a})]", array(window, b)),
         })
         .collect();
-    w.line(format!("const real v = {}_point({}{});", s.name, args.join(", "), scalar_args(s)));
+    let point = format!("{}_point({}{})", s.name, args.join(", "), scalar_args(s));
+    if let Some(varying) = affine {
+        emit_affine_update(w, s, plan, varying, &args, &point);
+    } else {
+        w.line(format!("const real v = {point};"));
+    }
     if inside {
         w.line("const bool on = true; // the compiler drops the selects");
     } else {
@@ -327,6 +351,29 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool) {
         ));
     }
     w.close("");
+}
+
+/// `v`, the step's output: in fast mode the point function with the step's new reads at zero
+/// (old values only: off the chain from one step to the next) plus each new read times its
+/// slope, the latest-known last (measured: see `docs/performance.md`); in exact mode `point`.
+fn emit_affine_update(w: &mut Writer, s: &Stencil, plan: &LanePlan, varying: &[bool], args: &[String], point: &str) {
+    let new = plan.new_reads();
+    let zeroed: Vec<String> = args
+        .iter()
+        .enumerate()
+        .map(|(slot, a)| if new.contains(&slot) { "(real)0".into() } else { a.clone() })
+        .collect();
+    let with_zeros = format!("{}{}", zeroed.join(", "), scalar_args(s));
+    let mut sum = format!("{}_point({with_zeros})", s.name);
+    for (&slot, &varying) in new.iter().zip(varying) {
+        let slope = if varying { format!("{}({with_zeros})", slope_name(s, slot)) } else { format!("ln_slope{slot}") };
+        sum = format!("fma({slope}, {}, {sum})", args[slot]);
+    }
+    w.line("#ifdef STENCIL_FAST");
+    w.line(format!("const real v = {sum};"));
+    w.line("#else");
+    w.line(format!("const real v = {point};"));
+    w.line("#endif");
 }
 
 /// The shuffles of the line before's values a step needs (lane j − 1's outputs), into

@@ -20,6 +20,7 @@ mod manifest;
 mod pass;
 mod plain;
 mod signature;
+mod slope;
 mod stream;
 mod wavefront;
 
