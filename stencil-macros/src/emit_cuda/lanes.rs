@@ -46,40 +46,13 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     lanes_helpers(w);
     w.line("#ifdef STENCIL_FAST");
     let slopes = emit_slopes(w, s, &plan.new_reads());
-    let affine = slopes.as_deref();
     w.line("#endif");
+    let affine = slopes.as_deref();
     let sig = signature(s, Kind::Lanes);
     sig.open(w);
     index_prologue(w);
     let line_before = plan.reads_line_before();
-    w.line("extern __shared__ __align__(16) unsigned char ln_raw[];");
-    w.line("__shared__ int ln_ticket;");
-    w.line("const int X0 = (int)(N0 - 2 * R0), X1 = (int)(N2 - 2 * R2);");
-    w.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-    w.line("// Warp roles: the compute warp, the loader, the storer, the receiver.");
-    w.line("const bool helper = warp > 0, loader = warp == 1, storer = warp == 2;");
-    w.line("real* const win = (real*)ln_raw;");
-    if line_before {
-        w.line(
-            "// The line before's rows for lane 0, as the receiver puts them: LN_LLW tagged words a row (tag row + 1),",
-        );
-        w.line("// in a ring of LN_EDGE rows that starts with no row in it.");
-        w.line("__shared__ int ln_taken; // rows of the line before the compute warp has taken from the ring");
-        w.line("unsigned long long* const edge = (unsigned long long*)(win + LN_WINDOWS * LN_SLOTS * LN_PITCH);");
-        w.line("for (int i = threadIdx.x; i < LN_EDGE * LN_LLW; i += blockDim.x) edge[i] = 0;");
-        w.line("if (threadIdx.x == 0) ln_taken = 0;");
-    }
-    w.line("// Blocks take their lines in the order of a ticket: a block only waits for blocks already running.");
-    w.line("if (threadIdx.x == 0) ln_ticket = (int)atomicAdd(ticket, 1u);");
-    w.line("__syncthreads();");
-    w.line("const int wg = ln_ticket;");
-    w.line("const int g = wg * 32 + lane;");
-    w.line("const bool active = g < X1;");
-    w.line(
-        "// Past the last line, a lane's column is the boundary line (or, without one, the last line): never written.",
-    );
-    w.line("const int line = min(g, X1 - 1 + R2);");
-    w.line("const int steps = X0 + 31;");
+    emit_block_setup(w, line_before);
     let unknown = c_name(&s.fields[s.unknown].name);
     if line_before {
         w.line(
@@ -121,6 +94,38 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     w.close("");
     w.line("#endif");
     w.blank();
+}
+
+/// The block's shared memory, its warps' roles, its ticket and each lane's line.
+fn emit_block_setup(w: &mut Writer, line_before: bool) {
+    w.line("extern __shared__ __align__(16) unsigned char ln_raw[];");
+    w.line("__shared__ int ln_ticket;");
+    w.line("const int X0 = (int)(N0 - 2 * R0), X1 = (int)(N2 - 2 * R2);");
+    w.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+    w.line("// Warp roles: the compute warp, the loader, the storer, the receiver.");
+    w.line("const bool helper = warp > 0, loader = warp == 1, storer = warp == 2;");
+    w.line("real* const win = (real*)ln_raw;");
+    if line_before {
+        w.line(
+            "// The line before's rows for lane 0, as the receiver puts them: LN_LLW tagged words a row (tag row + 1),",
+        );
+        w.line("// in a ring of LN_EDGE rows that starts with no row in it.");
+        w.line("__shared__ int ln_taken; // rows of the line before the compute warp has taken from the ring");
+        w.line("unsigned long long* const edge = (unsigned long long*)(win + LN_WINDOWS * LN_SLOTS * LN_PITCH);");
+        w.line("for (int i = threadIdx.x; i < LN_EDGE * LN_LLW; i += blockDim.x) edge[i] = 0;");
+        w.line("if (threadIdx.x == 0) ln_taken = 0;");
+    }
+    w.line("// Blocks take their lines in the order of a ticket: a block only waits for blocks already running.");
+    w.line("if (threadIdx.x == 0) ln_ticket = (int)atomicAdd(ticket, 1u);");
+    w.line("__syncthreads();");
+    w.line("const int wg = ln_ticket;");
+    w.line("const int g = wg * 32 + lane;");
+    w.line("const bool active = g < X1;");
+    w.line(
+        "// Past the last line, a lane's column is the boundary line (or, without one, the last line): never written.",
+    );
+    w.line("const int line = min(g, X1 - 1 + R2);");
+    w.line("const int steps = X0 + 31;");
 }
 
 /// The lane kernel's constants: the fixed geometry, the stencil's reach, directions and the
