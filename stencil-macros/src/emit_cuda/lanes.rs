@@ -360,7 +360,7 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, af
 
 /// `v`, the step's output: in fast mode the point function with the step's new reads at zero
 /// (old values only: off the chain from one step to the next) plus each new read times its
-/// slope, the latest-known last (measured: see `docs/performance.md`); in exact mode `point`.
+/// slope, the latest-known last (measured: `docs/performance.md`); in exact mode `point`.
 fn emit_affine_update(w: &mut Writer, s: &Stencil, plan: &LanePlan, varying: &[bool], args: &[String], point: &str) {
     let new = plan.new_reads();
     let zeroed: Vec<String> = args
@@ -375,6 +375,8 @@ fn emit_affine_update(w: &mut Writer, s: &Stencil, plan: &LanePlan, varying: &[b
         sum = format!("fma({slope}, {}, {sum})", args[slot]);
     }
     w.line("#ifdef STENCIL_FAST");
+    w.line("// The point function with the new reads at zero, off the chain; then each new read times its slope, the");
+    w.line("// line before's last (f32 fast 0.839 -> 0.762 ms a step, f64 1.430 -> 1.283). Equal in real arithmetic.");
     w.line(format!("const real v = {sum};"));
     w.line("#else");
     w.line(format!("const real v = {point};"));
