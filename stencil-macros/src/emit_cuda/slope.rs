@@ -16,6 +16,16 @@ pub(super) enum Slope {
     Of(String),
 }
 
+impl Slope {
+    /// The derivative `f` makes of this one (zero stays zero).
+    fn map(self, f: impl FnOnce(String) -> String) -> Slope {
+        match self {
+            Slope::Zero => Slope::Zero,
+            Slope::Of(d) => Slope::Of(f(d)),
+        }
+    }
+}
+
 /// The derivative of the read itself.
 const ONE: &str = "((real)1.0)";
 
@@ -25,14 +35,6 @@ fn product(a: &str, b: &str) -> String {
         (ONE, x) | (x, ONE) => x.to_string(),
         _ => format!("({a} * {b})"),
     }
-}
-
-/// A `let`'s derivative: as [`Slope`], or none where the `let` is not affine in the read.
-#[derive(Clone, Debug, PartialEq)]
-enum LocalSlope {
-    Zero,
-    Named(String),
-    NotAffine,
 }
 
 /// Which expressions depend on some reads, the `let`s' recorded as they are met.
@@ -74,8 +76,9 @@ impl Dependence {
 struct Derivative<'a> {
     s: &'a Stencil,
     slot: usize,
-    /// By local index: the derivatives of the `let`s seen so far.
-    locals: Vec<LocalSlope>,
+    /// By local index: the derivatives of the `let`s seen so far (`None` where a `let` is not
+    /// affine in the read; a named derivative where it is one).
+    locals: Vec<Option<Slope>>,
     /// Dependence on the new reads, and on any read.
     new: Dependence,
     any: Dependence,
@@ -89,7 +92,7 @@ impl<'a> Derivative<'a> {
         Self {
             s,
             slot,
-            locals: vec![LocalSlope::NotAffine; s.locals.len()],
+            locals: vec![None; s.locals.len()],
             new: Dependence::new(s, new.to_vec()),
             any: Dependence::new(s, (0..s.reads.len()).collect()),
             varying: false,
@@ -124,11 +127,7 @@ impl<'a> Derivative<'a> {
             ExprKind::Real(_) | ExprKind::Int(_) | ExprKind::Bool(_) | ExprKind::Scalar(_) => Some(Slope::Zero),
             ExprKind::Read(k) if *k == self.slot => Some(Slope::Of(ONE.into())),
             ExprKind::Read(_) => Some(Slope::Zero),
-            ExprKind::Local(i) => match &self.locals[*i] {
-                LocalSlope::Zero => Some(Slope::Zero),
-                LocalSlope::Named(name) => Some(Slope::Of(name.clone())),
-                LocalSlope::NotAffine => None,
-            },
+            ExprKind::Local(i) => self.locals[*i].clone(),
             ExprKind::Unary(UnOp::Neg, x) if e.ty == Ty::Real => Some(self.of(x)?.map(|d| format!("(-{d})"))),
             ExprKind::Binary(op, l, r) if e.ty == Ty::Real => {
                 let (dl, dr) = (self.of(l)?, self.of(r)?);
@@ -183,20 +182,16 @@ impl<'a> Derivative<'a> {
                 })
             }
             // Everything else is affine only where it does not depend on the read at all.
-            ExprKind::Unary(_, x) | ExprKind::IntToReal(x) => self.constant(std::slice::from_ref(&**x)),
-            ExprKind::Binary(_, l, r) => self.constant(&[&**l, &**r]),
-            ExprKind::Method(_, x, args) => {
-                let mut all: Vec<&ir::Expr> = vec![&**x];
-                all.extend(args.iter());
-                self.constant(&all)
-            }
+            ExprKind::Unary(_, x) | ExprKind::IntToReal(x) => self.constant([&**x]),
+            ExprKind::Binary(_, l, r) => self.constant([&**l, &**r]),
+            ExprKind::Method(_, x, args) => self.constant(std::iter::once(&**x).chain(args)),
         }
     }
 
     /// Zero where none of `exprs` depends on the read, else `None`.
-    fn constant<E: std::borrow::Borrow<ir::Expr>>(&mut self, exprs: &[E]) -> Option<Slope> {
+    fn constant<'e>(&mut self, exprs: impl IntoIterator<Item = &'e ir::Expr>) -> Option<Slope> {
         for e in exprs {
-            if self.of(e.borrow())? != Slope::Zero {
+            if self.of(e)? != Slope::Zero {
                 return None;
             }
         }
@@ -209,7 +204,7 @@ impl<'a> Derivative<'a> {
         for (i, e) in &b.lets {
             self.bind(*i, e);
             self.locals[*i] = match self.of(e)? {
-                Slope::Zero => LocalSlope::Zero,
+                Slope::Zero => Some(Slope::Zero),
                 Slope::Of(_) => return None,
             };
         }
@@ -237,13 +232,12 @@ pub(super) fn emit_slopes(w: &mut Writer, s: &Stencil, slots: &[usize]) -> Optio
             d.bind(*i, e);
             lines.push(format!("const {} {} = {};", super::scalar_c_type(s.locals[*i].ty), local(s, *i), expr(s, e)));
             d.locals[*i] = match d.of(e) {
-                None => LocalSlope::NotAffine,
-                Some(Slope::Zero) => LocalSlope::Zero,
                 Some(Slope::Of(slope)) => {
                     let name = format!("d_{}", local(s, *i));
                     lines.push(format!("const real {name} = {slope};"));
-                    LocalSlope::Named(name)
+                    Some(Slope::Of(name))
                 }
+                other => other,
             };
         }
         lines.push(match d.of(value)? {
@@ -266,15 +260,6 @@ pub(super) fn emit_slopes(w: &mut Writer, s: &Stencil, slots: &[usize]) -> Optio
         w.close("");
     }
     Some(varying)
-}
-
-impl Slope {
-    fn map(self, f: impl FnOnce(String) -> String) -> Slope {
-        match self {
-            Slope::Zero => Slope::Zero,
-            Slope::Of(d) => Slope::Of(f(d)),
-        }
-    }
 }
 
 #[cfg(test)]
