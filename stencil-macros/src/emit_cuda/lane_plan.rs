@@ -5,6 +5,7 @@
 //! values from the line before only, old ones from the line after only, and the line after
 //! only together with the line before.
 
+use super::slope::Slopes;
 use crate::ir::Stencil;
 
 /// Steps between two meetings of a compute warp and its helpers. At most 16: the loader's 32
@@ -52,6 +53,9 @@ pub(super) struct LanePlan {
     /// The lane's outputs kept in registers.
     pub history: usize,
     pub sources: Vec<Source>,
+    /// The point function's slopes in the new reads, where it is affine in them (fast mode's
+    /// update; `None` else).
+    pub slopes: Option<Slopes>,
 }
 
 impl LanePlan {
@@ -124,7 +128,16 @@ impl LanePlan {
             .max()
             .unwrap_or(0)
             .max(1);
-        Some(Self { direction, windows, behind, ahead, before, history, sources })
+        let mut plan = Self { direction, windows, behind, ahead, before, history, sources, slopes: None };
+        plan.slopes = Slopes::new(s, &plan.new_reads());
+        Some(plan)
+    }
+
+    /// Values of a step fast mode computes a group ahead (its parts): the point function with
+    /// the new reads at zero, and each slope that varies from point to point; none where the
+    /// point function is not affine in the new reads.
+    pub fn parts(&self) -> usize {
+        self.slopes.as_ref().map_or(0, |slopes| 1 + slopes.varying().iter().filter(|&&v| v).count())
     }
 
     /// Whether window `window` is read on line offset `side` (−1: column 0, the line before
@@ -143,9 +156,10 @@ impl LanePlan {
         (self.behind + self.ahead) as usize + GROUP
     }
 
-    /// Reals of a block's shared memory: its windows and its line-before ring.
+    /// Reals of a block's shared memory: its windows, its line-before ring and fast mode's two
+    /// groups of parts.
     pub fn block_reals(&self) -> usize {
-        self.windows.len() * (RING + self.span()) * PITCH + 2 * EDGE
+        self.windows.len() * (RING + self.span()) * PITCH + 2 * EDGE + 2 * self.parts() * GROUP * 32
     }
 
     /// The (window, b) pairs the compute warp reads, with the rows each reaches: the lowest
@@ -163,6 +177,12 @@ impl LanePlan {
         }
         reads
     }
+}
+
+/// A read of window `window`'s column of line offset `b` at `slot` slots past the lane's
+/// column `column` (`wc` or `wcn`).
+pub(super) fn window_read(column: &str, window: usize, b: i64, slot: &str) -> String {
+    format!("{column}[({window} * LN_SLOTS + {slot}) * LN_PITCH + ({b})]")
 }
 
 #[cfg(test)]
@@ -197,7 +217,9 @@ mod tests {
             ]
         );
         assert_eq!((p.behind, p.ahead, p.before, p.history), (0, 1, 0, 1));
-        assert_eq!(p.block_reals(), 2 * (RING + GROUP + 1) * PITCH + 2 * EDGE);
+        // Affine in its new reads with slopes the same everywhere: one part.
+        assert_eq!(p.parts(), 1);
+        assert_eq!(p.block_reals(), 2 * (RING + GROUP + 1) * PITCH + 2 * EDGE + 2 * GROUP * 32);
         assert_eq!(p.window_reads(), [(0, 0, 0, 16), (0, 1, 0, 15), (1, 0, 0, 15)]);
     }
 

@@ -34,9 +34,12 @@ pub(super) fn lanes_helpers(w: &mut Writer) {
     w.open("__device__ __forceinline__ void ln_copy_wait_all()");
     w.line("asm volatile(\"cp.async.wait_all;\" ::: \"memory\");");
     w.close("");
-    w.line("// The meeting of the compute warp, the loader and the storer (the receiver keeps to itself).");
+    w.line(
+        "// The meeting of the compute warp, the loader, the storer and fast mode's parts warp (the receiver keeps to",
+    );
+    w.line("// itself).");
     w.open("__device__ __forceinline__ void ln_meet()");
-    w.line("asm volatile(\"bar.sync 1, 96;\" ::: \"memory\");");
+    w.line("asm volatile(\"bar.sync 1, %0;\" ::\"n\"(LN_MEET) : \"memory\");");
     w.close("");
     w.line(
         "// A row of the line before in the block's ring, as its LN_LLW tagged words, put by the receiver and taken",

@@ -20,15 +20,21 @@
 //! line before, as soon as it arrives, into a ring of tagged words in shared memory. The
 //! compute warp checks the ring's tags every LN_CHECK steps, for rows it loaded from the ring
 //! steps before, so a block runs about 31 + LN_CHECK steps and the hand-over's latency behind
-//! the block before, rather than a group's rows behind (measured: 1.12 → 1.08 ms a step). The
-//! compute warp, loader and storer meet at one barrier a group, which waits on no memory.
-//! Compute capability 8.0 on.
+//! the block before, rather than a group's rows behind (measured: 1.12 → 1.08 ms a step). In
+//! fast mode, where the point function is affine in a step's new reads, a fifth warp computes
+//! what of each step is off the chain (the point function with those reads at zero, and the
+//! slopes that vary) a group ahead, so the compute warp's step is a fused multiply–add per new
+//! read — a warp of its own, because a warp's shared-memory load waits for its copies or
+//! stores to global memory in flight (measured: the loader and storer doing it made the step
+//! slower). The compute warp, loader, storer and parts warp meet at one barrier a group, which
+//! waits on no memory. Compute capability 8.0 on.
 
 use super::common::*;
-use super::lane_plan::{EDGE, GROUP, LanePlan, PITCH, RING, Source};
+use super::lane_parts::{emit_parts_setup, emit_parts_update};
+use super::lane_plan::{EDGE, GROUP, LanePlan, PITCH, RING, Source, window_read};
 use super::lane_sync::{CHECK, CHECK_SINGLE_EXACT, lanes_helpers};
 use super::signature::{Kind, define_defaults, signature};
-use super::slope::{emit_slopes, slope_name};
+use super::slope::slope_name;
 use crate::ir::Stencil;
 use crate::writer::Writer;
 
@@ -44,15 +50,18 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     w.line("#if __CUDA_ARCH__ >= 800");
     lanes_defines(w, s, &plan);
     lanes_helpers(w);
-    w.line("#ifdef STENCIL_FAST");
-    let slopes = emit_slopes(w, s, &plan.new_reads());
-    w.line("#endif");
-    let affine = slopes.as_deref();
+    let varying = plan.slopes.as_ref().map(|slopes| slopes.varying());
+    if let Some(slopes) = &plan.slopes {
+        w.line("#ifdef STENCIL_FAST");
+        slopes.emit(w, s);
+        w.line("#endif");
+    }
+    let affine = varying.as_deref();
     let sig = signature(s, Kind::Lanes);
     sig.open(w);
     index_prologue(w);
     let line_before = plan.reads_line_before();
-    emit_block_setup(w, line_before);
+    emit_block_setup(w, line_before, affine.is_some());
     let unknown = c_name(&s.fields[s.unknown].name);
     if line_before {
         w.line(
@@ -67,6 +76,9 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     }
     emit_compute_setup(w, s, &plan, &unknown, affine);
     emit_helper_setup(w, s, &plan, &unknown);
+    if affine.is_some() {
+        emit_parts_setup(w, s, &plan);
+    }
     w.line("// The other three warps run the same loop and meet at its one barrier, after which the compute warp runs");
     w.line("// group t0 while the loader copies rows in and the storer stores rows out.");
     w.open("for (int t0 = 0; t0 < steps; t0 += LN_GROUP)");
@@ -84,8 +96,22 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     w.line("if (loader) copy_rows(t0 + LN_LEAD * LN_GROUP);");
     w.line("// The rows every lane has finished: lane 31 finished row t0 − 32 in group t0 − LN_GROUP.");
     w.line("else if (storer) store_rows(min(max(t0 - 31, 0), X0));");
+    if affine.is_some() {
+        w.line("#ifdef STENCIL_FAST");
+        w.line("else if (parts_warp) compute_parts(t0 + LN_GROUP);");
+        w.line("#endif");
+    }
     w.open("else");
-    emit_compute_group(w, s, &plan, affine);
+    match affine {
+        Some(varying) => {
+            w.line("#ifdef STENCIL_FAST");
+            emit_compute_group(w, s, &plan, Update::Parts(varying));
+            w.line("#else");
+            emit_compute_group(w, s, &plan, Update::Point);
+            w.line("#endif");
+        }
+        None => emit_compute_group(w, s, &plan, Update::Point),
+    }
     w.close("");
     w.close("");
     w.line("if (loader) ln_copy_wait_all(); // nothing in flight into shared memory when the block ends");
@@ -96,8 +122,18 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     w.blank();
 }
 
+/// How a compute warp's step computes its output.
+#[derive(Clone, Copy)]
+enum Update<'a> {
+    /// The point function as written, its old values from the window arrays.
+    Point,
+    /// Fast mode: the step's parts (see `lane_parts.rs`) plus each new read times its
+    /// slope; for each new read, whether its slope varies (is a part) or not (is computed once).
+    Parts(&'a [bool]),
+}
+
 /// The block's shared memory, its warps' roles, its ticket and each lane's line.
-fn emit_block_setup(w: &mut Writer, line_before: bool) {
+fn emit_block_setup(w: &mut Writer, line_before: bool, parts: bool) {
     w.line("extern __shared__ __align__(16) unsigned char ln_raw[];");
     w.line("__shared__ int ln_ticket;");
     w.line("const int X0 = (int)(N0 - 2 * R0), X1 = (int)(N2 - 2 * R2);");
@@ -115,6 +151,12 @@ fn emit_block_setup(w: &mut Writer, line_before: bool) {
         w.line("for (int i = threadIdx.x; i < LN_EDGE * LN_LLW; i += blockDim.x) edge[i] = 0;");
         w.line("if (threadIdx.x == 0) ln_taken = 0;");
     }
+    if parts {
+        w.line("#ifdef STENCIL_FAST");
+        w.line("// Fast mode's parts of two groups (see compute_parts), after the ring.");
+        w.line("real* const ln_parts = win + LN_WINDOWS * LN_SLOTS * LN_PITCH + 2 * LN_EDGE;");
+        w.line("#endif");
+    }
     w.line("// Blocks take their lines in the order of a ticket: a block only waits for blocks already running.");
     w.line("if (threadIdx.x == 0) ln_ticket = (int)atomicAdd(ticket, 1u);");
     w.line("__syncthreads();");
@@ -125,6 +167,16 @@ fn emit_block_setup(w: &mut Writer, line_before: bool) {
         "// Past the last line, a lane's column is the boundary line (or, without one, the last line): never written.",
     );
     w.line("const int line = min(g, X1 - 1 + R2);");
+    if parts {
+        w.line("#ifdef STENCIL_FAST");
+        w.line("const bool parts_warp = warp == LN_PARTS_WARP;");
+        w.line("if (warp >= 4 && !parts_warp) return;");
+        w.line("#else");
+        w.line("if (warp >= 4) return;");
+        w.line("#endif");
+    } else {
+        w.line("if (warp >= 4) return;");
+    }
     w.line("const int steps = X0 + 31;");
 }
 
@@ -132,12 +184,28 @@ fn emit_block_setup(w: &mut Writer, line_before: bool) {
 /// window layout, and the row and line addressing.
 fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("// Lane kernel: a lane per line (stencil axis 1), walking it along axis 0 a step behind the lane of the");
-    w.line("// line before; a block of four warps per 32 lines: the compute warp, its loader, its storer and its");
-    w.line("// receiver. Launch blockDim 128, one block per 32 lines, LN_REALS reals of dynamic shared memory.");
+    w.line(
+        "// line before; a block per 32 lines: the compute warp (0), its loader (1), its storer (2), its receiver (3)",
+    );
+    w.line("// and in fast mode its parts warp (LN_PARTS_WARP). Launch blockDim 224, one block per 32 lines, LN_REALS");
+    w.line("// reals of dynamic shared memory.");
     define_defaults(w, &signature(s, Kind::Lanes).defines);
     w.line(format!("#define LN_GROUP {GROUP}"));
     w.line("// Groups of rows the loader copies ahead of the compute warp's group.");
     w.line("#define LN_LEAD 4");
+    w.line("// The warp that computes fast mode's parts: on the storer's quarter of the multiprocessor (warps are");
+    w.line("// spread over the four by index), the lightest (measured, against warp 5: f64 fast 1.115 -> 1.067 ms).");
+    w.line("#define LN_PARTS_WARP 6");
+    w.line("// Threads at the helpers' meeting: the compute warp, the loader, the storer and fast mode's parts warp.");
+    if plan.parts() > 0 {
+        w.line("#ifdef STENCIL_FAST");
+        w.line("#define LN_MEET 128");
+        w.line("#else");
+        w.line("#define LN_MEET 96");
+        w.line("#endif");
+    } else {
+        w.line("#define LN_MEET 96");
+    }
     w.line(
         "// Rows of the line before the compute warp checks at once, and steps ahead it loads a row's words (so the",
     );
@@ -161,6 +229,7 @@ fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("#define LN_SPAN (LN_BEHIND + LN_GROUP + LN_AHEAD)");
     w.line("// A window's rows: the ring, and its first LN_SPAN rows again after it, so a group's reads never wrap.");
     w.line("#define LN_SLOTS (LN_RING + LN_SPAN)");
+    w.line(format!("#define LN_PARTS {}", plan.parts()));
     w.line(format!("#define LN_REALS {}", plan.block_reals()));
     w.line(format!("#define LN_D0 {}", plan.direction[0]));
     w.line(format!("#define LN_D1 {}", plan.direction[1]));
@@ -212,8 +281,14 @@ fn emit_compute_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &st
     w.line("// The first step's shuffles; each step then shuffles for the next as soon as its output is known.");
     emit_shuffles(w, plan, "real ");
     w.line("// The window's values of a group, read during the group before (each once its slot's last use is past).");
+    if affine.is_some() {
+        w.line("#ifndef STENCIL_FAST");
+    }
     for (window, b, _, _) in plan.window_reads() {
         w.line(format!("real {}[LN_SPAN];", array(window, b)));
+    }
+    if affine.is_some() {
+        w.line("#endif");
     }
     if plan.reads_line_before() {
         w.line("// Lane 31 hands its outputs to the next block (whose line before is this block's last line).");
@@ -234,15 +309,31 @@ fn emit_compute_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &st
     }
 }
 
-/// A compute warp's group of steps: the first group's window rows and the line-before rows
-/// read first, then the steps on registers and shuffles, which read the next group's window.
-fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan, affine: Option<&[bool]>) {
-    w.line("// Slot c + i holds row t0 − lane − LN_BEHIND + i, slot cn + i row t0 + LN_GROUP − lane − LN_BEHIND + i.");
-    w.line("const int c = (t0 - lane - LN_BEHIND) & (LN_RING - 1), cn = (c + LN_GROUP) & (LN_RING - 1);");
-    w.line("// The lane's column at slots c and cn: a group's reads are at constant offsets (they never wrap),");
-    w.line("// so each is one shared-memory load with no address arithmetic (measured: 1.097 → 1.066 ms a step, f32).");
-    w.line("const real* const wc = win + c * LN_PITCH + lane + 1;");
-    w.line("const real* const wcn = win + cn * LN_PITCH + lane + 1;");
+/// A compute warp's group of steps: the first group's window rows (or the group's parts) and
+/// the line-before rows read first, then the steps on registers and shuffles.
+fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan, update: Update<'_>) {
+    match update {
+        Update::Point => {
+            w.line("// Slot c + i holds row t0 − lane − LN_BEHIND + i, slot cn + i row t0 + LN_GROUP − lane − LN_BEHIND + i.");
+            w.line("const int c = (t0 - lane - LN_BEHIND) & (LN_RING - 1), cn = (c + LN_GROUP) & (LN_RING - 1);");
+            w.line(
+                "// The lane's column at slots c and cn: a group's reads are at constant offsets (they never wrap),",
+            );
+            w.line("// so each is one shared-memory load with no address arithmetic (measured: 1.097 → 1.066 ms a step, f32).");
+            w.line("const real* const wc = win + c * LN_PITCH + lane + 1;");
+            w.line("const real* const wcn = win + cn * LN_PITCH + lane + 1;");
+        }
+        Update::Parts(_) => {
+            w.line("// The group's parts, loaded before the steps' stores into shared memory (which the compiler cannot tell");
+            w.line("// apart from them, so would load each after the step before's store, on the chain).");
+            w.line("const real* const pin = ln_parts + ((t0 / LN_GROUP) & 1) * (LN_PARTS * LN_GROUP * 32) + lane;");
+            w.line("real part[LN_PARTS][LN_GROUP];");
+            w.line("#pragma unroll");
+            w.line("for (int p = 0; p < LN_PARTS; ++p)");
+            w.line("#pragma unroll");
+            w.line("  for (int u = 0; u < LN_GROUP; ++u) part[p][u] = pin[(p * LN_GROUP + u) * 32];");
+        }
+    }
     w.line("// The lane's column at row t0 − lane's slot: step u writes its output u slots on, into the twin slots past the");
     w.line("// ring where it wraps (LN_OUT_SLOT), so each write is one store at a constant offset (measured with e0 and e1");
     w.line("// below: f32 exact 1.057 → 1.034 ms a step, fast 0.893 → 0.836, f64 unchanged).");
@@ -253,48 +344,44 @@ fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan, affine: Opti
         w.line("const unsigned long long* const e0 = edge + (t0 & (LN_EDGE - 1)) * LN_LLW;");
         w.line("const unsigned long long* const e1 = edge + ((t0 + LN_GROUP) & (LN_EDGE - 1)) * LN_LLW;");
     }
-    w.open("if (t0 == 0)");
-    for (window, b, lo, hi) in plan.window_reads() {
-        w.line("#pragma unroll");
-        w.line(format!(
-            "for (int i = {lo}; i <= {hi}; ++i) {}[i] = {};",
-            array(window, b),
-            window_read("wc", window, b, "i")
-        ));
+    if let Update::Point = update {
+        w.open("if (t0 == 0)");
+        for (window, b, lo, hi) in plan.window_reads() {
+            w.line("#pragma unroll");
+            w.line(format!(
+                "for (int i = {lo}; i <= {hi}; ++i) {}[i] = {};",
+                array(window, b),
+                window_read("wc", window, b, "i")
+            ));
+        }
+        w.close("");
     }
-    w.close("");
     if plan.reads_line_before() {
         w.line("// Rows before t0 are in registers: their slots may take rows LN_EDGE on (an atomic store, read volatile).");
         w.line("if (lane == 0) atomicExch(&ln_taken, t0);");
     }
     w.line("__syncwarp(); // every lane's reads of the group before a lane writes a row another lane read");
-    emit_steps(w, s, plan, affine);
+    emit_steps(w, s, plan, update);
 }
 
 /// A step's load of the ring's words LN_PEEK rows on (`u` is a constant: the compiler chooses).
 const PEEK_LOAD: &str = "ln_edge_load((u + LN_PEEK < LN_GROUP ? e0 : e1) + ((u + LN_PEEK) % LN_GROUP) * LN_LLW)";
 
-/// A read of window `window`'s column of line offset `b` at `slot` slots past the lane's
-/// column `column` (`wc` or `wcn`).
-fn window_read(column: &str, window: usize, b: i64, slot: &str) -> String {
-    format!("{column}[({window} * LN_SLOTS + {slot}) * LN_PITCH + ({b})]")
-}
-
 /// A group's steps on registers and shuffles, and where every lane's every step is inside the
 /// walk, the same steps without the selects that keep a lane outside it still (measured 2 %
 /// faster: the selects are on the chain from one step to the next).
-fn emit_steps(w: &mut Writer, s: &Stencil, plan: &LanePlan, affine: Option<&[bool]>) {
+fn emit_steps(w: &mut Writer, s: &Stencil, plan: &LanePlan, update: Update<'_>) {
     w.open("if (t0 >= 31 && t0 + LN_GROUP <= X0 && wg * 32 + 32 <= X1)");
-    emit_step_loop(w, s, plan, true, affine);
+    emit_step_loop(w, s, plan, true, update);
     w.close("");
     w.open("else");
-    emit_step_loop(w, s, plan, false, affine);
+    emit_step_loop(w, s, plan, false, update);
     w.close("");
 }
 
 /// The unrolled steps of a group; after step u, the window values of the next group whose
-/// slot in the arrays step u used last.
-fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, affine: Option<&[bool]>) {
+/// slot in the arrays step u used last (where the step reads them).
+fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, update: Update<'_>) {
     w.line("#pragma unroll");
     w.open("for (int u = 0; u < LN_GROUP; ++u)");
     w.line("const int k = t0 + u - lane;");
@@ -321,11 +408,9 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, af
             Source::Window { window, a, b } => format!("{}[u + LN_BEHIND + ({a})]", array(window, b)),
         })
         .collect();
-    let point = format!("{}_point({}{})", s.name, args.join(", "), scalar_args(s));
-    if let Some(varying) = affine {
-        emit_affine_update(w, s, plan, varying, &args, &point);
-    } else {
-        w.line(format!("const real v = {point};"));
+    match update {
+        Update::Point => w.line(format!("const real v = {}_point({}{});", s.name, args.join(", "), scalar_args(s))),
+        Update::Parts(varying) => emit_parts_update(w, plan, varying, &args),
     }
     if inside {
         w.line("const bool on = true; // the compiler drops the selects");
@@ -343,6 +428,10 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, af
         w.line(format!("if (sizeof(real) == 8) peek[u % LN_PEEK] = {PEEK_LOAD};"));
         w.line("if (on && hands_over) ln_ll_put(&ln_ll[((idx)wg * X0 + k) * LN_LLW], v, (unsigned)k + 1u);");
     }
+    if let Update::Parts(_) = update {
+        w.close("");
+        return;
+    }
     for (window, b, lo, hi) in plan.window_reads() {
         let name = array(window, b);
         w.line(format!(
@@ -356,31 +445,6 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, af
         ));
     }
     w.close("");
-}
-
-/// `v`, the step's output: in fast mode the point function with the step's new reads at zero
-/// (old values only: off the chain from one step to the next) plus each new read times its
-/// slope, the latest-known last (measured: `docs/performance.md`); in exact mode `point`.
-fn emit_affine_update(w: &mut Writer, s: &Stencil, plan: &LanePlan, varying: &[bool], args: &[String], point: &str) {
-    let new = plan.new_reads();
-    let zeroed: Vec<String> = args
-        .iter()
-        .enumerate()
-        .map(|(slot, a)| if new.contains(&slot) { "(real)0".into() } else { a.clone() })
-        .collect();
-    let with_zeros = format!("{}{}", zeroed.join(", "), scalar_args(s));
-    let mut sum = format!("{}_point({with_zeros})", s.name);
-    for (&slot, &varying) in new.iter().zip(varying) {
-        let slope = if varying { format!("{}({with_zeros})", slope_name(s, slot)) } else { format!("ln_slope{slot}") };
-        sum = format!("fma({slope}, {}, {sum})", args[slot]);
-    }
-    w.line("#ifdef STENCIL_FAST");
-    w.line("// The point function with the new reads at zero, off the chain; then each new read times its slope, the");
-    w.line("// line before's last (f32 fast 0.839 -> 0.762 ms a step, f64 1.430 -> 1.283). Equal in real arithmetic.");
-    w.line(format!("const real v = {sum};"));
-    w.line("#else");
-    w.line(format!("const real v = {point};"));
-    w.line("#endif");
 }
 
 /// The shuffles of the line before's values a step needs (lane j − 1's outputs), into

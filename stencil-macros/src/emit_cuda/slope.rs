@@ -217,61 +217,80 @@ pub(super) fn slope_name(s: &Stencil, slot: usize) -> String {
     format!("{}_slope{slot}", s.name)
 }
 
-/// Emits `<name>_slope<slot>(reads…, parameters…)` for each of `slots`, the derivative of the
-/// point function in that read, and returns for each whether it varies from point to point
-/// (depends on a read; else it is the same everywhere, for any reads); or emits nothing and
-/// returns `None` where the point function is not affine in all of them together (or `s` is
-/// a system).
-pub(super) fn emit_slopes(w: &mut Writer, s: &Stencil, slots: &[usize]) -> Option<Vec<bool>> {
-    let [value] = s.body.values.as_slice() else { return None };
-    let mut bodies = Vec::new();
-    for &slot in slots {
-        let mut d = Derivative::new(s, slot, slots);
-        let mut lines = Vec::new();
-        for (i, e) in &s.body.lets {
-            d.bind(*i, e);
-            lines.push(format!("const {} {} = {};", super::scalar_c_type(s.locals[*i].ty), local(s, *i), expr(s, e)));
-            d.locals[*i] = match d.of(e) {
-                Some(Slope::Of(slope)) => {
-                    let name = format!("d_{}", local(s, *i));
-                    lines.push(format!("const real {name} = {slope};"));
-                    Some(Slope::Of(name))
-                }
-                other => other,
-            };
+/// The slope functions of a point function affine in some of its reads: for each read, its
+/// slot, the function's body and whether it varies from point to point (depends on a read;
+/// else it is the same everywhere, for any reads).
+pub(super) struct Slopes {
+    bodies: Vec<(usize, Vec<String>, bool)>,
+}
+
+impl Slopes {
+    /// The slopes of `s`'s point function in each of `slots`, or `None` where it is not affine
+    /// in all of them together (or `s` is a system).
+    pub fn new(s: &Stencil, slots: &[usize]) -> Option<Self> {
+        let [value] = s.body.values.as_slice() else { return None };
+        let mut bodies = Vec::new();
+        for &slot in slots {
+            let mut d = Derivative::new(s, slot, slots);
+            let mut lines = Vec::new();
+            for (i, e) in &s.body.lets {
+                d.bind(*i, e);
+                let ty = super::scalar_c_type(s.locals[*i].ty);
+                lines.push(format!("const {ty} {} = {};", local(s, *i), expr(s, e)));
+                d.locals[*i] = match d.of(e) {
+                    Some(Slope::Of(slope)) => {
+                        let name = format!("d_{}", local(s, *i));
+                        lines.push(format!("const real {name} = {slope};"));
+                        Some(Slope::Of(name))
+                    }
+                    other => other,
+                };
+            }
+            lines.push(match d.of(value)? {
+                Slope::Zero => "return (real)0.0;".into(),
+                Slope::Of(slope) => format!("return {slope};"),
+            });
+            bodies.push((slot, lines, d.varying));
         }
-        lines.push(match d.of(value)? {
-            Slope::Zero => "return (real)0.0;".into(),
-            Slope::Of(slope) => format!("return {slope};"),
-        });
-        bodies.push((slot, lines, d.varying));
+        Some(Self { bodies })
     }
-    let varying = bodies.iter().map(|(_, _, varying)| *varying).collect();
-    for (slot, lines, _) in bodies {
-        w.line(format!("// The point function's derivative in read {slot} (it is affine in that read)."));
-        w.open(format!(
-            "__device__ __forceinline__ real {}({})",
-            slope_name(s, slot),
-            super::point_params(s).join(", ")
-        ));
-        for line in lines {
-            w.line(line);
+
+    /// For each slot, in the order given, whether its slope varies from point to point.
+    pub fn varying(&self) -> Vec<bool> {
+        self.bodies.iter().map(|(_, _, varying)| *varying).collect()
+    }
+
+    /// Emits `<name>_slope<slot>(reads…, parameters…)` for each slot: the point function's
+    /// derivative in that read.
+    pub fn emit(&self, w: &mut Writer, s: &Stencil) {
+        for (slot, lines, _) in &self.bodies {
+            w.line(format!("// The point function's derivative in read {slot} (it is affine in that read)."));
+            w.open(format!(
+                "__device__ __forceinline__ real {}({})",
+                slope_name(s, *slot),
+                super::point_params(s).join(", ")
+            ));
+            for line in lines {
+                w.line(line);
+            }
+            w.close("");
         }
-        w.close("");
     }
-    Some(varying)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The slopes `emit_slopes` gives `stencil` in `slots`, as the emitted text.
+    /// The slopes of `stencil` in `slots`, as the emitted text.
     fn slopes(tokens: proc_macro2::TokenStream, slots: &[usize]) -> Option<String> {
         let item = syn::parse2(tokens).expect("parses");
         let s = crate::validate::lower(&item).expect("lowers");
         let mut w = Writer::new();
-        emit_slopes(&mut w, &s, slots).map(|_| w.finish())
+        Slopes::new(&s, slots).map(|slopes| {
+            slopes.emit(&mut w, &s);
+            w.finish()
+        })
     }
 
     #[test]
@@ -305,8 +324,8 @@ mod tests {
         .expect("parses");
         let s = crate::validate::lower(&item).expect("lowers");
         // Slots: q[0, 0] 0, u[-1, 0] 1, u[0, -1] 2, u[1, 0] 3; a slope in q's read varies.
-        assert_eq!(emit_slopes(&mut Writer::new(), &s, &[1, 2]), Some(vec![false, false]));
-        assert_eq!(emit_slopes(&mut Writer::new(), &s, &[1, 3]), Some(vec![false, true]));
+        assert_eq!(Slopes::new(&s, &[1, 2]).map(|d| d.varying()), Some(vec![false, false]));
+        assert_eq!(Slopes::new(&s, &[1, 3]).map(|d| d.varying()), Some(vec![false, true]));
     }
 
     #[test]

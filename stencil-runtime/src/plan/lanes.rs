@@ -1,13 +1,15 @@
-//! The lane kernel's launch geometry: a block of four warps (compute, loader, storer,
-//! receiver) per 32 lines of a 2-D sweep.
+//! The lane kernel's launch geometry: a block per 32 lines of a 2-D sweep, its warps the
+//! compute warp, loader, storer, receiver and (fast mode) the parts warp.
 
 use super::launch::{Limits, Shape, launch_error};
 use crate::Result;
 use crate::kernel::{KernelKind, KernelManifest};
 
-/// Threads of a block: a compute warp, its loader, its storer and its receiver (the kernel's
-/// launch bounds).
-const BLOCK_THREADS: usize = 128;
+/// Threads of a block: a compute warp, its loader, its storer, its receiver and, in fast mode,
+/// the warp that computes the parts of the compute warp's steps, warp 6 (warps 4 and 5 leave
+/// at once: a warp's index picks its quarter of the multiprocessor); the kernel's launch
+/// bounds.
+const BLOCK_THREADS: usize = 224;
 
 /// Bytes of static shared memory the lane kernel declares besides its windows, rounded up:
 /// its ticket and the receiver's count of rows taken.
@@ -90,7 +92,7 @@ mod tests {
         let grid = LaneGrid::new(&m, &[3602, 1802], 4).unwrap();
         assert_eq!(grid.extents, [3602, 1, 1802]);
         assert_eq!(grid.shape.grid, [57, 1, 1], "1800 lines: 57 blocks");
-        assert_eq!(grid.shape.block, [128, 1, 1], "a compute warp, a loader, a storer and a receiver per 32 lines");
+        assert_eq!(grid.shape.block, [224, 1, 1], "a compute warp, a loader, a storer, a receiver and a parts warp");
         assert_eq!(grid.shape.shared as usize, 10_116 * 4);
         assert_eq!(grid.handoff_words, 57 * 3600 * 2, "a 64-bit word per block and row");
         assert_eq!(LaneGrid::new(&m, &[3602, 1802], 8).unwrap().handoff_words, 57 * 3600 * 4, "two for f64");
