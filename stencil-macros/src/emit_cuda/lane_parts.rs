@@ -12,9 +12,9 @@ use crate::writer::Writer;
 
 /// The parts warp's `compute_parts` and the first group's parts, before the compute warp
 /// starts (fast mode only).
-pub(super) fn emit_parts_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
+pub(super) fn emit_parts_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, varying: &[bool]) {
     w.line("#ifdef STENCIL_FAST");
-    emit_compute_parts(w, s, plan);
+    emit_compute_parts(w, s, plan, varying);
     w.line("// The first group's parts before the compute warp starts: the rows they read are in once every group of");
     w.line("// copies but the last has landed, as at each meeting.");
     w.line("if (loader) ln_copy_wait_prior();");
@@ -23,18 +23,27 @@ pub(super) fn emit_parts_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("#endif");
 }
 
+/// For each new read (slot, in [`LanePlan::new_reads`]' order), the part its slope is, where it
+/// varies from point to point (part 0 is the point function with the new reads at zero).
+fn slope_parts(plan: &LanePlan, varying: &[bool]) -> Vec<(usize, Option<usize>)> {
+    let mut parts = 0;
+    (plan.new_reads().into_iter().zip(varying))
+        .map(|(slot, &varying)| {
+            parts += usize::from(varying);
+            (slot, varying.then_some(parts))
+        })
+        .collect()
+}
+
 /// `v`, the step's output in fast mode: its first part (the point function with the new reads
 /// at zero) plus each new read times its slope, the latest-known last (measured:
 /// `docs/performance.md`).
 pub(super) fn emit_parts_update(w: &mut Writer, plan: &LanePlan, varying: &[bool], args: &[String]) {
     let mut sum = "part[0][u]".to_string();
-    let mut parts = 0;
-    for (&slot, &varying) in plan.new_reads().iter().zip(varying) {
-        let slope = if varying {
-            parts += 1;
-            format!("part[{parts}][u]")
-        } else {
-            format!("ln_slope{slot}")
+    for (slot, part) in slope_parts(plan, varying) {
+        let slope = match part {
+            Some(part) => format!("part[{part}][u]"),
+            None => format!("ln_slope{slot}"),
         };
         sum = format!("fma({slope}, {}, {sum})", args[slot]);
     }
@@ -48,7 +57,7 @@ pub(super) fn emit_parts_update(w: &mut Writer, plan: &LanePlan, varying: &[bool
 /// `ln_parts`, part p of step u of lane l at ((buffer · LN_PARTS + p) · LN_GROUP + u) · 32 + l.
 /// It runs during the group before t0, when the window holds the rows it reads (the rows the
 /// compute warp itself would read then).
-fn emit_compute_parts(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
+fn emit_compute_parts(w: &mut Writer, s: &Stencil, plan: &LanePlan, varying: &[bool]) {
     let new = plan.new_reads();
     let args: Vec<String> = (plan.sources.iter().enumerate())
         .map(|(slot, source)| match *source {
@@ -66,11 +75,10 @@ fn emit_compute_parts(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("#pragma unroll");
     w.open("for (int u = 0; u < LN_GROUP; ++u)");
     w.line(format!("out[u * 32] = {}_point{call};", s.name));
-    let varying = plan.slopes.as_ref().map(|slopes| slopes.varying()).unwrap_or_default();
-    let mut parts = 0;
-    for (&slot, _) in new.iter().zip(&varying).filter(|(_, varying)| **varying) {
-        parts += 1;
-        w.line(format!("out[({parts} * LN_GROUP + u) * 32] = {}{call};", slope_name(s, slot)));
+    for (slot, part) in slope_parts(plan, varying) {
+        if let Some(part) = part {
+            w.line(format!("out[({part} * LN_GROUP + u) * 32] = {}{call};", slope_name(s, slot)));
+        }
     }
     w.close("");
     w.close(";");

@@ -76,11 +76,12 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     }
     emit_compute_setup(w, s, &plan, &unknown, affine);
     emit_helper_setup(w, s, &plan, &unknown);
-    if affine.is_some() {
-        emit_parts_setup(w, s, &plan);
+    if let Some(varying) = affine {
+        emit_parts_setup(w, s, &plan, varying);
     }
-    w.line("// The other three warps run the same loop and meet at its one barrier, after which the compute warp runs");
-    w.line("// group t0 while the loader copies rows in and the storer stores rows out.");
+    w.line("// The helpers (loader, storer and fast mode's parts warp) run the same loop and meet at its one barrier,");
+    w.line("// after which the compute warp runs group t0 while the loader copies rows in, the storer stores rows out");
+    w.line("// and the parts warp computes the next group's parts.");
     w.open("for (int t0 = 0; t0 < steps; t0 += LN_GROUP)");
     w.line(
         "// Rows up to t0 + (LN_LEAD − 1)·LN_GROUP − 1 are in the window, past the t0 + 2·LN_GROUP − 1 + LN_AHEAD the",
