@@ -69,9 +69,10 @@ stencil! {
     }
 }
 
-/// How the GPU sweeps: a schedule, and the kernel asked for (the lane kernel where the
-/// stencil has one, or the pencils).
-type GpuRun = (Schedule, WavefrontKernel);
+/// How the GPU sweeps: a schedule, the kernel asked for (the lane kernel where the stencil
+/// has one, or the pencils) and the lines a lane of the lane kernel owns (`None`: the mode's
+/// default).
+type GpuRun = (Schedule, WavefrontKernel, Option<u32>);
 
 /// `sweeps` sweeps from the same start on the CPU (sequential, declared order) and on the
 /// GPU with `gpu`, exact mode; returns how many points differ.
@@ -94,9 +95,9 @@ fn fast_error<S: Stencil<N>, T: Real, const N: usize>(
     shape: [usize; N],
     inputs: &[&str],
     params: &[(&str, f64)],
+    lanes: GpuRun,
     sweeps: usize,
 ) -> f64 {
-    let lanes = (Schedule::Plain, WavefrontKernel::Auto);
     let (cpu, gpu) = sweep_both::<S, T, N>(stencil, shape, inputs, params, lanes, Mode::Fast, sweeps);
     let (cpu, gpu) = (cpu.as_slice(), gpu.as_slice());
     let largest = cpu.iter().fold(0.0f64, |m, x| m.max(x.to_f64().abs()));
@@ -116,9 +117,9 @@ fn sweep_both<S: Stencil<N>, T: Real, const N: usize>(
     sweeps: usize,
 ) -> (Grid<T, N>, Grid<T, N>) {
     let fields: Vec<Grid<T, N>> = (0..inputs.len()).map(|i| random::<T, N>(shape, 2 + i as u64)).collect();
-    let run = |backend, (schedule, wavefront_kernel): GpuRun| {
+    let run = |backend, (schedule, wavefront_kernel, lane_lines): GpuRun| {
         let mut u = random::<T, N>(shape, 1);
-        let options = CudaOptions { mode, wavefront_kernel, ..CudaOptions::default() };
+        let options = CudaOptions { mode, wavefront_kernel, lane_lines, ..CudaOptions::default() };
         let mut solver = Solver::new(stencil).backend(backend).schedule(schedule).cuda(options).max_iterations(sweeps);
         for (name, field) in inputs.iter().zip(&fields) {
             solver = solver.input(name, field);
@@ -129,15 +130,21 @@ fn sweep_both<S: Stencil<N>, T: Real, const N: usize>(
         solver.run(&mut u).unwrap();
         u
     };
-    (run(Backend::Cpu, (Schedule::Plain, WavefrontKernel::Auto)), run(Backend::Cuda { device: 0 }, gpu))
+    (run(Backend::Cpu, (Schedule::Plain, WavefrontKernel::Auto, None)), run(Backend::Cuda { device: 0 }, gpu))
 }
 
 /// The pencil kernel with each of `tiles` and the default tile, then the default kernel (the
-/// lane kernel where the stencil has one; its launch has no tile).
+/// lane kernel where the stencil has one; its launch has no tile) with each of the lines a
+/// lane may own.
 fn tiles(tiles: &[usize]) -> impl Iterator<Item = GpuRun> + '_ {
     let pencils = tiles.iter().map(|&tile| Schedule::Wavefront { tile }).chain([Schedule::Plain]);
-    pencils.map(|s| (s, WavefrontKernel::Pencils)).chain([(Schedule::Plain, WavefrontKernel::Auto)])
+    pencils.map(|s| (s, WavefrontKernel::Pencils, None)).chain(LANE_LINES)
 }
+
+/// The lane kernel with one and with two lines a lane (where two do not fit in shared
+/// memory, as in double precision with two windows, a lane owns one).
+const LANE_LINES: [GpuRun; 2] =
+    [(Schedule::Plain, WavefrontKernel::Auto, Some(1)), (Schedule::Plain, WavefrontKernel::Auto, Some(2))];
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -178,7 +185,7 @@ fn three_and_one_dimensional_sweeps_equal_the_sequential_sweep() {
             assert_eq!(compare::<_, f64, 3>(Diag3, shape, &["f"], &[], schedule, 2), 0, "diag3 f64 {what}");
             assert_eq!(compare::<_, f32, 3>(Gs7, shape, &["f"], &[("h2", 0.01)], schedule, 2), 0, "gs7 f32 {what}");
         }
-        let tile16 = (Schedule::Wavefront { tile: 16 }, WavefrontKernel::Pencils);
+        let tile16 = (Schedule::Wavefront { tile: 16 }, WavefrontKernel::Pencils, None);
         assert_eq!(
             compare::<_, f32, 3>(Gs7, shape, &["f"], &[("h2", 0.01)], tile16, 2),
             0,
@@ -196,17 +203,31 @@ fn three_and_one_dimensional_sweeps_equal_the_sequential_sweep() {
 #[ignore = "needs a CUDA GPU"]
 fn lane_kernel_equals_the_sequential_sweep_across_warps_blocks_and_rings() {
     require_gpu();
-    let lanes = (Schedule::Plain, WavefrontKernel::Auto);
-    // Lines: fewer than a warp, several blocks of 32 (each hands its last line to the next),
-    // more blocks than the device holds at once; rows: fewer than a group, more than the
-    // window's and the line-before's rings.
-    for shape in [[5, 3], [9, 40], [600, 130], [70, 1000], [300, 333], [20, 40_000]] {
+    // Lines: fewer than a warp, several blocks of 32 or 64 (each hands its last line to the
+    // next), more blocks than the device holds at once; rows: fewer than a group, more than
+    // the window's and the line-before's rings.
+    for (shape, lanes) in [[5, 3], [9, 40], [600, 130], [70, 1000], [300, 333], [20, 40_000]]
+        .into_iter()
+        .flat_map(|shape| LANE_LINES.map(|lanes| (shape, lanes)))
+    {
         let w = [("w", 0.75)];
-        assert_eq!(compare::<_, f32, 2>(Reach2, shape, &["f"], &[], lanes, 2), 0, "reach2 f32 {shape:?}");
-        assert_eq!(compare::<_, f64, 2>(Reach2, shape, &["f"], &[], lanes, 2), 0, "reach2 f64 {shape:?}");
-        assert_eq!(compare::<_, f32, 2>(ReachBack, shape, &["k", "f"], &w, lanes, 2), 0, "reach_back f32 {shape:?}");
-        assert_eq!(compare::<_, f64, 2>(ReachBack, shape, &["k", "f"], &w, lanes, 2), 0, "reach_back f64 {shape:?}");
-        assert_eq!(compare::<_, f32, 2>(LinesApart, shape, &["f"], &[], lanes, 3), 0, "lines_apart f32 {shape:?}");
+        assert_eq!(compare::<_, f32, 2>(Reach2, shape, &["f"], &[], lanes, 2), 0, "reach2 f32 {shape:?} {lanes:?}");
+        assert_eq!(compare::<_, f64, 2>(Reach2, shape, &["f"], &[], lanes, 2), 0, "reach2 f64 {shape:?} {lanes:?}");
+        assert_eq!(
+            compare::<_, f32, 2>(ReachBack, shape, &["k", "f"], &w, lanes, 2),
+            0,
+            "reach_back f32 {shape:?} {lanes:?}"
+        );
+        assert_eq!(
+            compare::<_, f64, 2>(ReachBack, shape, &["k", "f"], &w, lanes, 2),
+            0,
+            "reach_back f64 {shape:?} {lanes:?}"
+        );
+        assert_eq!(
+            compare::<_, f32, 2>(LinesApart, shape, &["f"], &[], lanes, 3),
+            0,
+            "lines_apart f32 {shape:?} {lanes:?}"
+        );
     }
 }
 
@@ -220,17 +241,19 @@ fn fast_lane_kernel_is_within_rounding_of_the_sequential_sweep() {
     let p = alternate_triangular::<f64>(0.002, 1.0, -0.5, 0.5, 0.0, 0.1, 0.1).unwrap();
     let at = [("tau", p.tau), ("a_w", p.a_w), ("a_e", p.a_e), ("a_s", p.a_s), ("a_n", p.a_n), ("sigma", 0.0)];
     let w = [("w", 0.75)];
-    for shape in [[37, 53], [300, 333], [70, 1000]] {
+    for (shape, lanes) in
+        [[37, 53], [300, 333], [70, 1000]].into_iter().flat_map(|shape| LANE_LINES.map(|lanes| (shape, lanes)))
+    {
         let errors = [
-            ("at_half1 f32", fast_error::<_, f32, 2>(AtHalf1, shape, &["q"], &at, 3), 1e-5),
-            ("at_half2 f64", fast_error::<_, f64, 2>(AtHalf2, shape, &["q"], &at, 3), 1e-13),
-            ("reach2 f32", fast_error::<_, f32, 2>(Reach2, shape, &["f"], &[], 2), 1e-5),
-            ("reach_back f32", fast_error::<_, f32, 2>(ReachBack, shape, &["k", "f"], &w, 2), 1e-5),
-            ("reach_back f64", fast_error::<_, f64, 2>(ReachBack, shape, &["k", "f"], &w, 2), 1e-13),
-            ("product f32", fast_error::<_, f32, 2>(Product, shape, &["f"], &[], 2), 1e-5),
+            ("at_half1 f32", fast_error::<_, f32, 2>(AtHalf1, shape, &["q"], &at, lanes, 3), 1e-5),
+            ("at_half2 f64", fast_error::<_, f64, 2>(AtHalf2, shape, &["q"], &at, lanes, 3), 1e-13),
+            ("reach2 f32", fast_error::<_, f32, 2>(Reach2, shape, &["f"], &[], lanes, 2), 1e-5),
+            ("reach_back f32", fast_error::<_, f32, 2>(ReachBack, shape, &["k", "f"], &w, lanes, 2), 1e-5),
+            ("reach_back f64", fast_error::<_, f64, 2>(ReachBack, shape, &["k", "f"], &w, lanes, 2), 1e-13),
+            ("product f32", fast_error::<_, f32, 2>(Product, shape, &["f"], &[], lanes, 2), 1e-5),
         ];
         for (what, error, bound) in errors {
-            assert!(error <= bound, "{what} {shape:?}: {error:e} of the largest value, more than {bound:e}");
+            assert!(error <= bound, "{what} {shape:?} {lanes:?}: {error:e} of the largest value, more than {bound:e}");
         }
     }
 }

@@ -228,9 +228,10 @@ pub struct WavefrontFacts {
     /// Lane axes of a pencil (1 for 2-D, 2 for 3-D, 0 for 1-D): axes 1 and 2 of the
     /// stencil's own axes, each `tile` lanes wide.
     pub lane_axes: usize,
-    /// Elements of shared memory per block of the lane kernel (its windows and the
-    /// ring of the line before), or 0 for a sweep without one.
-    pub lane_reals: usize,
+    /// Elements of shared memory per block of the lane kernel (its windows, the ring of
+    /// the line before and fast mode's parts) with 1 and with 2 lines a lane, or 0 for a
+    /// sweep without one.
+    pub lane_reals: [usize; 2],
 }
 
 impl WavefrontFacts {

@@ -35,26 +35,27 @@ fn slope_parts(plan: &LanePlan, varying: &[bool]) -> Vec<(usize, Option<usize>)>
         .collect()
 }
 
-/// `v`, the step's output in fast mode: its first part (the point function with the new reads
+/// `v[m]`, line m's output of the step in fast mode: its first part (the point function with the new reads
 /// at zero) plus each new read times its slope, the latest-known last (measured:
 /// `docs/performance.md`).
 pub(super) fn emit_parts_update(w: &mut Writer, plan: &LanePlan, varying: &[bool], args: &[String]) {
-    let mut sum = "part[0][u]".to_string();
+    let mut sum = "part[0][u][m]".to_string();
     for (slot, part) in slope_parts(plan, varying) {
         let slope = match part {
-            Some(part) => format!("part[{part}][u]"),
+            Some(part) => format!("part[{part}][u][m]"),
             None => format!("ln_slope{slot}"),
         };
         sum = format!("fma({slope}, {}, {sum})", args[slot]);
     }
     w.line("// Equal in real arithmetic to the point function; off the chain but for the fused multiply-adds.");
-    w.line(format!("const real v = {sum};"));
+    w.line(format!("v[m] = {sum};"));
 }
 
 /// The parts warp's `compute_parts(t0)` in fast mode: for each step u of the compute warp's group
 /// t0, what is off the chain from one step to the next — the point function with the step's
 /// new reads at zero, then each slope that varies — into buffer (t0 / LN_GROUP) mod 2 of
-/// `ln_parts`, part p of step u of lane l at ((buffer · LN_PARTS + p) · LN_GROUP + u) · 32 + l.
+/// `ln_parts`, part p of step u of lane l's line m at (((buffer · LN_PARTS + p) · LN_GROUP + u) ·
+/// LN_LINES + m) · 32 + l.
 /// It runs during the group before t0, when the window holds the rows it reads (the rows the
 /// compute warp itself would read then).
 fn emit_compute_parts(w: &mut Writer, s: &Stencil, plan: &LanePlan, varying: &[bool]) {
@@ -70,16 +71,19 @@ fn emit_compute_parts(w: &mut Writer, s: &Stencil, plan: &LanePlan, varying: &[b
     let call = format!("({}{})", args.join(", "), scalar_args(s));
     w.line("// Fast mode: the off-chain parts of the compute warp's steps, a group ahead (the parts warp's).");
     w.open("const auto compute_parts = [&](const int t0)");
-    w.line("const real* const wc = win + ((t0 - lane - LN_BEHIND) & (LN_RING - 1)) * LN_PITCH + lane + 1;");
-    w.line("real* const out = ln_parts + ((t0 / LN_GROUP) & 1) * (LN_PARTS * LN_GROUP * 32) + lane;");
+    w.line("real* const out = ln_parts + ((t0 / LN_GROUP) & 1) * (LN_PARTS * LN_GROUP * LN_WIDTH) + lane;");
+    w.line("#pragma unroll");
+    w.open("for (int m = 0; m < LN_LINES; ++m)");
+    w.line("const real* const wc = win + ((t0 - LN_V(m) - LN_BEHIND) & (LN_RING - 1)) * LN_PITCH + LN_POS(m);");
     w.line("#pragma unroll");
     w.open("for (int u = 0; u < LN_GROUP; ++u)");
-    w.line(format!("out[u * 32] = {}_point{call};", s.name));
+    w.line(format!("out[(u * LN_LINES + m) * 32] = {}_point{call};", s.name));
     for (slot, part) in slope_parts(plan, varying) {
         if let Some(part) = part {
-            w.line(format!("out[({part} * LN_GROUP + u) * 32] = {}{call};", slope_name(s, slot)));
+            w.line(format!("out[(({part} * LN_GROUP + u) * LN_LINES + m) * 32] = {}{call};", slope_name(s, slot)));
         }
     }
+    w.close("");
     w.close("");
     w.close(";");
 }

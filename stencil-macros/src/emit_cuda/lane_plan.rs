@@ -11,15 +11,34 @@ use crate::ir::Stencil;
 /// Steps between two meetings of a compute warp and its helpers. At most 16: the loader's 32
 /// lanes load a group's rows of the line before and of the line after, one each.
 pub(crate) const GROUP: usize = 16;
-/// Rows of a window's ring: at most 5·GROUP + 47 are in use at once (see the kernel).
-pub(crate) const RING: usize = 128;
-/// Rows of the ring in which the receiver puts the line before's rows for the compute warp,
-/// each in a tagged 64-bit word per 32 bits (two reals in either precision): the receiver
-/// runs at most this many rows ahead.
+/// Groups of rows the loader copies ahead of the compute warp's group.
+pub(crate) const LEAD: usize = 4;
+/// Lines a lane may own (`LN_LINES`, chosen by the runtime): lane j of a block owns lines
+/// j·M … j·M + M − 1 of its 32·M, each a step behind the one before.
+pub(crate) const LINES: [usize; 2] = [1, 2];
+/// Rows of the line-before ring in which the receiver puts the line before's rows for the
+/// compute warp, each in a tagged 64-bit word per 32 bits (two reals in either precision):
+/// the receiver runs at most this many rows ahead.
 pub(crate) const EDGE: usize = 256;
-/// A window's row pitch, even so that the lanes' skewed reads (row t − j, column j) fall
-/// into 32 different banks; columns 0 … 33 are lines 32·w − 1 … 32·w + 32.
-pub(crate) const PITCH: usize = 34;
+/// Window columns a lane's line i takes in a row: lines i, M + i, 2·M + i, … of the block's
+/// (lanes 0 … 31) at columns 34·i + 1 … 34·i + 32, so the lanes' skewed reads of a line (row
+/// t − j·M − i, column 34·i + 1 + j) fall into 32 different banks for any M; column 0 of
+/// the last block of columns is the line before the block's first, column 33 of the first
+/// the line after its last.
+pub(crate) const COLUMNS: usize = 34;
+
+/// Rows of a window's ring with `lines` lines a lane: a power of two above the rows in use at
+/// once, from the storer's (a group behind the last line's, 32·M − 1 steps behind the
+/// first's) to the loader's, LEAD + 1 groups ahead (see the kernel).
+pub(crate) fn ring(lines: usize) -> usize {
+    ((LEAD + 2) * GROUP + 32 * lines - 1).next_power_of_two()
+}
+
+/// A window's row pitch with `lines` lines a lane.
+pub(crate) fn pitch(lines: usize) -> usize {
+    COLUMNS * lines
+}
+
 /// The largest radius along the walk a lane kernel takes: a window read reaches at most a
 /// group of rows before or after the step's row (the DSL's own limit, 8, is within it).
 const MAX_WALK_RADIUS: usize = 8;
@@ -156,10 +175,12 @@ impl LanePlan {
         (self.behind + self.ahead) as usize + GROUP
     }
 
-    /// Reals of a block's shared memory: its windows, its line-before ring and fast mode's two
-    /// groups of parts.
-    pub fn block_reals(&self) -> usize {
-        self.windows.len() * (RING + self.span()) * PITCH + 2 * EDGE + 2 * self.parts() * GROUP * 32
+    /// Reals of a block's shared memory with `lines` lines a lane: its windows, its
+    /// line-before ring and fast mode's two groups of parts.
+    pub fn block_reals(&self, lines: usize) -> usize {
+        self.windows.len() * (ring(lines) + self.span()) * pitch(lines)
+            + 2 * EDGE
+            + 2 * self.parts() * GROUP * 32 * lines
     }
 
     /// The (window, b) pairs the compute warp reads, with the rows each reaches: the lowest
@@ -179,10 +200,10 @@ impl LanePlan {
     }
 }
 
-/// A read of window `window`'s column of line offset `b` at `slot` slots past the lane's
-/// column `column` (`wc` or `wcn`).
+/// A read of window `window`'s column of line offset `b` from line `m` (the CUDA variable of
+/// the step's line) at `slot` slots past that line's column `column`.
 pub(super) fn window_read(column: &str, window: usize, b: i64, slot: &str) -> String {
-    format!("{column}[({window} * LN_SLOTS + {slot}) * LN_PITCH + ({b})]")
+    format!("{column}[({window} * LN_SLOTS + {slot}) * LN_PITCH + LN_OFF(m, {b})]")
 }
 
 #[cfg(test)]
@@ -219,7 +240,9 @@ mod tests {
         assert_eq!((p.behind, p.ahead, p.before, p.history), (0, 1, 0, 1));
         // Affine in its new reads with slopes the same everywhere: one part.
         assert_eq!(p.parts(), 1);
-        assert_eq!(p.block_reals(), 2 * (RING + GROUP + 1) * PITCH + 2 * EDGE + 2 * GROUP * 32);
+        assert_eq!(p.block_reals(1), 2 * (128 + GROUP + 1) * 34 + 2 * EDGE + 2 * GROUP * 32);
+        // Two lines a lane: twice the columns, and a ring of 256 rows for the longer skew.
+        assert_eq!(p.block_reals(2), 2 * (256 + GROUP + 1) * 68 + 2 * EDGE + 2 * GROUP * 64);
         assert_eq!(p.window_reads(), [(0, 0, 0, 16), (0, 1, 0, 15), (1, 0, 0, 15)]);
     }
 

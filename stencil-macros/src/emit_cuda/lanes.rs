@@ -31,7 +31,7 @@
 
 use super::common::*;
 use super::lane_parts::{emit_parts_setup, emit_parts_update};
-use super::lane_plan::{EDGE, GROUP, LanePlan, PITCH, RING, Source, window_read};
+use super::lane_plan::{COLUMNS, EDGE, GROUP, LEAD, LINES, LanePlan, Source, pitch, ring, window_read};
 use super::lane_sync::{CHECK, CHECK_SINGLE_EXACT, lanes_helpers};
 use super::signature::{Kind, define_defaults, signature};
 use super::slope::slope_name;
@@ -69,7 +69,7 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
         );
         w.line("// LN_LLW words from (b · X0 + r) · LN_LLW, each word 32 bits of it and the tag r + 1.");
         w.line("unsigned long long* const ln_ll = (unsigned long long*)handoff;");
-        w.line("const int before_line = wg * 32 - 1;");
+        w.line("const int before_line = wg * LN_WIDTH - 1;");
         emit_receiver(w, &unknown);
     } else {
         w.line("if (warp == 3) return; // no line before to receive");
@@ -95,8 +95,9 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     );
     w.line("// (LN_LEAD + 1)·LN_GROUP + 47 ≤ LN_RING of them.");
     w.line("if (loader) copy_rows(t0 + LN_LEAD * LN_GROUP);");
-    w.line("// The rows every lane has finished: lane 31 finished row t0 − 32 in group t0 − LN_GROUP.");
-    w.line("else if (storer) store_rows(min(max(t0 - 31, 0), X0));");
+    w.line("// The rows every line has finished: the last (LN_WIDTH − 1 steps behind the first) finished row t0 − LN_WIDTH");
+    w.line("// in group t0 − LN_GROUP.");
+    w.line("else if (storer) store_rows(min(max(t0 - (LN_WIDTH - 1), 0), X0));");
     if affine.is_some() {
         w.line("#ifdef STENCIL_FAST");
         w.line("else if (parts_warp) compute_parts(t0 + LN_GROUP);");
@@ -162,12 +163,16 @@ fn emit_block_setup(w: &mut Writer, line_before: bool, parts: bool) {
     w.line("if (threadIdx.x == 0) ln_ticket = (int)atomicAdd(ticket, 1u);");
     w.line("__syncthreads();");
     w.line("const int wg = ln_ticket;");
-    w.line("const int g = wg * 32 + lane;");
-    w.line("const bool active = g < X1;");
-    w.line(
-        "// Past the last line, a lane's column is the boundary line (or, without one, the last line): never written.",
-    );
-    w.line("const int line = min(g, X1 - 1 + R2);");
+    w.line("// The lane's lines, LN_V(m) of the block's for m < LN_LINES. Past the last line, a line's column is the");
+    w.line("// boundary line (or, without one, the last line): never written.");
+    w.line("int line[LN_LINES];");
+    w.line("bool active[LN_LINES];");
+    w.line("#pragma unroll");
+    w.open("for (int m = 0; m < LN_LINES; ++m)");
+    w.line("const int g = wg * LN_WIDTH + LN_V(m);");
+    w.line("active[m] = g < X1;");
+    w.line("line[m] = min(g, X1 - 1 + R2);");
+    w.close("");
     if parts {
         w.line("#ifdef STENCIL_FAST");
         w.line("const bool parts_warp = warp == LN_PARTS_WARP;");
@@ -178,22 +183,25 @@ fn emit_block_setup(w: &mut Writer, line_before: bool, parts: bool) {
     } else {
         w.line("if (warp >= 4) return;");
     }
-    w.line("const int steps = X0 + 31;");
+    w.line("const int steps = X0 + LN_WIDTH - 1;");
 }
 
 /// The lane kernel's constants: the fixed geometry, the stencil's reach, directions and the
 /// window layout, and the row and line addressing.
 fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
-    w.line("// Lane kernel: a lane per line (stencil axis 1), walking it along axis 0 a step behind the lane of the");
     w.line(
-        "// line before; a block per 32 lines: the compute warp (0), its loader (1), its storer (2), its receiver (3)",
+        "// Lane kernel: a lane per LN_LINES lines (stencil axis 1), walking each along axis 0 a step behind the line",
     );
-    w.line("// and in fast mode its parts warp (LN_PARTS_WARP). Launch blockDim 224, one block per 32 lines, LN_REALS");
+    w.line(
+        "// before; a block per LN_WIDTH lines: the compute warp (0), its loader (1), its storer (2), its receiver (3)",
+    );
+    w.line("// and in fast mode its parts warp (LN_PARTS_WARP). Launch blockDim 224, one block per LN_WIDTH lines, LN_REALS");
     w.line("// reals of dynamic shared memory.");
     define_defaults(w, &signature(s, Kind::Lanes).defines);
     w.line(format!("#define LN_GROUP {GROUP}"));
     w.line("// Groups of rows the loader copies ahead of the compute warp's group.");
-    w.line("#define LN_LEAD 4");
+    w.line(format!("#define LN_LEAD {LEAD}"));
+    emit_lines_defines(w, plan);
     w.line("// The warp that computes fast mode's parts: on the storer's quarter of the multiprocessor (warps are");
     w.line("// spread over the four by index), the lightest (measured, against warp 5: f64 fast 1.115 -> 1.067 ms).");
     w.line("#define LN_PARTS_WARP 6");
@@ -219,9 +227,7 @@ fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line(format!("#define LN_CHECK (sizeof(real) == 4 ? {CHECK_SINGLE_EXACT} : {CHECK})"));
     w.line("#endif");
     w.line("#define LN_PEEK LN_CHECK");
-    w.line(format!("#define LN_RING {RING}"));
     w.line(format!("#define LN_EDGE {EDGE}"));
-    w.line(format!("#define LN_PITCH {PITCH}"));
     w.line(format!("#define LN_BEHIND {}", plan.behind));
     w.line(format!("#define LN_AHEAD {}", plan.ahead));
     w.line(format!("#define LN_BEFORE {}", plan.before));
@@ -231,7 +237,7 @@ fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("// A window's rows: the ring, and its first LN_SPAN rows again after it, so a group's reads never wrap.");
     w.line("#define LN_SLOTS (LN_RING + LN_SPAN)");
     w.line(format!("#define LN_PARTS {}", plan.parts()));
-    w.line(format!("#define LN_REALS {}", plan.block_reals()));
+
     w.line(format!("#define LN_D0 {}", plan.direction[0]));
     w.line(format!("#define LN_D1 {}", plan.direction[1]));
     w.line("// Memory offset of row r (oriented, 0 the first interior row) and of line g.");
@@ -244,9 +250,12 @@ fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("    (at)[ln_s * LN_PITCH] = (x);                                  \\");
     w.line("    if (ln_s < LN_SPAN) (at)[(ln_s + LN_RING) * LN_PITCH] = (x);  \\");
     w.line("  }");
-    w.line("// The slot the compute warp wrote lane `lane`'s output at row r into: its group's first row's slot and as many");
-    w.line("// on, so the twin past the ring where the row's slot is below its step in the group ((r + lane) mod LN_GROUP).");
-    w.line("#define LN_OUT_SLOT(r) (((r) & (LN_RING - 1)) + (((r) & (LN_RING - 1)) < (((r) + lane) & (LN_GROUP - 1)) ? LN_RING : 0))");
+    w.line("// The slot the compute warp wrote the output of the block's line v at row r into: its group's first row's slot");
+    w.line(
+        "// and as many on, so the twin past the ring where the row's slot is below its step in the group ((r + v) mod",
+    );
+    w.line("// LN_GROUP).");
+    w.line("#define LN_OUT_SLOT(r, v) (((r) & (LN_RING - 1)) + (((r) & (LN_RING - 1)) < (((r) + (v)) & (LN_GROUP - 1)) ? LN_RING : 0))");
     w.line("// The same, copied asynchronously from global memory.");
     w.line("#define LN_COPY(at, r, src)                                              \\");
     w.line("  {                                                                      \\");
@@ -254,6 +263,43 @@ fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("    ln_copy((at) + ln_s * LN_PITCH, (src));                              \\");
     w.line("    if (ln_s < LN_SPAN) ln_copy((at) + (ln_s + LN_RING) * LN_PITCH, (src)); \\");
     w.line("  }");
+}
+
+/// The lines a lane owns (`LN_LINES`, defined by the runtime) and what depends on them: the
+/// block's lines, the window's ring, pitch and columns, and the block's shared memory.
+fn emit_lines_defines(w: &mut Writer, plan: &LanePlan) {
+    let by_lines = |value: &dyn Fn(usize) -> usize| {
+        LINES.iter().rev().skip(1).fold(value(LINES[LINES.len() - 1]).to_string(), |rest, &lines| {
+            format!("(LN_LINES == {lines} ? {} : {rest})", value(lines))
+        })
+    };
+    let lines: Vec<String> = LINES.iter().map(|lines| format!("LN_LINES != {lines}")).collect();
+    w.line("// Lines a lane owns: lane j owns the block's lines j·LN_LINES … j·LN_LINES + LN_LINES − 1, each a step");
+    w.line("// behind the one before, so a block takes LN_WIDTH lines and its last is LN_WIDTH − 1 steps behind its first.");
+    w.line("#ifndef LN_LINES");
+    w.line("#define LN_LINES 1");
+    w.line("#endif");
+    w.line(format!("#if {}", lines.join(" && ")));
+    w.line(format!(
+        "#error \"LN_LINES: {} lines a lane\"",
+        LINES.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(" or ")
+    ));
+    w.line("#endif");
+    w.line("#define LN_WIDTH (32 * LN_LINES)");
+    w.line(
+        "// The block's line v = LN_V(m) of lane `lane`'s line m, and its column in a window row; LN_OFF(m, b): the",
+    );
+    w.line("// column of line v + b less line v's (b = −1 of the first line: the line before the block, column");
+    w.line("// LN_COLUMNS · (LN_LINES − 1); b = 1 of the last: the line after it, column LN_COLUMNS − 1).");
+    w.line(format!("#define LN_COLUMNS {COLUMNS}"));
+    w.line("#define LN_V(m) (lane * LN_LINES + (m))");
+    w.line("#define LN_POS(m) (LN_COLUMNS * (m) + 1 + lane)");
+    w.line("#define LN_OFF(m, b) (((m) + (b) + LN_LINES) % LN_LINES * LN_COLUMNS + ((m) + (b) + LN_LINES) / LN_LINES - 1 - (m) * LN_COLUMNS)");
+    w.line("// Rows of a window's ring (the rows in use at once, LN_WIDTH − 1 + (LN_LEAD + 2) · LN_GROUP, rounded up to a power");
+    w.line("// of two), a window row's pitch, and the reals of a block's shared memory.");
+    w.line(format!("#define LN_RING {}", by_lines(&ring)));
+    w.line(format!("#define LN_PITCH {}", by_lines(&pitch)));
+    w.line(format!("#define LN_REALS {}", by_lines(&|lines| plan.block_reals(lines))));
 }
 
 /// The compute warp's state across groups: its history (first the boundary rows before its
@@ -273,27 +319,34 @@ fn emit_compute_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &st
         }
         w.line("#endif");
     }
-    w.line("// hist[d]: the lane's value d rows back (its outputs, first the boundary rows before its line).");
-    w.line("real hist[LN_HISTORY + 1];");
+    w.line("// hist[m][d]: line m's value d rows back (its outputs, first the boundary rows before the line).");
+    w.line("real hist[LN_LINES][LN_HISTORY + 1];");
+    w.line("#pragma unroll");
+    w.line("for (int m = 0; m < LN_LINES; ++m)");
     w.line("#pragma unroll");
     w.line(format!(
-        "for (int d = 1; d <= LN_HISTORY; ++d) hist[d] = helper ? (real)0 : __ldcg(&f_{unknown}[LN_ROW(max(-d, -R0)) + LN_LINE(line)]);"
+        "  for (int d = 1; d <= LN_HISTORY; ++d) hist[m][d] = helper ? (real)0 : __ldcg(&f_{unknown}[LN_ROW(max(-d, -R0)) + LN_LINE(line[m])]);"
     ));
     w.line("// The first step's shuffles; each step then shuffles for the next as soon as its output is known.");
     emit_shuffles(w, plan, "real ");
-    w.line("// The window's values of a group, read during the group before (each once its slot's last use is past).");
+    w.line(
+        "// The window's values of a group for each line, read during the group before (each once its slot's last use",
+    );
+    w.line("// is past).");
     if affine.is_some() {
         w.line("#ifndef STENCIL_FAST");
     }
     for (window, b, _, _) in plan.window_reads() {
-        w.line(format!("real {}[LN_SPAN];", array(window, b)));
+        w.line(format!("real {}[LN_LINES][LN_SPAN];", array(window, b)));
     }
     if affine.is_some() {
         w.line("#endif");
     }
     if plan.reads_line_before() {
-        w.line("// Lane 31 hands its outputs to the next block (whose line before is this block's last line).");
-        w.line("const bool hands_over = lane == 31 && wg + 1 < (X1 + 31) / 32;");
+        w.line(
+            "// Lane 31 hands its last line's outputs to the next block (whose line before is this block's last line).",
+        );
+        w.line("const bool hands_over = lane == 31 && wg + 1 < (X1 + LN_WIDTH - 1) / LN_WIDTH;");
         w.line("// Lane 0's line before at rows t − LN_BEFORE … t of step t (first the boundary rows before the walk), and");
         w.line(
             "// the ring's words of the LN_PEEK rows after t, loaded that many steps before they are used (every lane",
@@ -315,30 +368,43 @@ fn emit_compute_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &st
 fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan, update: Update<'_>) {
     match update {
         Update::Point => {
-            w.line("// Slot c + i holds row t0 − lane − LN_BEHIND + i, slot cn + i row t0 + LN_GROUP − lane − LN_BEHIND + i.");
-            w.line("const int c = (t0 - lane - LN_BEHIND) & (LN_RING - 1), cn = (c + LN_GROUP) & (LN_RING - 1);");
-            w.line(
-                "// The lane's column at slots c and cn: a group's reads are at constant offsets (they never wrap),",
-            );
+            w.line("// Line m's column at slots c and cn, where slot c + i holds row t0 − LN_V(m) − LN_BEHIND + i and slot cn + i");
+            w.line("// row t0 + LN_GROUP − LN_V(m) − LN_BEHIND + i: a group's reads are at constant offsets (they never wrap),");
             w.line("// so each is one shared-memory load with no address arithmetic (measured: 1.097 → 1.066 ms a step, f32).");
-            w.line("const real* const wc = win + c * LN_PITCH + lane + 1;");
-            w.line("const real* const wcn = win + cn * LN_PITCH + lane + 1;");
+            w.line("const real* wc[LN_LINES];");
+            w.line("const real* wcn[LN_LINES];");
+            w.line("#pragma unroll");
+            w.open("for (int m = 0; m < LN_LINES; ++m)");
+            w.line("const int c = (t0 - LN_V(m) - LN_BEHIND) & (LN_RING - 1), cn = (c + LN_GROUP) & (LN_RING - 1);");
+            w.line("wc[m] = win + c * LN_PITCH + LN_POS(m);");
+            w.line("wcn[m] = win + cn * LN_PITCH + LN_POS(m);");
+            w.close("");
         }
         Update::Parts(_) => {
             w.line("// The group's parts, loaded before the steps' stores into shared memory (which the compiler cannot tell");
             w.line("// apart from them, so would load each after the step before's store, on the chain).");
-            w.line("const real* const pin = ln_parts + ((t0 / LN_GROUP) & 1) * (LN_PARTS * LN_GROUP * 32) + lane;");
-            w.line("real part[LN_PARTS][LN_GROUP];");
+            w.line(
+                "const real* const pin = ln_parts + ((t0 / LN_GROUP) & 1) * (LN_PARTS * LN_GROUP * LN_WIDTH) + lane;",
+            );
+            w.line("real part[LN_PARTS][LN_GROUP][LN_LINES];");
             w.line("#pragma unroll");
             w.line("for (int p = 0; p < LN_PARTS; ++p)");
             w.line("#pragma unroll");
-            w.line("  for (int u = 0; u < LN_GROUP; ++u) part[p][u] = pin[(p * LN_GROUP + u) * 32];");
+            w.line("  for (int u = 0; u < LN_GROUP; ++u)");
+            w.line("#pragma unroll");
+            w.line(
+                "    for (int m = 0; m < LN_LINES; ++m) part[p][u][m] = pin[((p * LN_GROUP + u) * LN_LINES + m) * 32];",
+            );
         }
     }
-    w.line("// The lane's column at row t0 − lane's slot: step u writes its output u slots on, into the twin slots past the");
+    w.line("// Line m's column at row t0 − LN_V(m)'s slot: step u writes its output u slots on, into the twin slots past the");
     w.line("// ring where it wraps (LN_OUT_SLOT), so each write is one store at a constant offset (measured with e0 and e1");
     w.line("// below: f32 exact 1.057 → 1.034 ms a step, fast 0.893 → 0.836, f64 unchanged).");
-    w.line("real* const wout = win + ((t0 - lane) & (LN_RING - 1)) * LN_PITCH + lane + 1;");
+    w.line("real* wout[LN_LINES];");
+    w.line("#pragma unroll");
+    w.line(
+        "for (int m = 0; m < LN_LINES; ++m) wout[m] = win + ((t0 - LN_V(m)) & (LN_RING - 1)) * LN_PITCH + LN_POS(m);",
+    );
     if plan.reads_line_before() {
         w.line("// The ring's words of rows t0 … t0 + LN_GROUP − 1 and of the next group's (t0 and LN_EDGE are multiples of");
         w.line("// LN_GROUP, so neither group wraps): a step's load LN_PEEK rows on is at a constant offset from one of them.");
@@ -347,14 +413,17 @@ fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan, update: Upda
     }
     if let Update::Point = update {
         w.open("if (t0 == 0)");
+        w.line("#pragma unroll");
+        w.open("for (int m = 0; m < LN_LINES; ++m)");
         for (window, b, lo, hi) in plan.window_reads() {
             w.line("#pragma unroll");
             w.line(format!(
-                "for (int i = {lo}; i <= {hi}; ++i) {}[i] = {};",
+                "for (int i = {lo}; i <= {hi}; ++i) {}[m][i] = {};",
                 array(window, b),
-                window_read("wc", window, b, "i")
+                window_read("wc[m]", window, b, "i")
             ));
         }
+        w.close("");
         w.close("");
     }
     if plan.reads_line_before() {
@@ -372,7 +441,7 @@ const PEEK_LOAD: &str = "ln_edge_load((u + LN_PEEK < LN_GROUP ? e0 : e1) + ((u +
 /// walk, the same steps without the selects that keep a lane outside it still (measured 2 %
 /// faster: the selects are on the chain from one step to the next).
 fn emit_steps(w: &mut Writer, s: &Stencil, plan: &LanePlan, update: Update<'_>) {
-    w.open("if (t0 >= 31 && t0 + LN_GROUP <= X0 && wg * 32 + 32 <= X1)");
+    w.open("if (t0 >= LN_WIDTH - 1 && t0 + LN_GROUP <= X0 && (wg + 1) * LN_WIDTH <= X1)");
     emit_step_loop(w, s, plan, true, update);
     w.close("");
     w.open("else");
@@ -385,7 +454,18 @@ fn emit_steps(w: &mut Writer, s: &Stencil, plan: &LanePlan, update: Update<'_>) 
 fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, update: Update<'_>) {
     w.line("#pragma unroll");
     w.open("for (int u = 0; u < LN_GROUP; ++u)");
-    w.line("const int k = t0 + u - lane;");
+    w.line("// Line m's row, and whether it is inside the walk.");
+    w.line("int k[LN_LINES];");
+    w.line("bool on[LN_LINES];");
+    w.line("#pragma unroll");
+    w.open("for (int m = 0; m < LN_LINES; ++m)");
+    w.line("k[m] = t0 + u - LN_V(m);");
+    if inside {
+        w.line("on[m] = true; // the compiler drops the selects");
+    } else {
+        w.line("on[m] = active[m] && (unsigned)k[m] < (unsigned)X0;");
+    }
+    w.close("");
     if plan.reads_line_before() {
         w.line("// Lane 0's line before at rows t0 + u … t0 + u + LN_CHECK − 1 (up to the walk's end): loaded LN_PEEK");
         w.line("// steps ago and, until they have come, again.");
@@ -400,55 +480,69 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, up
         );
         w.line(format!("if (sizeof(real) == 4) word = {PEEK_LOAD};"));
     }
+    // A line's line before is the lane's line m − 1, or for line 0 lane j − 1's last line
+    // (shuffled) or, for lane 0, the ring's.
     let args: Vec<String> = plan
         .sources
         .iter()
         .map(|source| match *source {
-            Source::History(d) => format!("hist[{d}]"),
-            Source::LineBefore(a) => format!("ln_pick(lane == 0, bw[LN_BEFORE + ({a})], up{})", -a),
-            Source::Window { window, a, b } => format!("{}[u + LN_BEHIND + ({a})]", array(window, b)),
+            Source::History(d) => format!("hist[m][{d}]"),
+            Source::LineBefore(a) => format!(
+                "(m == 0 ? ln_pick(lane == 0, bw[LN_BEFORE + ({a})], up{}) : hist[m > 0 ? m - 1 : 0][{}])",
+                -a,
+                1 - a
+            ),
+            Source::Window { window, a, b } => format!("{}[m][u + LN_BEHIND + ({a})]", array(window, b)),
         })
         .collect();
+    w.line("// Every line's output from the values before the step, then the histories.");
+    w.line("real v[LN_LINES];");
+    w.line("#pragma unroll");
+    w.open("for (int m = 0; m < LN_LINES; ++m)");
     match update {
-        Update::Point => w.line(format!("const real v = {}_point({}{});", s.name, args.join(", "), scalar_args(s))),
+        Update::Point => w.line(format!("v[m] = {}_point({}{});", s.name, args.join(", "), scalar_args(s))),
         Update::Parts(varying) => emit_parts_update(w, plan, varying, &args),
     }
-    if inside {
-        w.line("const bool on = true; // the compiler drops the selects");
-    } else {
-        w.line("const bool on = active && (unsigned)k < (unsigned)X0;");
-    }
+    w.close("");
     w.line("#pragma unroll");
-    w.line("for (int d = LN_HISTORY; d > 1; --d) hist[d] = on ? hist[d - 1] : hist[d];");
-    w.line("hist[1] = on ? v : hist[1];");
+    w.open("for (int m = 0; m < LN_LINES; ++m)");
+    w.line("#pragma unroll");
+    w.line("for (int d = LN_HISTORY; d > 1; --d) hist[m][d] = on[m] ? hist[m][d - 1] : hist[m][d];");
+    w.line("hist[m][1] = on[m] ? v[m] : hist[m][1];");
+    w.close("");
     w.line("// The next step's shuffles as soon as this step's output is known, before its shared-memory traffic");
     w.line("// (measured: double precision 2.36 → 2.14 ms a step, single precision unchanged).");
     emit_shuffles(w, plan, "");
-    w.line("if (on) wout[u * LN_PITCH] = v;");
+    w.line("#pragma unroll");
+    w.line("for (int m = 0; m < LN_LINES; ++m) if (on[m]) wout[m][u * LN_PITCH] = v[m];");
     if plan.reads_line_before() {
         w.line(format!("if (sizeof(real) == 8) peek[u % LN_PEEK] = {PEEK_LOAD};"));
-        w.line("if (on && hands_over) ln_ll_put(&ln_ll[((idx)wg * X0 + k) * LN_LLW], v, (unsigned)k + 1u);");
+        w.line("if (on[LN_LINES - 1] && hands_over)");
+        w.line("  ln_ll_put(&ln_ll[((idx)wg * X0 + k[LN_LINES - 1]) * LN_LLW], v[LN_LINES - 1], (unsigned)k[LN_LINES - 1] + 1u);");
     }
     if let Update::Parts(_) = update {
         w.close("");
         return;
     }
+    w.line("#pragma unroll");
+    w.open("for (int m = 0; m < LN_LINES; ++m)");
     for (window, b, lo, hi) in plan.window_reads() {
         let name = array(window, b);
         w.line(format!(
-            "if ({lo} + u <= {hi}) {name}[{lo} + u] = {};",
-            window_read("wcn", window, b, &format!("{lo} + u"))
+            "if ({lo} + u <= {hi}) {name}[m][{lo} + u] = {};",
+            window_read("wcn[m]", window, b, &format!("{lo} + u"))
         ));
         w.line("#pragma unroll");
         w.line(format!(
-            "for (int i = {lo} + LN_GROUP; i <= {hi}; ++i) if (u == LN_GROUP - 1) {name}[i] = {};",
-            window_read("wcn", window, b, "i")
+            "for (int i = {lo} + LN_GROUP; i <= {hi}; ++i) if (u == LN_GROUP - 1) {name}[m][i] = {};",
+            window_read("wcn[m]", window, b, "i")
         ));
     }
     w.close("");
+    w.close("");
 }
 
-/// The shuffles of the line before's values a step needs (lane j − 1's outputs), into
+/// The shuffles of the line before's values a step needs (lane j − 1's last line's outputs), into
 /// `up<-a>` for each line-before read at row offset `a`; `declare` is `"real "` where the
 /// variables are declared.
 fn emit_shuffles(w: &mut Writer, plan: &LanePlan, declare: &str) {
@@ -458,7 +552,7 @@ fn emit_shuffles(w: &mut Writer, plan: &LanePlan, declare: &str) {
             && !shuffled.contains(&a)
         {
             shuffled.push(a);
-            w.line(format!("{declare}up{} = __shfl_up_sync(0xffffffffu, hist[{}], 1);", -a, 1 - a));
+            w.line(format!("{declare}up{} = __shfl_up_sync(0xffffffffu, hist[LN_LINES - 1][{}], 1);", -a, 1 - a));
         }
     }
 }
@@ -472,14 +566,14 @@ fn emit_helper_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str
     w.line("// The helpers. Rows past the walk's ends are clamped onto its boundary rows (their slots are not read).");
     let sides = |side: i64| (0..fields.len()).any(|k| needs(k, side));
     if sides(1) {
-        w.line("const int after_line = min(wg * 32 + 32, X1 - 1 + R2);");
+        w.line("const int after_line = min((wg + 1) * LN_WIDTH, X1 - 1 + R2);");
     }
     if sides(-1) && !line_before {
-        w.line("const int before_line = wg * 32 - 1;");
+        w.line("const int before_line = wg * LN_WIDTH - 1;");
     }
     w.line("const auto clamp_row = [&](const int r) { return min(max(r, -R0), X0 - 1 + R0); };");
     w.line(
-        "// Rows [r0, r0 + LN_GROUP) of the lane's line of every window, copied asynchronously into their slots; lane",
+        "// Rows [r0, r0 + LN_GROUP) of the lane's lines of every window, copied asynchronously into their slots; lane",
     );
     w.line(
         "// u < LN_GROUP: row r0 + u of the line before, lane LN_GROUP + u: of the line after, where a window is read",
@@ -489,17 +583,19 @@ fn emit_helper_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str
     for (k, f) in fields.iter().enumerate() {
         w.line(format!("real* const at{k} = win + {k} * LN_SLOTS * LN_PITCH;"));
         w.line("#pragma unroll");
+        w.line("for (int m = 0; m < LN_LINES; ++m)");
+        w.line("#pragma unroll");
         w.line(format!(
-            "for (int u = 0; u < LN_GROUP; ++u) LN_COPY(at{k} + lane + 1, r0 + u, &f_{f}[LN_ROW(clamp_row(r0 + u)) + LN_LINE(line)]);"
+            "  for (int u = 0; u < LN_GROUP; ++u) LN_COPY(at{k} + LN_POS(m), r0 + u, &f_{f}[LN_ROW(clamp_row(r0 + u)) + LN_LINE(line[m])]);"
         ));
         if needs(k, -1) {
             w.line(format!(
-                "if (lane < LN_GROUP) LN_COPY(at{k}, r0 + lane, &f_{f}[LN_ROW(clamp_row(r0 + lane)) + LN_LINE(before_line)]);"
+                "if (lane < LN_GROUP) LN_COPY(at{k} + LN_COLUMNS * (LN_LINES - 1), r0 + lane, &f_{f}[LN_ROW(clamp_row(r0 + lane)) + LN_LINE(before_line)]);"
             ));
         }
         if needs(k, 1) {
             w.line(format!(
-                "if (lane >= LN_GROUP && lane < 2 * LN_GROUP) LN_COPY(at{k} + 33, r0 + lane - LN_GROUP, &f_{f}[LN_ROW(clamp_row(r0 + lane - LN_GROUP)) + LN_LINE(after_line)]);"
+                "if (lane >= LN_GROUP && lane < 2 * LN_GROUP) LN_COPY(at{k} + LN_COLUMNS - 1, r0 + lane - LN_GROUP, &f_{f}[LN_ROW(clamp_row(r0 + lane - LN_GROUP)) + LN_LINE(after_line)]);"
             ));
         }
     }
@@ -511,12 +607,17 @@ fn emit_helper_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &str
     w.open("for (int r = -LN_BEHIND; r < 0; ++r)");
     for (k, f) in fields.iter().enumerate() {
         let at = format!("win + {k} * LN_SLOTS * LN_PITCH");
-        w.line(format!("LN_PUT({at} + lane + 1, r, f_{f}[LN_ROW(r) + LN_LINE(line)]);"));
+        w.line("#pragma unroll");
+        w.line(format!(
+            "for (int m = 0; m < LN_LINES; ++m) LN_PUT({at} + LN_POS(m), r, f_{f}[LN_ROW(r) + LN_LINE(line[m])]);"
+        ));
         if needs(k, -1) {
-            w.line(format!("if (lane == 0) LN_PUT({at}, r, f_{f}[LN_ROW(r) + LN_LINE(before_line)]);"));
+            w.line(format!(
+                "if (lane == 0) LN_PUT({at} + LN_COLUMNS * (LN_LINES - 1), r, f_{f}[LN_ROW(r) + LN_LINE(before_line)]);"
+            ));
         }
         if needs(k, 1) {
-            w.line(format!("if (lane == 1) LN_PUT({at} + 33, r, f_{f}[LN_ROW(r) + LN_LINE(after_line)]);"));
+            w.line(format!("if (lane == 1) LN_PUT({at} + LN_COLUMNS - 1, r, f_{f}[LN_ROW(r) + LN_LINE(after_line)]);"));
         }
     }
     w.close("");
@@ -532,13 +633,18 @@ fn emit_store_rows(w: &mut Writer, unknown: &str) {
     w.open("const auto store_rows = [&](const int upto)");
     w.open("while (stored_rows < upto)");
     w.line("const int n = min(upto - stored_rows, LN_GROUP);");
-    w.line("real out[LN_GROUP];");
+    w.line("real out[LN_LINES][LN_GROUP];");
     w.line("#pragma unroll");
-    w.line("for (int u = 0; u < LN_GROUP; ++u) out[u] = u < n ? win[LN_OUT_SLOT(stored_rows + u) * LN_PITCH + lane + 1] : (real)0;");
+    w.line("for (int m = 0; m < LN_LINES; ++m)");
+    w.line("#pragma unroll");
+    w.line("  for (int u = 0; u < LN_GROUP; ++u)");
+    w.line("    out[m][u] = u < n ? win[LN_OUT_SLOT(stored_rows + u, LN_V(m)) * LN_PITCH + LN_POS(m)] : (real)0;");
     w.line("// Stored at L2 (`st.global.cg`): the block never reads these rows back (measured 1–2 % faster).");
     w.line("#pragma unroll");
+    w.line("for (int m = 0; m < LN_LINES; ++m)");
+    w.line("#pragma unroll");
     w.line(format!(
-        "for (int u = 0; u < LN_GROUP; ++u) if (active && u < n) __stcg(&f_{unknown}[LN_ROW(stored_rows + u) + LN_LINE(line)], out[u]);"
+        "  for (int u = 0; u < LN_GROUP; ++u) if (active[m] && u < n) __stcg(&f_{unknown}[LN_ROW(stored_rows + u) + LN_LINE(line[m])], out[m][u]);"
     ));
     w.line("stored_rows += n;");
     w.close("");

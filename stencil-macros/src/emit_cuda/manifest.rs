@@ -7,7 +7,7 @@ use quote::{format_ident, quote};
 
 use super::common::to_3d;
 use super::hierarchical::{hierarchical_staged, register_fields};
-use super::lane_plan::LanePlan;
+use super::lane_plan::{LINES, LanePlan};
 use super::signature::{REGISTER_WIDTH, kernels, plain_block, signature};
 use super::stream::stream_rings;
 use super::wavefront::{SweepAxes, wavefront_windows};
@@ -49,9 +49,9 @@ pub fn manifest(s: &Stencil) -> TokenStream {
             let windows = wavefront_windows(s);
             let z = SweepAxes::new(s, sweep).z_radius.map(|r| r as usize);
             let lane_axes = s.dim - 1;
-            let lane_reals = LanePlan::new(s).map_or(0, |plan| plan.block_reals());
+            let lane_reals = LINES.map(|lines| LanePlan::new(s).map_or(0, |plan| plan.block_reals(lines)));
             quote!(::core::option::Option::Some(#p::WavefrontFacts {
-                windows: &[#(#windows),*], z_radius: [#(#z),*], lane_axes: #lane_axes, lane_reals: #lane_reals,
+                windows: &[#(#windows),*], z_radius: [#(#z),*], lane_axes: #lane_axes, lane_reals: [#(#lane_reals),*],
             }))
         }
         None => quote!(::core::option::Option::None),

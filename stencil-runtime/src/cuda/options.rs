@@ -27,6 +27,10 @@ pub const WAVEFRONT_CHUNK_VAR: &str = "STENCIL_CUDA_WAVEFRONT_CHUNK";
 /// where the lane kernel would run (see [`CudaOptions::wavefront_kernel`]).
 pub const WAVEFRONT_KERNEL_VAR: &str = "STENCIL_CUDA_WAVEFRONT";
 
+/// Environment variable overriding the lines each lane of the lane kernel owns: 1 or 2 (see
+/// [`CudaOptions::lane_lines`]).
+pub const LANE_LINES_VAR: &str = "STENCIL_CUDA_LANE_LINES";
+
 /// Environment variable overriding the streaming kernel's threads per block (see
 /// [`CudaOptions::stream_threads`]).
 pub const STREAM_THREADS_VAR: &str = "STENCIL_CUDA_STREAM_THREADS";
@@ -85,6 +89,12 @@ pub struct CudaOptions {
     pub wavefront_kernel: WavefrontKernel,
     /// Planes a wavefront's pencil computes between two ready flags; `None`: the tile edge.
     pub wavefront_chunk: Option<usize>,
+    /// Lines each lane of the lane kernel owns, 1 or 2: lane j of a block owns M consecutive
+    /// lines, each a step behind the one before, so a block takes 32·M lines and the grid
+    /// needs M times fewer blocks (and hand-overs between them). `None`: 2 in fast mode and
+    /// 1 in exact mode (`docs/performance.md`). Where the windows of M lines do not fit in
+    /// shared memory, a lane owns one.
+    pub lane_lines: Option<u32>,
     /// Threads per block of the streaming kernel (`Schedule::Streaming`), 32 to 1024; each
     /// thread takes as many of a working region's columns as it needs. `None`: 1024.
     pub stream_threads: Option<u32>,
@@ -93,8 +103,7 @@ pub struct CudaOptions {
 impl CudaOptions {
     /// These options with every environment variable that is set ([`SHAPE_VAR`],
     /// [`VECTOR_VAR`], [`HIER_KERNEL_VAR`], [`WAVEFRONT_KERNEL_VAR`], [`WAVEFRONT_CHUNK_VAR`],
-    /// [`STREAM_THREADS_VAR`]) in
-    /// place of its own.
+    /// [`LANE_LINES_VAR`], [`STREAM_THREADS_VAR`]) in place of its own.
     ///
     /// **Errors**: [`Error::Launch`] for a variable that does not parse.
     pub fn with_environment(mut self) -> Result<Self> {
@@ -131,6 +140,10 @@ impl CudaOptions {
             let chunk = text.trim().parse::<usize>().ok().filter(|&c| c > 0);
             self.wavefront_chunk = Some(chunk.ok_or_else(|| fail(WAVEFRONT_CHUNK_VAR, &text, "a positive number"))?);
         }
+        if let Ok(text) = std::env::var(LANE_LINES_VAR) {
+            let lines = text.trim().parse::<u32>().ok().filter(|l| [1, 2].contains(l));
+            self.lane_lines = Some(lines.ok_or_else(|| fail(LANE_LINES_VAR, &text, "1 or 2"))?);
+        }
         if let Ok(text) = std::env::var(STREAM_THREADS_VAR) {
             let threads = text.trim().parse::<u32>().ok().filter(|t| (32..=1024).contains(t));
             self.stream_threads = Some(threads.ok_or_else(|| fail(STREAM_THREADS_VAR, &text, "32 to 1024"))?);
@@ -145,6 +158,16 @@ impl CudaOptions {
         match self.plain_shape {
             Some([x, y, m]) => [x, if dim == 3 { y } else { 1 }, if dim == 1 { 1 } else { m }],
             None => manifest.plain_block,
+        }
+    }
+
+    /// Lines a lane of the lane kernel asks for: the option, else 2 in fast mode and 1 in
+    /// exact mode.
+    pub(crate) fn lane_lines(&self) -> usize {
+        match (self.lane_lines, self.mode) {
+            (Some(lines), _) => lines as usize,
+            (None, Mode::Fast) => 2,
+            (None, Mode::Exact) => 1,
         }
     }
 

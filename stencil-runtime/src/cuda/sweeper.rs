@@ -2,8 +2,8 @@
 //! for its tile, with the pencils and ready flags of every window it sweeps.
 //!
 //! Where the stencil has a lane kernel (2-D, the antidiagonal hyperplane) and
-//! [`WavefrontKernel::Auto`] is asked for, that kernel runs instead: a lane per line, a block
-//! per 32 lines taken in the order of a ticket, each block's last line handed to the next
+//! [`WavefrontKernel::Auto`] is asked for, that kernel runs instead: a lane per M lines, a
+//! block per 32·M lines taken in the order of a ticket, each block's last line handed to the next
 //! block value by value through tagged words (`plan::lanes`). Both give the sequential
 //! sweep's bits.
 //!
@@ -115,8 +115,8 @@ pub(crate) struct Sweeper<T: Real> {
     pub tile: usize,
     chunk: usize,
     window: usize,
-    /// Whether the lane kernel runs (else the pencils).
-    lanes: bool,
+    /// The lines a lane owns where the lane kernel runs (`None`: the pencils run).
+    lanes: Option<usize>,
     /// The geometry and flags of each window swept so far, by its number of planes.
     windows: Vec<(usize, Geometry, Flags)>,
     scalars: Vec<ScalarValue<T>>,
@@ -143,13 +143,13 @@ impl<T: Real> Sweeper<T> {
         let longest = shape.iter().sum::<usize>().saturating_mul(skew_sum.saturating_mul(skew_sum));
         let mut tile = tile.min(longest.max(1));
         let lanes = match options.wavefront_kernel {
-            WavefrontKernel::Auto => lanes_fit(S::KERNELS, T::BYTES, gpu.limits()),
-            _ => false,
+            WavefrontKernel::Auto => lanes_fit(S::KERNELS, T::BYTES, gpu.limits(), options.lane_lines()),
+            _ => None,
         };
         // The lane kernel has no tile: the pencils' geometry is computed only where they run.
-        let (kind, defines, shared, chunk, window) = if lanes {
-            let shared = LaneGrid::new(S::KERNELS, &shape, T::BYTES)?.shape.shared;
-            (KernelKind::Lanes, Vec::new(), shared, 0, 0)
+        let (kind, defines, shared, chunk, window) = if let Some(lines) = lanes {
+            let shared = LaneGrid::new(S::KERNELS, &shape, T::BYTES, lines)?.shape.shared;
+            (KernelKind::Lanes, vec![("LN_LINES", lines)], shared, 0, 0)
         } else {
             let pencils = loop {
                 let limits = gpu.limits();
@@ -215,8 +215,8 @@ impl<T: Real> Sweeper<T> {
         planes: usize,
     ) -> Result<usize> {
         shape[0] = planes;
-        if self.lanes {
-            let geometry = Geometry::Lanes(LaneGrid::new(self.manifest, &shape, T::BYTES)?);
+        if let Some(lines) = self.lanes {
+            let geometry = Geometry::Lanes(LaneGrid::new(self.manifest, &shape, T::BYTES, lines)?);
             let flags = geometry.flags(gpu, stream)?;
             self.windows.push((planes, geometry, flags));
             return Ok(self.windows.len() - 1);

@@ -1,5 +1,6 @@
-//! The lane kernel's launch geometry: a block per 32 lines of a 2-D sweep, its warps the
-//! compute warp, loader, storer, receiver and (fast mode) the parts warp.
+//! The lane kernel's launch geometry: a block per 32·M lines of a 2-D sweep (M lines a
+//! lane), its warps the compute warp, loader, storer, receiver and (fast mode) the parts
+//! warp.
 
 use super::launch::{Limits, Shape, launch_error};
 use crate::Result;
@@ -15,14 +16,29 @@ const BLOCK_THREADS: usize = 224;
 /// its ticket and the receiver's count of rows taken.
 const STATIC_BYTES: usize = 64;
 
-/// Whether the lane kernel runs the stencil's sweeps with elements of `elem` bytes: it has
-/// one, a block's windows fit in shared memory and the device has compute capability 8.0 or
-/// later (the kernel's asynchronous copies).
-pub(crate) fn lanes_fit(manifest: &KernelManifest, elem: usize, limits: Limits) -> bool {
-    let Some(facts) = manifest.wavefront else { return false };
-    manifest.kernel(KernelKind::Lanes).is_some()
-        && limits.major >= 8
-        && facts.lane_reals * elem <= limits.max_shared.saturating_sub(STATIC_BYTES)
+/// Lines a lane may own: the kernel's `LN_LINES`.
+pub(crate) const LANE_LINES: [usize; 2] = [1, 2];
+
+/// Elements of a block's shared memory with `lines` lines a lane (0 without a lane kernel).
+fn lane_reals(manifest: &KernelManifest, lines: usize) -> usize {
+    let at = LANE_LINES.iter().position(|&l| l == lines);
+    manifest.wavefront.zip(at).map_or(0, |(facts, at)| facts.lane_reals[at])
+}
+
+/// The lines a lane owns where the lane kernel runs the stencil's sweeps with elements of
+/// `elem` bytes, `lines` asked for: `lines`, or 1 where a block's windows for `lines` do not
+/// fit in shared memory; `None` where the stencil has no lane kernel, its windows do not fit
+/// even with one line a lane, or the device has compute capability below 8.0 (the kernel's
+/// asynchronous copies).
+pub(crate) fn lanes_fit(manifest: &KernelManifest, elem: usize, limits: Limits, lines: usize) -> Option<usize> {
+    if manifest.kernel(KernelKind::Lanes).is_none() || limits.major < 8 {
+        return None;
+    }
+    let fits = |lines: usize| {
+        let reals = lane_reals(manifest, lines);
+        reals > 0 && reals * elem <= limits.max_shared.saturating_sub(STATIC_BYTES)
+    };
+    [lines, 1].into_iter().find(|&l| fits(l))
 }
 
 /// The lane kernel's launch over a grid.
@@ -37,17 +53,18 @@ pub(crate) struct LaneGrid {
 }
 
 impl LaneGrid {
-    /// The launch over a grid of `shape` (the stencil's axes), elements of `elem` bytes.
-    pub fn new(manifest: &KernelManifest, shape: &[usize], elem: usize) -> Result<Self> {
+    /// The launch over a grid of `shape` (the stencil's axes), elements of `elem` bytes,
+    /// `lines` lines a lane.
+    pub fn new(manifest: &KernelManifest, shape: &[usize], elem: usize, lines: usize) -> Result<Self> {
         let fail = |reason: String| launch_error(manifest, KernelKind::Lanes, reason);
-        let lane_reals = manifest.wavefront.map_or(0, |w| w.lane_reals);
+        let lane_reals = lane_reals(manifest, lines);
         let extents = manifest.view(shape, 1);
         let interior: [usize; 3] = std::array::from_fn(|k| extents[k].saturating_sub(2 * manifest.radius[k]));
-        // Rows and lines are `int`s in the kernel, steps run 31 past the last row.
+        // Rows and lines are `int`s in the kernel, steps run 32·lines − 1 past the last row.
         if interior.iter().any(|&n| n > (i32::MAX as usize) / 2) {
             return Err(fail("the grid's axes are too long for the kernel's `int` coordinates".into()));
         }
-        let blocks = interior[2].div_ceil(32).max(1);
+        let blocks = interior[2].div_ceil(32 * lines).max(1);
         let shape = Shape {
             grid: [blocks as u32, 1, 1],
             block: [BLOCK_THREADS as u32, 1, 1],
@@ -68,7 +85,7 @@ mod tests {
     const LANES: KernelSpec =
         KernelSpec { kind: KernelKind::Lanes, symbol: "s_lanes", guard: "KERNEL_LANES", params: &[], defines: &[] };
 
-    fn lane_manifest(lane_reals: usize) -> KernelManifest {
+    fn lane_manifest(lane_reals: [usize; 2]) -> KernelManifest {
         KernelManifest {
             kernels: &[LANES],
             wavefront: Some(WavefrontFacts { windows: &[0, 1], z_radius: [1, 1, 0], lane_axes: 1, lane_reals }),
@@ -78,24 +95,30 @@ mod tests {
 
     #[test]
     fn the_lanes_run_where_a_block_s_windows_fit() {
-        assert!(lanes_fit(&lane_manifest(10_116), 4, LIMITS), "f32: 40 KB a block");
-        assert!(lanes_fit(&lane_manifest(10_116), 8, LIMITS), "f64: 81 KB a block");
-        assert!(!lanes_fit(&lane_manifest(40_000), 8, LIMITS), "320 KB: too much");
-        assert!(!lanes_fit(&manifest([1, 0, 1], &[0, 2]), 4, LIMITS), "no lane kernel");
+        let m = lane_manifest([10_116, 39_688]);
+        assert_eq!(lanes_fit(&m, 4, LIMITS, 1), Some(1), "f32: 40 KB a block");
+        assert_eq!(lanes_fit(&m, 4, LIMITS, 2), Some(2), "f32, two lines a lane: 159 KB");
+        assert_eq!(lanes_fit(&m, 8, LIMITS, 2), Some(1), "f64, two lines a lane: 318 KB; one: 81 KB");
+        assert_eq!(lanes_fit(&lane_manifest([40_000, 80_000]), 8, LIMITS, 2), None, "320 KB: too much");
+        assert_eq!(lanes_fit(&manifest([1, 0, 1], &[0, 2]), 4, LIMITS, 1), None, "no lane kernel");
         let volta = Limits { major: 7, ..LIMITS };
-        assert!(!lanes_fit(&lane_manifest(10_116), 4, volta), "no cp.async before 8.0");
+        assert_eq!(lanes_fit(&m, 4, volta, 1), None, "no cp.async before 8.0");
     }
 
     #[test]
     fn blocks_cover_the_lines_in_warps_of_32() {
-        let m = lane_manifest(10_116);
-        let grid = LaneGrid::new(&m, &[3602, 1802], 4).unwrap();
+        let m = lane_manifest([10_116, 39_688]);
+        let grid = LaneGrid::new(&m, &[3602, 1802], 4, 1).unwrap();
         assert_eq!(grid.extents, [3602, 1, 1802]);
         assert_eq!(grid.shape.grid, [57, 1, 1], "1800 lines: 57 blocks");
         assert_eq!(grid.shape.block, [224, 1, 1], "a compute warp, a loader, a storer, a receiver and a parts warp");
         assert_eq!(grid.shape.shared as usize, 10_116 * 4);
         assert_eq!(grid.handoff_words, 57 * 3600 * 2, "a 64-bit word per block and row");
-        assert_eq!(LaneGrid::new(&m, &[3602, 1802], 8).unwrap().handoff_words, 57 * 3600 * 4, "two for f64");
-        assert_eq!(LaneGrid::new(&m, &[10, 3], 4).unwrap().shape.grid, [1, 1, 1], "one line");
+        assert_eq!(LaneGrid::new(&m, &[3602, 1802], 8, 1).unwrap().handoff_words, 57 * 3600 * 4, "two for f64");
+        assert_eq!(LaneGrid::new(&m, &[10, 3], 4, 1).unwrap().shape.grid, [1, 1, 1], "one line");
+        let pairs = LaneGrid::new(&m, &[3602, 1802], 4, 2).unwrap();
+        assert_eq!(pairs.shape.grid, [29, 1, 1], "two lines a lane: 64 a block");
+        assert_eq!(pairs.shape.shared as usize, 39_688 * 4);
+        assert_eq!(pairs.handoff_words, 29 * 3600 * 2);
     }
 }
