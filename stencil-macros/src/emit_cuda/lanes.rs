@@ -1,10 +1,14 @@
-//! The lane kernel of a 2-D sweep whose wavefront is the antidiagonal: a lane per line,
-//! each a step behind the lane of the line before it, the values between them passed by
-//! warp shuffles inside a warp and by tagged words in global memory between warps.
+//! The lane kernel of a 2-D sweep whose wavefront is the antidiagonal: a lane per line (or
+//! per M lines), each line a step behind the line before it, the values between them passed
+//! in registers inside a lane, by warp shuffles inside a warp and by tagged words in global
+//! memory between warps.
 //!
-//! Lane j of block w owns line g = 32·w + j (stencil axis 1, in the sweep's order) and walks
-//! it along axis 0; at step t it computes row k = t − j, so a warp computes a skewed row of
-//! 32 points per step. A point at oriented offset (a, b) from (k, g) is computed at step
+//! With one line a lane (`LN_LINES`, M = 1), lane j of block w owns line g = 32·w + j
+//! (stencil axis 1, in the sweep's order) and walks it along axis 0; at step t it computes
+//! row k = t − j, so a warp computes a skewed row of 32 points per step. With M lines a lane,
+//! the block's line v = M·j + m is lane j's line m and computes row t − v, as if it were a
+//! lane of a warp of 32·M lanes: its line before is the lane's line m − 1 (a register) or,
+//! for m = 0, lane j − 1's last line (a shuffle). A point at oriented offset (a, b) from (k, g) is computed at step
 //! t + a + b: a read the sweep sees new (earlier in its order) has a + b < 0, an old one
 //! a + b > 0, which is what a hyperplane of (1, 1) says. The new values a lane needs are its
 //! own last outputs (registers) and, on the line before, lane j − 1's (a shuffle) or, for
@@ -30,10 +34,11 @@
 //! waits on no memory. Compute capability 8.0 on.
 
 use super::common::*;
+use super::lane_defines::lanes_defines;
 use super::lane_parts::{emit_parts_setup, emit_parts_update};
-use super::lane_plan::{COLUMNS, EDGE, GROUP, LEAD, LINES, LanePlan, Source, pitch, ring, window_read};
-use super::lane_sync::{CHECK, CHECK_SINGLE_EXACT, lanes_helpers};
-use super::signature::{Kind, define_defaults, signature};
+use super::lane_plan::{LanePlan, Source, window_read};
+use super::lane_sync::lanes_helpers;
+use super::signature::{Kind, signature};
 use super::slope::slope_name;
 use crate::ir::Stencil;
 use crate::writer::Writer;
@@ -90,10 +95,8 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     w.line("if (loader) ln_copy_wait_prior();");
     w.line("ln_meet(); // the compute warp finished group t0 − LN_GROUP and starts group t0");
     w.line("// The rows that will be read LN_LEAD groups on; they fill the slots of rows LN_RING earlier, which every");
-    w.line(
-        "// warp is done with: in the ring meanwhile rows t0 − 47 (being stored) to t0 + (LN_LEAD + 1)·LN_GROUP − 1,",
-    );
-    w.line("// (LN_LEAD + 1)·LN_GROUP + 47 ≤ LN_RING of them.");
+    w.line("// warp is done with: in the ring meanwhile rows t0 − LN_WIDTH − 15 (being stored) to t0 + (LN_LEAD + 1)·LN_GROUP");
+    w.line("// − 1, LN_WIDTH − 1 + (LN_LEAD + 2)·LN_GROUP ≤ LN_RING of them.");
     w.line("if (loader) copy_rows(t0 + LN_LEAD * LN_GROUP);");
     w.line("// The rows every line has finished: the last (LN_WIDTH − 1 steps behind the first) finished row t0 − LN_WIDTH");
     w.line("// in group t0 − LN_GROUP.");
@@ -184,122 +187,6 @@ fn emit_block_setup(w: &mut Writer, line_before: bool, parts: bool) {
         w.line("if (warp >= 4) return;");
     }
     w.line("const int steps = X0 + LN_WIDTH - 1;");
-}
-
-/// The lane kernel's constants: the fixed geometry, the stencil's reach, directions and the
-/// window layout, and the row and line addressing.
-fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
-    w.line(
-        "// Lane kernel: a lane per LN_LINES lines (stencil axis 1), walking each along axis 0 a step behind the line",
-    );
-    w.line(
-        "// before; a block per LN_WIDTH lines: the compute warp (0), its loader (1), its storer (2), its receiver (3)",
-    );
-    w.line("// and in fast mode its parts warp (LN_PARTS_WARP). Launch blockDim 224, one block per LN_WIDTH lines, LN_REALS");
-    w.line("// reals of dynamic shared memory.");
-    define_defaults(w, &signature(s, Kind::Lanes).defines);
-    w.line(format!("#define LN_GROUP {GROUP}"));
-    w.line("// Groups of rows the loader copies ahead of the compute warp's group.");
-    w.line(format!("#define LN_LEAD {LEAD}"));
-    emit_lines_defines(w, plan);
-    w.line("// The warp that computes fast mode's parts: on the storer's quarter of the multiprocessor (warps are");
-    w.line("// spread over the four by index), the lightest (measured, against warp 5: f64 fast 1.115 -> 1.067 ms).");
-    w.line("#define LN_PARTS_WARP 6");
-    w.line("// Threads at the helpers' meeting: the compute warp, the loader, the storer and fast mode's parts warp.");
-    if plan.parts() > 0 {
-        w.line("#ifdef STENCIL_FAST");
-        w.line("#define LN_MEET 128");
-        w.line("#else");
-        w.line("#define LN_MEET 96");
-        w.line("#endif");
-    } else {
-        w.line("#define LN_MEET 96");
-    }
-    w.line(
-        "// Rows of the line before the compute warp checks at once, and steps ahead it loads a row's words (so the",
-    );
-    w.line(
-        "// last row of a check was loaded a step before it): 2 in single precision's exact mode, else 4 (measured).",
-    );
-    w.line("#ifdef STENCIL_FAST");
-    w.line(format!("#define LN_CHECK {CHECK}"));
-    w.line("#else");
-    w.line(format!("#define LN_CHECK (sizeof(real) == 4 ? {CHECK_SINGLE_EXACT} : {CHECK})"));
-    w.line("#endif");
-    w.line("#define LN_PEEK LN_CHECK");
-    w.line(format!("#define LN_EDGE {EDGE}"));
-    w.line(format!("#define LN_BEHIND {}", plan.behind));
-    w.line(format!("#define LN_AHEAD {}", plan.ahead));
-    w.line(format!("#define LN_BEFORE {}", plan.before));
-    w.line(format!("#define LN_HISTORY {}", plan.history));
-    w.line(format!("#define LN_WINDOWS {}", plan.windows.len()));
-    w.line("#define LN_SPAN (LN_BEHIND + LN_GROUP + LN_AHEAD)");
-    w.line("// A window's rows: the ring, and its first LN_SPAN rows again after it, so a group's reads never wrap.");
-    w.line("#define LN_SLOTS (LN_RING + LN_SPAN)");
-    w.line(format!("#define LN_PARTS {}", plan.parts()));
-
-    w.line(format!("#define LN_D0 {}", plan.direction[0]));
-    w.line(format!("#define LN_D1 {}", plan.direction[1]));
-    w.line("// Memory offset of row r (oriented, 0 the first interior row) and of line g.");
-    w.line("#define LN_ROW(r) ((LN_D0 > 0 ? (idx)R0 + (idx)(r) : N0 - 1 - (idx)R0 - (idx)(r)) * s0)");
-    w.line("#define LN_LINE(g) (LN_D1 > 0 ? (idx)R2 + (idx)(g) : N2 - 1 - (idx)R2 - (idx)(g))");
-    w.line("// Row r into its slot of a window column `at`, and into the slot's twin past the ring.");
-    w.line("#define LN_PUT(at, r, x)                                          \\");
-    w.line("  {                                                               \\");
-    w.line("    const int ln_s = (r) & (LN_RING - 1);                         \\");
-    w.line("    (at)[ln_s * LN_PITCH] = (x);                                  \\");
-    w.line("    if (ln_s < LN_SPAN) (at)[(ln_s + LN_RING) * LN_PITCH] = (x);  \\");
-    w.line("  }");
-    w.line("// The slot the compute warp wrote the output of the block's line v at row r into: its group's first row's slot");
-    w.line(
-        "// and as many on, so the twin past the ring where the row's slot is below its step in the group ((r + v) mod",
-    );
-    w.line("// LN_GROUP).");
-    w.line("#define LN_OUT_SLOT(r, v) (((r) & (LN_RING - 1)) + (((r) & (LN_RING - 1)) < (((r) + (v)) & (LN_GROUP - 1)) ? LN_RING : 0))");
-    w.line("// The same, copied asynchronously from global memory.");
-    w.line("#define LN_COPY(at, r, src)                                              \\");
-    w.line("  {                                                                      \\");
-    w.line("    const int ln_s = (r) & (LN_RING - 1);                                \\");
-    w.line("    ln_copy((at) + ln_s * LN_PITCH, (src));                              \\");
-    w.line("    if (ln_s < LN_SPAN) ln_copy((at) + (ln_s + LN_RING) * LN_PITCH, (src)); \\");
-    w.line("  }");
-}
-
-/// The lines a lane owns (`LN_LINES`, defined by the runtime) and what depends on them: the
-/// block's lines, the window's ring, pitch and columns, and the block's shared memory.
-fn emit_lines_defines(w: &mut Writer, plan: &LanePlan) {
-    let by_lines = |value: &dyn Fn(usize) -> usize| {
-        LINES.iter().rev().skip(1).fold(value(LINES[LINES.len() - 1]).to_string(), |rest, &lines| {
-            format!("(LN_LINES == {lines} ? {} : {rest})", value(lines))
-        })
-    };
-    let lines: Vec<String> = LINES.iter().map(|lines| format!("LN_LINES != {lines}")).collect();
-    w.line("// Lines a lane owns: lane j owns the block's lines j·LN_LINES … j·LN_LINES + LN_LINES − 1, each a step");
-    w.line("// behind the one before, so a block takes LN_WIDTH lines and its last is LN_WIDTH − 1 steps behind its first.");
-    w.line("#ifndef LN_LINES");
-    w.line("#define LN_LINES 1");
-    w.line("#endif");
-    w.line(format!("#if {}", lines.join(" && ")));
-    w.line(format!(
-        "#error \"LN_LINES: {} lines a lane\"",
-        LINES.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(" or ")
-    ));
-    w.line("#endif");
-    w.line("#define LN_WIDTH (32 * LN_LINES)");
-    w.line(
-        "// The block's line v = LN_V(m) of lane `lane`'s line m, and its column in a window row; LN_OFF(m, b): the",
-    );
-    w.line("// column of line v + b less line v's (b = −1 of the first line: the line before the block, column");
-    w.line("// LN_COLUMNS · (LN_LINES − 1); b = 1 of the last: the line after it, column LN_COLUMNS − 1).");
-    w.line(format!("#define LN_COLUMNS {COLUMNS}"));
-    w.line("#define LN_V(m) (lane * LN_LINES + (m))");
-    w.line("#define LN_POS(m) (LN_COLUMNS * (m) + 1 + lane)");
-    w.line("#define LN_OFF(m, b) (((m) + (b) + LN_LINES) % LN_LINES * LN_COLUMNS + ((m) + (b) + LN_LINES) / LN_LINES - 1 - (m) * LN_COLUMNS)");
-    w.line("// Rows of a window's ring (the rows in use at once, LN_WIDTH − 1 + (LN_LEAD + 2) · LN_GROUP, rounded up to a power");
-    w.line("// of two), a window row's pitch, and the reals of a block's shared memory.");
-    w.line(format!("#define LN_RING {}", by_lines(&ring)));
-    w.line(format!("#define LN_PITCH {}", by_lines(&pitch)));
-    w.line(format!("#define LN_REALS {}", by_lines(&|lines| plan.block_reals(lines))));
 }
 
 /// The compute warp's state across groups: its history (first the boundary rows before its
@@ -467,18 +354,7 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, up
     }
     w.close("");
     if plan.reads_line_before() {
-        w.line("// Lane 0's line before at rows t0 + u … t0 + u + LN_CHECK − 1 (up to the walk's end): loaded LN_PEEK");
-        w.line("// steps ago and, until they have come, again.");
-        let rows = if inside { "LN_CHECK" } else { "X0 - (t0 + u)" };
-        w.line(format!("if (u % LN_CHECK == 0) ln_edge_wait(peek, edge, t0 + u, {rows});"));
-        w.line("ln_word& word = peek[u % LN_PEEK];");
-        w.line("#pragma unroll");
-        w.line("for (int d = 0; d < LN_BEFORE; ++d) bw[d] = bw[d + 1];");
-        w.line("bw[LN_BEFORE] = ln_word_value(word);");
-        w.line(
-            "// The slot's next word: loaded here in single precision, after the step's output in double (measured).",
-        );
-        w.line(format!("if (sizeof(real) == 4) word = {PEEK_LOAD};"));
+        emit_line_before_check(w, inside);
     }
     // A line's line before is the lane's line m − 1, or for line 0 lane j − 1's last line
     // (shuffled) or, for lane 0, the ring's.
@@ -540,6 +416,22 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, up
     }
     w.close("");
     w.close("");
+}
+
+/// A step's row of the line before for lane 0: the ring's tags of the next LN_CHECK rows
+/// checked every LN_CHECK steps (waiting until they have come), the row's value taken, and
+/// the word LN_PEEK rows on loaded.
+fn emit_line_before_check(w: &mut Writer, inside: bool) {
+    w.line("// Lane 0's line before at rows t0 + u … t0 + u + LN_CHECK − 1 (up to the walk's end): loaded LN_PEEK");
+    w.line("// steps ago and, until they have come, again.");
+    let rows = if inside { "LN_CHECK" } else { "X0 - (t0 + u)" };
+    w.line(format!("if (u % LN_CHECK == 0) ln_edge_wait(peek, edge, t0 + u, {rows});"));
+    w.line("ln_word& word = peek[u % LN_PEEK];");
+    w.line("#pragma unroll");
+    w.line("for (int d = 0; d < LN_BEFORE; ++d) bw[d] = bw[d + 1];");
+    w.line("bw[LN_BEFORE] = ln_word_value(word);");
+    w.line("// The slot's next word: loaded here in single precision, after the step's output in double (measured).");
+    w.line(format!("if (sizeof(real) == 4) word = {PEEK_LOAD};"));
 }
 
 /// The shuffles of the line before's values a step needs (lane j − 1's last line's outputs), into

@@ -13,6 +13,7 @@ mod boundary;
 mod common;
 mod division;
 mod hierarchical;
+mod lane_defines;
 mod lane_parts;
 mod lane_plan;
 mod lane_sync;

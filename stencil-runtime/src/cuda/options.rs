@@ -91,9 +91,9 @@ pub struct CudaOptions {
     pub wavefront_chunk: Option<usize>,
     /// Lines each lane of the lane kernel owns, 1 or 2: lane j of a block owns M consecutive
     /// lines, each a step behind the one before, so a block takes 32·M lines and the grid
-    /// needs M times fewer blocks (and hand-overs between them). `None`: 2 in fast mode and
-    /// 1 in exact mode (`docs/performance.md`). Where the windows of M lines do not fit in
-    /// shared memory, a lane owns one.
+    /// needs M times fewer blocks (and hand-overs between them). `None`: 1, the faster on
+    /// the H200 in both modes (`docs/performance.md`: two lines a lane took about twice as
+    /// long). Where the windows of M lines do not fit in shared memory, a lane owns one.
     pub lane_lines: Option<u32>,
     /// Threads per block of the streaming kernel (`Schedule::Streaming`), 32 to 1024; each
     /// thread takes as many of a working region's columns as it needs. `None`: 1024.
@@ -161,14 +161,9 @@ impl CudaOptions {
         }
     }
 
-    /// Lines a lane of the lane kernel asks for: the option, else 2 in fast mode and 1 in
-    /// exact mode.
+    /// Lines a lane of the lane kernel asks for: the option, else 1.
     pub(crate) fn lane_lines(&self) -> usize {
-        match (self.lane_lines, self.mode) {
-            (Some(lines), _) => lines as usize,
-            (None, Mode::Fast) => 2,
-            (None, Mode::Exact) => 1,
-        }
+        self.lane_lines.map_or(1, |lines| lines as usize)
     }
 
     /// The streaming kernel's threads per block asked for, if any.
@@ -196,6 +191,13 @@ impl CudaOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lane_owns_one_line_unless_two_are_asked_for() {
+        assert_eq!(CudaOptions::default().lane_lines(), 1);
+        assert_eq!(CudaOptions { mode: Mode::Exact, ..CudaOptions::default() }.lane_lines(), 1);
+        assert_eq!(CudaOptions { lane_lines: Some(2), ..CudaOptions::default() }.lane_lines(), 2);
+    }
 
     #[test]
     fn the_plain_vector_divides_the_contiguous_extent_and_fits_sixteen_bytes() {
