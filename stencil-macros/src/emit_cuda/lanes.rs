@@ -8,9 +8,10 @@
 //! row k = t − j, so a warp computes a skewed row of 32 points per step. With M lines a lane,
 //! the block's line v = M·j + m is lane j's line m and computes row t − v, as if it were a
 //! lane of a warp of 32·M lanes: its line before is the lane's line m − 1 (a register) or,
-//! for m = 0, lane j − 1's last line (a shuffle). A point at oriented offset (a, b) from (k, g) is computed at step
-//! t + a + b: a read the sweep sees new (earlier in its order) has a + b < 0, an old one
-//! a + b > 0, which is what a hyperplane of (1, 1) says. The new values a lane needs are its
+//! for m = 0, lane j − 1's last line (a shuffle). A point at oriented offset (a, b) from
+//! (k, g) is computed at step t + a + b: a read the sweep sees new (earlier in its order) has
+//! a + b < 0, an old one a + b > 0, which is what a hyperplane of (1, 1) says. The new values
+//! a lane needs are its
 //! own last outputs (registers) and, on the line before, lane j − 1's (a shuffle) or, for
 //! lane 0, the block before's lane 31's: that lane stores each output with its row as a tag
 //! in one 64-bit word per 32 bits, so the value is valid once the tag is, with no fence
