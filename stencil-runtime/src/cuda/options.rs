@@ -162,7 +162,7 @@ impl CudaOptions {
     }
 
     /// Lines a lane of the lane kernel asks for: the option, else 1.
-    pub(crate) fn lane_lines(&self) -> usize {
+    pub(crate) fn lines_a_lane(&self) -> usize {
         self.lane_lines.map_or(1, |lines| lines as usize)
     }
 
@@ -194,9 +194,9 @@ mod tests {
 
     #[test]
     fn a_lane_owns_one_line_unless_two_are_asked_for() {
-        assert_eq!(CudaOptions::default().lane_lines(), 1);
-        assert_eq!(CudaOptions { mode: Mode::Exact, ..CudaOptions::default() }.lane_lines(), 1);
-        assert_eq!(CudaOptions { lane_lines: Some(2), ..CudaOptions::default() }.lane_lines(), 2);
+        assert_eq!(CudaOptions::default().lines_a_lane(), 1);
+        assert_eq!(CudaOptions { mode: Mode::Exact, ..CudaOptions::default() }.lines_a_lane(), 1);
+        assert_eq!(CudaOptions { lane_lines: Some(2), ..CudaOptions::default() }.lines_a_lane(), 2);
     }
 
     #[test]

@@ -143,7 +143,7 @@ impl<T: Real> Sweeper<T> {
         let longest = shape.iter().sum::<usize>().saturating_mul(skew_sum.saturating_mul(skew_sum));
         let mut tile = tile.min(longest.max(1));
         let lanes = match options.wavefront_kernel {
-            WavefrontKernel::Auto => lanes_fit(S::KERNELS, T::BYTES, gpu.limits(), options.lane_lines()),
+            WavefrontKernel::Auto => lanes_fit(S::KERNELS, T::BYTES, gpu.limits(), options.lines_a_lane()),
             _ => None,
         };
         // The lane kernel has no tile: the pencils' geometry is computed only where they run.
