@@ -1,7 +1,7 @@
 //! The lane kernel's constants (`lanes.rs`): its fixed geometry, the stencil's reach and
 //! directions, the window layout for the lines a lane owns, and the row and line addressing.
 
-use super::lane_plan::{COLUMNS, EDGE, GROUP, LEAD, LINES, LanePlan, pitch, ring};
+use super::lane_plan::{COLUMNS, EDGE, GROUP, LEAD, LINES, LanePlan, RING, pitch};
 use super::lane_sync::{CHECK, CHECK_SINGLE_EXACT};
 use super::signature::{Kind, define_defaults, signature};
 use crate::ir::Stencil;
@@ -11,7 +11,7 @@ use crate::writer::Writer;
 /// window layout, and the row and line addressing.
 pub(super) fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line(
-        "// Lane kernel: a lane per LN_LINES lines (stencil axis 1), walking each along axis 0 a step behind the line",
+        "// Lane kernel: a lane per LN_LINES lines (stencil axis 1), walking them along axis 0 a step behind the lane",
     );
     w.line(
         "// before; a block per LN_WIDTH lines: the compute warp (0), its loader (1), its storer (2), its receiver (3)",
@@ -71,12 +71,14 @@ pub(super) fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("    (at)[ln_s * LN_PITCH] = (x);                                  \\");
     w.line("    if (ln_s < LN_SPAN) (at)[(ln_s + LN_RING) * LN_PITCH] = (x);  \\");
     w.line("  }");
-    w.line("// The slot the compute warp wrote the output of the block's line v at row r into: its group's first row's slot");
     w.line(
-        "// and as many on, so the twin past the ring where the row's slot is below its step in the group ((r + v) mod",
+        "// The slot the compute warp wrote the output of row r of a line of lane j into: its group's first row's slot",
+    );
+    w.line(
+        "// and as many on, so the twin past the ring where the row's slot is below its step in the group ((r + j) mod",
     );
     w.line("// LN_GROUP).");
-    w.line("#define LN_OUT_SLOT(r, v) (((r) & (LN_RING - 1)) + (((r) & (LN_RING - 1)) < (((r) + (v)) & (LN_GROUP - 1)) ? LN_RING : 0))");
+    w.line("#define LN_OUT_SLOT(r, j) (((r) & (LN_RING - 1)) + (((r) & (LN_RING - 1)) < (((r) + (j)) & (LN_GROUP - 1)) ? LN_RING : 0))");
     w.line("// The same, copied asynchronously from global memory.");
     w.line("#define LN_COPY(at, r, src)                                              \\");
     w.line("  {                                                                      \\");
@@ -95,8 +97,9 @@ fn emit_lines_defines(w: &mut Writer, plan: &LanePlan) {
         })
     };
     let lines: Vec<String> = LINES.iter().map(|lines| format!("LN_LINES != {lines}")).collect();
-    w.line("// Lines a lane owns: lane j owns the block's lines j·LN_LINES … j·LN_LINES + LN_LINES − 1, each a step");
-    w.line("// behind the one before, so a block takes LN_WIDTH lines and its last is LN_WIDTH − 1 steps behind its first.");
+    w.line("// Lines a lane owns: lane j owns the block's lines j·LN_LINES … j·LN_LINES + LN_LINES − 1 and computes the same");
+    w.line("// row of each in a step, in order, a step behind lane j − 1: a block takes LN_WIDTH lines, its last lane 31 steps");
+    w.line("// behind its first.");
     w.line("#ifndef LN_LINES");
     w.line("#define LN_LINES 1");
     w.line("#endif");
@@ -114,11 +117,15 @@ fn emit_lines_defines(w: &mut Writer, plan: &LanePlan) {
     w.line("// LN_COLUMNS · (LN_LINES − 1); b = 1 of the last: the line after it, column LN_COLUMNS − 1).");
     w.line(format!("#define LN_COLUMNS {COLUMNS}"));
     w.line("#define LN_V(m) (lane * LN_LINES + (m))");
+    w.line("// The steps lane `lane`'s lines run behind lane 0's: at step t they compute row t − LN_SKEW.");
+    w.line("#define LN_SKEW lane");
     w.line("#define LN_POS(m) (LN_COLUMNS * (m) + 1 + lane)");
     w.line("#define LN_OFF(m, b) (((m) + (b) + LN_LINES) % LN_LINES * LN_COLUMNS + ((m) + (b) + LN_LINES) / LN_LINES - 1 - (m) * LN_COLUMNS)");
-    w.line("// Rows of a window's ring (the rows in use at once, LN_WIDTH − 1 + (LN_LEAD + 2) · LN_GROUP, rounded up to a power");
-    w.line("// of two), a window row's pitch, and the reals of a block's shared memory.");
-    w.line(format!("#define LN_RING {}", by_lines(&ring)));
+    w.line(
+        "// Rows of a window's ring (the rows in use at once, 31 + (LN_LEAD + 2) · LN_GROUP, rounded up to a power of",
+    );
+    w.line("// two), a window row's pitch, and the reals of a block's shared memory.");
+    w.line(format!("#define LN_RING {RING}"));
     w.line(format!("#define LN_PITCH {}", by_lines(&pitch)));
     w.line(format!("#define LN_REALS {}", by_lines(&|lines| plan.block_reals(lines))));
 }

@@ -74,7 +74,7 @@ fn emit_compute_parts(w: &mut Writer, s: &Stencil, plan: &LanePlan, varying: &[b
     w.line("real* const out = ln_parts + ((t0 / LN_GROUP) & 1) * (LN_PARTS * LN_GROUP * LN_WIDTH) + lane;");
     w.line("#pragma unroll");
     w.open("for (int m = 0; m < LN_LINES; ++m)");
-    w.line("const real* const wc = win + ((t0 - LN_V(m) - LN_BEHIND) & (LN_RING - 1)) * LN_PITCH + LN_POS(m);");
+    w.line("const real* const wc = win + ((t0 - LN_SKEW - LN_BEHIND) & (LN_RING - 1)) * LN_PITCH + LN_POS(m);");
     w.line("#pragma unroll");
     w.open("for (int u = 0; u < LN_GROUP; ++u)");
     w.line(format!("out[(u * LN_LINES + m) * 32] = {}_point{call};", s.name));

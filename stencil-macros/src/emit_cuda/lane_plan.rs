@@ -14,7 +14,8 @@ pub(crate) const GROUP: usize = 16;
 /// Groups of rows the loader copies ahead of the compute warp's group.
 pub(crate) const LEAD: usize = 4;
 /// Lines a lane may own (`LN_LINES`, chosen by the runtime): lane j of a block owns lines
-/// j·M … j·M + M − 1 of its 32·M, each a step behind the one before.
+/// j·M … j·M + M − 1 of its 32·M and computes the same row of each in a step, a step behind
+/// lane j − 1.
 pub(crate) const LINES: [usize; 2] = [1, 2];
 /// Rows of the line-before ring in which the receiver puts the line before's rows for the
 /// compute warp, each in a tagged 64-bit word per 32 bits (two reals in either precision):
@@ -27,12 +28,10 @@ pub(crate) const EDGE: usize = 256;
 /// the line after its last.
 pub(crate) const COLUMNS: usize = 34;
 
-/// Rows of a window's ring with `lines` lines a lane: a power of two above the rows in use at
-/// once, from the storer's (a group behind the last line's, 32·M − 1 steps behind the
-/// first's) to the loader's, LEAD + 1 groups ahead (see the kernel).
-pub(crate) fn ring(lines: usize) -> usize {
-    ((LEAD + 2) * GROUP + 32 * lines - 1).next_power_of_two()
-}
+/// Rows of a window's ring: a power of two above the rows in use at once, from the storer's (a
+/// group behind lane 31's, 31 steps behind lane 0's) to the loader's, LEAD + 1 groups ahead
+/// (see the kernel).
+pub(crate) const RING: usize = ((LEAD + 2) * GROUP + 31).next_power_of_two();
 
 /// A window's row pitch with `lines` lines a lane.
 pub(crate) fn pitch(lines: usize) -> usize {
@@ -178,9 +177,7 @@ impl LanePlan {
     /// Reals of a block's shared memory with `lines` lines a lane: its windows, its
     /// line-before ring and fast mode's two groups of parts.
     pub fn block_reals(&self, lines: usize) -> usize {
-        self.windows.len() * (ring(lines) + self.span()) * pitch(lines)
-            + 2 * EDGE
-            + 2 * self.parts() * GROUP * 32 * lines
+        self.windows.len() * (RING + self.span()) * pitch(lines) + 2 * EDGE + 2 * self.parts() * GROUP * 32 * lines
     }
 
     /// The (window, b) pairs the compute warp reads, with the rows each reaches: the lowest
@@ -241,8 +238,8 @@ mod tests {
         // Affine in its new reads with slopes the same everywhere: one part.
         assert_eq!(p.parts(), 1);
         assert_eq!(p.block_reals(1), 2 * (128 + GROUP + 1) * 34 + 2 * EDGE + 2 * GROUP * 32);
-        // Two lines a lane: twice the columns, and a ring of 256 rows for the longer skew.
-        assert_eq!(p.block_reals(2), 2 * (256 + GROUP + 1) * 68 + 2 * EDGE + 2 * GROUP * 64);
+        // Two lines a lane: twice the columns, the same ring (the lanes' skew is the same).
+        assert_eq!(p.block_reals(2), 2 * (128 + GROUP + 1) * 68 + 2 * EDGE + 2 * GROUP * 64);
         assert_eq!(p.window_reads(), [(0, 0, 0, 16), (0, 1, 0, 15), (1, 0, 0, 15)]);
     }
 

@@ -1,17 +1,18 @@
 //! The lane kernel of a 2-D sweep whose wavefront is the antidiagonal: a lane per line (or
-//! per M lines), each line a step behind the line before it, the values between them passed
+//! per M lines), each lane a step behind the lane before it, the values between them passed
 //! in registers inside a lane, by warp shuffles inside a warp and by tagged words in global
 //! memory between warps.
 //!
 //! With one line a lane (`LN_LINES`, M = 1), lane j of block w owns line g = 32·w + j
 //! (stencil axis 1, in the sweep's order) and walks it along axis 0; at step t it computes
-//! row k = t − j, so a warp computes a skewed row of 32 points per step. With M lines a lane,
-//! the block's line v = M·j + m is lane j's line m and computes row t − v, as if it were a
-//! lane of a warp of 32·M lanes: its line before is the lane's line m − 1 (a register) or,
-//! for m = 0, lane j − 1's last line (a shuffle). A point at oriented offset (a, b) from
-//! (k, g) is computed at step t + a + b: a read the sweep sees new (earlier in its order) has
-//! a + b < 0, an old one a + b > 0, which is what a hyperplane of (1, 1) says. The new values
-//! a lane needs are its
+//! row k = t − j, so a warp computes a skewed row of 32 points per step. A point at oriented
+//! offset (a, b) from (k, g) is computed at step t + a + b: a read the sweep sees new (earlier
+//! in its order) has a + b < 0, an old one a + b > 0, which is what a hyperplane of (1, 1)
+//! says. With M lines a lane, the block's line v = M·j + m is lane j's line m; a step
+//! computes row t − j of each of the lane's lines in turn, so line m's line before is line
+//! m − 1's output of the same step (a register) and only line 0's is lane j − 1's last line
+//! (a shuffle): the lane's lines are one step of the wavefront, a block of 32·M lines is 31
+//! steps deep. The new values a lane needs are its
 //! own last outputs (registers) and, on the line before, lane j − 1's (a shuffle) or, for
 //! lane 0, the block before's lane 31's: that lane stores each output with its row as a tag
 //! in one 64-bit word per 32 bits, so the value is valid once the tag is, with no fence
@@ -96,12 +97,16 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     w.line("if (loader) ln_copy_wait_prior();");
     w.line("ln_meet(); // the compute warp finished group t0 − LN_GROUP and starts group t0");
     w.line("// The rows that will be read LN_LEAD groups on; they fill the slots of rows LN_RING earlier, which every");
-    w.line("// warp is done with: in the ring meanwhile rows t0 − LN_WIDTH − 15 (being stored) to t0 + (LN_LEAD + 1)·LN_GROUP");
-    w.line("// − 1, LN_WIDTH − 1 + (LN_LEAD + 2)·LN_GROUP ≤ LN_RING of them.");
+    w.line(
+        "// warp is done with: in the ring meanwhile rows t0 − 47 (being stored) to t0 + (LN_LEAD + 1)·LN_GROUP − 1,",
+    );
+    w.line("// 31 + (LN_LEAD + 2)·LN_GROUP ≤ LN_RING of them.");
     w.line("if (loader) copy_rows(t0 + LN_LEAD * LN_GROUP);");
-    w.line("// The rows every line has finished: the last (LN_WIDTH − 1 steps behind the first) finished row t0 − LN_WIDTH");
-    w.line("// in group t0 − LN_GROUP.");
-    w.line("else if (storer) store_rows(min(max(t0 - (LN_WIDTH - 1), 0), X0));");
+    w.line(
+        "// The rows every line has finished: lane 31's lines (31 steps behind lane 0's) finished row t0 − 32 in group",
+    );
+    w.line("// t0 − LN_GROUP.");
+    w.line("else if (storer) store_rows(min(max(t0 - 31, 0), X0));");
     if affine.is_some() {
         w.line("#ifdef STENCIL_FAST");
         w.line("else if (parts_warp) compute_parts(t0 + LN_GROUP);");
@@ -187,7 +192,7 @@ fn emit_block_setup(w: &mut Writer, line_before: bool, parts: bool) {
     } else {
         w.line("if (warp >= 4) return;");
     }
-    w.line("const int steps = X0 + LN_WIDTH - 1;");
+    w.line("const int steps = X0 + 31; // lane 31 runs 31 steps behind lane 0");
 }
 
 /// The compute warp's state across groups: its history (first the boundary rows before its
@@ -256,14 +261,14 @@ fn emit_compute_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &st
 fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan, update: Update<'_>) {
     match update {
         Update::Point => {
-            w.line("// Line m's column at slots c and cn, where slot c + i holds row t0 − LN_V(m) − LN_BEHIND + i and slot cn + i");
-            w.line("// row t0 + LN_GROUP − LN_V(m) − LN_BEHIND + i: a group's reads are at constant offsets (they never wrap),");
+            w.line("// Line m's column at slots c and cn, where slot c + i holds row t0 − LN_SKEW − LN_BEHIND + i and slot cn + i");
+            w.line("// row t0 + LN_GROUP − LN_SKEW − LN_BEHIND + i: a group's reads are at constant offsets (they never wrap),");
             w.line("// so each is one shared-memory load with no address arithmetic (measured: 1.097 → 1.066 ms a step, f32).");
             w.line("const real* wc[LN_LINES];");
             w.line("const real* wcn[LN_LINES];");
             w.line("#pragma unroll");
             w.open("for (int m = 0; m < LN_LINES; ++m)");
-            w.line("const int c = (t0 - LN_V(m) - LN_BEHIND) & (LN_RING - 1), cn = (c + LN_GROUP) & (LN_RING - 1);");
+            w.line("const int c = (t0 - LN_SKEW - LN_BEHIND) & (LN_RING - 1), cn = (c + LN_GROUP) & (LN_RING - 1);");
             w.line("wc[m] = win + c * LN_PITCH + LN_POS(m);");
             w.line("wcn[m] = win + cn * LN_PITCH + LN_POS(m);");
             w.close("");
@@ -285,13 +290,13 @@ fn emit_compute_group(w: &mut Writer, s: &Stencil, plan: &LanePlan, update: Upda
             );
         }
     }
-    w.line("// Line m's column at row t0 − LN_V(m)'s slot: step u writes its output u slots on, into the twin slots past the");
+    w.line("// Line m's column at row t0 − LN_SKEW's slot: step u writes its output u slots on, into the twin slots past the");
     w.line("// ring where it wraps (LN_OUT_SLOT), so each write is one store at a constant offset (measured with e0 and e1");
     w.line("// below: f32 exact 1.057 → 1.034 ms a step, fast 0.893 → 0.836, f64 unchanged).");
     w.line("real* wout[LN_LINES];");
     w.line("#pragma unroll");
     w.line(
-        "for (int m = 0; m < LN_LINES; ++m) wout[m] = win + ((t0 - LN_V(m)) & (LN_RING - 1)) * LN_PITCH + LN_POS(m);",
+        "for (int m = 0; m < LN_LINES; ++m) wout[m] = win + ((t0 - LN_SKEW) & (LN_RING - 1)) * LN_PITCH + LN_POS(m);",
     );
     if plan.reads_line_before() {
         w.line("// The ring's words of rows t0 … t0 + LN_GROUP − 1 and of the next group's (t0 and LN_EDGE are multiples of");
@@ -329,7 +334,7 @@ const PEEK_LOAD: &str = "ln_edge_load((u + LN_PEEK < LN_GROUP ? e0 : e1) + ((u +
 /// walk, the same steps without the selects that keep a lane outside it still (measured 2 %
 /// faster: the selects are on the chain from one step to the next).
 fn emit_steps(w: &mut Writer, s: &Stencil, plan: &LanePlan, update: Update<'_>) {
-    w.open("if (t0 >= LN_WIDTH - 1 && t0 + LN_GROUP <= X0 && (wg + 1) * LN_WIDTH <= X1)");
+    w.open("if (t0 >= 31 && t0 + LN_GROUP <= X0 && (wg + 1) * LN_WIDTH <= X1)");
     emit_step_loop(w, s, plan, true, update);
     w.close("");
     w.open("else");
@@ -347,7 +352,7 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, up
     w.line("bool on[LN_LINES];");
     w.line("#pragma unroll");
     w.open("for (int m = 0; m < LN_LINES; ++m)");
-    w.line("k[m] = t0 + u - LN_V(m);");
+    w.line("k[m] = t0 + u - LN_SKEW;");
     if inside {
         w.line("on[m] = true; // the compiler drops the selects");
     } else {
@@ -357,22 +362,26 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, up
     if plan.reads_line_before() {
         emit_line_before_check(w, inside);
     }
-    // A line's line before is the lane's line m − 1, or for line 0 lane j − 1's last line
-    // (shuffled) or, for lane 0, the ring's.
+    // A line's line before is the lane's line m − 1 (at the same row: its output of this step,
+    // computed first, or its history), or for line 0 lane j − 1's last line (shuffled) or, for
+    // lane 0, the ring's.
     let args: Vec<String> = plan
         .sources
         .iter()
         .map(|source| match *source {
             Source::History(d) => format!("hist[m][{d}]"),
-            Source::LineBefore(a) => format!(
-                "(m == 0 ? ln_pick(lane == 0, bw[LN_BEFORE + ({a})], up{}) : hist[m > 0 ? m - 1 : 0][{}])",
-                -a,
-                1 - a
-            ),
+            Source::LineBefore(a) => {
+                let own = if a == 0 {
+                    "v[m > 0 ? m - 1 : 0]".to_string()
+                } else {
+                    format!("hist[m > 0 ? m - 1 : 0][{}]", -a)
+                };
+                format!("(m == 0 ? ln_pick(lane == 0, bw[LN_BEFORE + ({a})], up{}) : {own})", -a)
+            }
             Source::Window { window, a, b } => format!("{}[m][u + LN_BEHIND + ({a})]", array(window, b)),
         })
         .collect();
-    w.line("// Every line's output from the values before the step, then the histories.");
+    w.line("// Every line's output in order (line m > 0 reads line m − 1's of this step), then the histories.");
     w.line("real v[LN_LINES];");
     w.line("#pragma unroll");
     w.open("for (int m = 0; m < LN_LINES; ++m)");
@@ -531,7 +540,7 @@ fn emit_store_rows(w: &mut Writer, unknown: &str) {
     w.line("for (int m = 0; m < LN_LINES; ++m)");
     w.line("#pragma unroll");
     w.line("  for (int u = 0; u < LN_GROUP; ++u)");
-    w.line("    out[m][u] = u < n ? win[LN_OUT_SLOT(stored_rows + u, LN_V(m)) * LN_PITCH + LN_POS(m)] : (real)0;");
+    w.line("    out[m][u] = u < n ? win[LN_OUT_SLOT(stored_rows + u, LN_SKEW) * LN_PITCH + LN_POS(m)] : (real)0;");
     w.line("// Stored at L2 (`st.global.cg`): the block never reads these rows back (measured 1–2 % faster).");
     w.line("#pragma unroll");
     w.line("for (int m = 0; m < LN_LINES; ++m)");
