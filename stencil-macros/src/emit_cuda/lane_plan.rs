@@ -180,6 +180,27 @@ impl LanePlan {
         self.windows.len() * (RING + self.span()) * pitch(lines) + 2 * EDGE + 2 * self.parts() * GROUP * 32 * lines
     }
 
+    /// The point function's arguments in a compute warp's step of line `m`: a line's line
+    /// before is the lane's line m − 1 (at the same row: its output of this step, computed
+    /// first, or its history), or for line 0 lane j − 1's last line (shuffled) or, for lane 0,
+    /// the ring's.
+    pub fn step_args(&self) -> Vec<String> {
+        (self.sources.iter())
+            .map(|source| match *source {
+                Source::History(d) => format!("hist[m][{d}]"),
+                Source::LineBefore(a) => {
+                    let own = if a == 0 {
+                        "v[m > 0 ? m - 1 : 0]".to_string()
+                    } else {
+                        format!("hist[m > 0 ? m - 1 : 0][{}]", -a)
+                    };
+                    format!("(m == 0 ? ln_pick(lane == 0, bw[LN_BEFORE + ({a})], up{}) : {own})", -a)
+                }
+                Source::Window { window, a, b } => format!("{}[m][u + LN_BEHIND + ({a})]", array(window, b)),
+            })
+            .collect()
+    }
+
     /// The (window, b) pairs the compute warp reads, with the rows each reaches: the lowest
     /// and highest index into its group's array (row t0 − lane − behind + index).
     pub fn window_reads(&self) -> Vec<(usize, i64, i64, i64)> {
@@ -195,6 +216,11 @@ impl LanePlan {
         }
         reads
     }
+}
+
+/// The array a compute warp holds a window's group of rows of line offset `b` in.
+pub(super) fn array(window: usize, b: i64) -> String {
+    format!("ln_w{window}_{}", b + 1)
 }
 
 /// A read of window `window`'s column of line offset `b` from line `m` (the CUDA variable of
@@ -241,6 +267,24 @@ mod tests {
         // Two lines a lane: twice the columns, the same ring (the lanes' skew is the same).
         assert_eq!(p.block_reals(2), 2 * (128 + GROUP + 1) * 68 + 2 * EDGE + 2 * GROUP * 64);
         assert_eq!(p.window_reads(), [(0, 0, 0, 16), (0, 1, 0, 15), (1, 0, 0, 15)]);
+    }
+
+    #[test]
+    fn a_line_reads_its_lane_s_line_before_at_the_same_row() {
+        let p = plan(quote::quote! {
+            sweep(+, +) fn back(mut u: Field2) -> Real { (u[0, -1] + u[-1, 0] + u[-1, -1]) / 3.0 }
+        })
+        .expect("a lane kernel");
+        assert_eq!(
+            p.step_args(),
+            [
+                // The line before at the step's row: line m − 1's output of this step (computed first).
+                "(m == 0 ? ln_pick(lane == 0, bw[LN_BEFORE + (0)], up0) : v[m > 0 ? m - 1 : 0])",
+                "hist[m][1]",
+                // A row back: line m − 1's output a step ago; lane j − 1's two steps ago.
+                "(m == 0 ? ln_pick(lane == 0, bw[LN_BEFORE + (-1)], up1) : hist[m > 0 ? m - 1 : 0][1])",
+            ]
+        );
     }
 
     #[test]

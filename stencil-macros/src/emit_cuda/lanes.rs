@@ -38,17 +38,12 @@
 use super::common::*;
 use super::lane_defines::lanes_defines;
 use super::lane_parts::{emit_parts_setup, emit_parts_update};
-use super::lane_plan::{LanePlan, Source, window_read};
+use super::lane_plan::{LanePlan, Source, array, window_read};
 use super::lane_sync::lanes_helpers;
 use super::signature::{Kind, signature};
 use super::slope::slope_name;
 use crate::ir::Stencil;
 use crate::writer::Writer;
-
-/// The array a compute warp holds a window's group of rows of line offset `b` in.
-fn array(window: usize, b: i64) -> String {
-    format!("ln_w{window}_{}", b + 1)
-}
 
 /// The lane kernel of `s` (`Kind::Lanes`), for a stencil [`LanePlan::new`] accepts.
 pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
@@ -90,28 +85,7 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     w.line("// after which the compute warp runs group t0 while the loader copies rows in, the storer stores rows out");
     w.line("// and the parts warp computes the next group's parts.");
     w.open("for (int t0 = 0; t0 < steps; t0 += LN_GROUP)");
-    w.line(
-        "// Rows up to t0 + (LN_LEAD − 1)·LN_GROUP − 1 are in the window, past the t0 + 2·LN_GROUP − 1 + LN_AHEAD the",
-    );
-    w.line("// compute warp reads in group t0; the copies issued at the last meeting may still be on their way.");
-    w.line("if (loader) ln_copy_wait_prior();");
-    w.line("ln_meet(); // the compute warp finished group t0 − LN_GROUP and starts group t0");
-    w.line("// The rows that will be read LN_LEAD groups on; they fill the slots of rows LN_RING earlier, which every");
-    w.line(
-        "// warp is done with: in the ring meanwhile rows t0 − 47 (being stored) to t0 + (LN_LEAD + 1)·LN_GROUP − 1,",
-    );
-    w.line("// 31 + (LN_LEAD + 2)·LN_GROUP ≤ LN_RING of them.");
-    w.line("if (loader) copy_rows(t0 + LN_LEAD * LN_GROUP);");
-    w.line(
-        "// The rows every line has finished: lane 31's lines (31 steps behind lane 0's) finished row t0 − 32 in group",
-    );
-    w.line("// t0 − LN_GROUP.");
-    w.line("else if (storer) store_rows(min(max(t0 - 31, 0), X0));");
-    if affine.is_some() {
-        w.line("#ifdef STENCIL_FAST");
-        w.line("else if (parts_warp) compute_parts(t0 + LN_GROUP);");
-        w.line("#endif");
-    }
+    emit_helpers_turn(w, affine.is_some());
     w.open("else");
     match affine {
         Some(varying) => {
@@ -131,6 +105,33 @@ pub(super) fn emit_lanes(w: &mut Writer, s: &Stencil) {
     w.close("");
     w.line("#endif");
     w.blank();
+}
+
+/// The meeting at the top of a group, and the helpers' work during the group: the loader's
+/// copies, the storer's stores and (fast mode, with `parts`) the parts warp's next parts.
+fn emit_helpers_turn(w: &mut Writer, parts: bool) {
+    w.line(
+        "// Rows up to t0 + (LN_LEAD − 1)·LN_GROUP − 1 are in the window, past the t0 + 2·LN_GROUP − 1 + LN_AHEAD the",
+    );
+    w.line("// compute warp reads in group t0; the copies issued at the last meeting may still be on their way.");
+    w.line("if (loader) ln_copy_wait_prior();");
+    w.line("ln_meet(); // the compute warp finished group t0 − LN_GROUP and starts group t0");
+    w.line("// The rows that will be read LN_LEAD groups on; they fill the slots of rows LN_RING earlier, which every");
+    w.line(
+        "// warp is done with: in the ring meanwhile rows t0 − 47 (being stored) to t0 + (LN_LEAD + 1)·LN_GROUP − 1,",
+    );
+    w.line("// 31 + (LN_LEAD + 2)·LN_GROUP ≤ LN_RING of them.");
+    w.line("if (loader) copy_rows(t0 + LN_LEAD * LN_GROUP);");
+    w.line(
+        "// The rows every line has finished: lane 31's lines (31 steps behind lane 0's) finished row t0 − 32 in group",
+    );
+    w.line("// t0 − LN_GROUP.");
+    w.line("else if (storer) store_rows(min(max(t0 - 31, 0), X0));");
+    if parts {
+        w.line("#ifdef STENCIL_FAST");
+        w.line("else if (parts_warp) compute_parts(t0 + LN_GROUP);");
+        w.line("#endif");
+    }
 }
 
 /// How a compute warp's step computes its output.
@@ -362,25 +363,7 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, up
     if plan.reads_line_before() {
         emit_line_before_check(w, inside);
     }
-    // A line's line before is the lane's line m − 1 (at the same row: its output of this step,
-    // computed first, or its history), or for line 0 lane j − 1's last line (shuffled) or, for
-    // lane 0, the ring's.
-    let args: Vec<String> = plan
-        .sources
-        .iter()
-        .map(|source| match *source {
-            Source::History(d) => format!("hist[m][{d}]"),
-            Source::LineBefore(a) => {
-                let own = if a == 0 {
-                    "v[m > 0 ? m - 1 : 0]".to_string()
-                } else {
-                    format!("hist[m > 0 ? m - 1 : 0][{}]", -a)
-                };
-                format!("(m == 0 ? ln_pick(lane == 0, bw[LN_BEFORE + ({a})], up{}) : {own})", -a)
-            }
-            Source::Window { window, a, b } => format!("{}[m][u + LN_BEHIND + ({a})]", array(window, b)),
-        })
-        .collect();
+    let args = plan.step_args();
     w.line("// Every line's output in order (line m > 0 reads line m − 1's of this step), then the histories.");
     w.line("real v[LN_LINES];");
     w.line("#pragma unroll");

@@ -3,6 +3,7 @@
 //! when a run starts.
 
 use crate::kernel::KernelManifest;
+use crate::plan::lanes::LANE_LINES;
 use crate::{Error, Result};
 
 pub use super::nvrtc::Mode;
@@ -90,10 +91,11 @@ pub struct CudaOptions {
     /// Planes a wavefront's pencil computes between two ready flags; `None`: the tile edge.
     pub wavefront_chunk: Option<usize>,
     /// Lines each lane of the lane kernel owns, 1 or 2: lane j of a block owns M consecutive
-    /// lines, each a step behind the one before, so a block takes 32·M lines and the grid
+    /// lines and computes one row of each in a step, so a block takes 32·M lines and the grid
     /// needs M times fewer blocks (and hand-overs between them). `None`: 1, the faster on
-    /// the H200 in both modes (`docs/performance.md`: two lines a lane took about twice as
-    /// long). Where the windows of M lines do not fit in shared memory, a lane owns one.
+    /// the H200 in every mode and precision (`docs/performance.md`: two lines a lane took 1.4
+    /// to 2.1 times as long). Where the windows of M lines do not fit in shared memory, a lane
+    /// owns one; any other M runs as one.
     pub lane_lines: Option<u32>,
     /// Threads per block of the streaming kernel (`Schedule::Streaming`), 32 to 1024; each
     /// thread takes as many of a working region's columns as it needs. `None`: 1024.
@@ -141,7 +143,7 @@ impl CudaOptions {
             self.wavefront_chunk = Some(chunk.ok_or_else(|| fail(WAVEFRONT_CHUNK_VAR, &text, "a positive number"))?);
         }
         if let Ok(text) = std::env::var(LANE_LINES_VAR) {
-            let lines = text.trim().parse::<u32>().ok().filter(|l| [1, 2].contains(l));
+            let lines = text.trim().parse::<u32>().ok().filter(|&l| LANE_LINES.contains(&(l as usize)));
             self.lane_lines = Some(lines.ok_or_else(|| fail(LANE_LINES_VAR, &text, "1 or 2"))?);
         }
         if let Ok(text) = std::env::var(STREAM_THREADS_VAR) {
