@@ -22,8 +22,9 @@
 //! warp; a loader that copies the window's rows in asynchronously (`cp.async`) four groups
 //! ahead; a storer that stores finished rows out whole (coalesced) a group at a time, in a
 //! loop of its own, at each meeting the rows it loaded from the window at the one before (a
-//! store right behind its load slows the compute warp's steps: measured); and a receiver that polls the block before's hand-over and puts each row of the
-//! line before, as soon as it arrives, into a ring of tagged words in shared memory. The
+//! store right behind its load slows the compute warp's steps: measured); and a receiver
+//! that polls the block before's hand-over and puts each row of the line before, as soon as
+//! it arrives, into a ring of tagged words in shared memory. The
 //! compute warp checks the ring's tags every LN_CHECK steps, for rows it loaded from the ring
 //! steps before, so a block runs about 31 + LN_CHECK steps and the hand-over's latency behind
 //! the block before, rather than a group's rows behind (measured: 1.12 → 1.08 ms a step). In
