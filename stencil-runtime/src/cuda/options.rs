@@ -94,7 +94,7 @@ pub struct CudaOptions {
     /// lines and computes one row of each in a step, so a block takes 32·M lines and the grid
     /// needs M times fewer blocks (and hand-overs between them). `None`: 1, the faster on
     /// the H200 in every mode and precision (`docs/performance.md`: two lines a lane took 1.4
-    /// to 2.1 times as long). Where the windows of M lines do not fit in shared memory, a lane
+    /// to 1.7 times as long). Where the windows of M lines do not fit in shared memory, a lane
     /// owns one; any other M runs as one.
     pub lane_lines: Option<u32>,
     /// Threads per block of the streaming kernel (`Schedule::Streaming`), 32 to 1024; each
