@@ -138,7 +138,7 @@ fn emit_helpers_turn(w: &mut Writer, parts: bool) {
     w.line("ln_meet(); // the compute warp finished group t0 − LN_GROUP and starts group t0");
     w.line("// The rows that will be read LN_LEAD groups on; they fill the slots of rows LN_RING earlier, which every");
     w.line(
-        "// warp is done with: in the ring meanwhile rows t0 − 47 (being stored) to t0 + (LN_LEAD + 1)·LN_GROUP − 1,",
+        "// warp is done with: in the ring meanwhile rows t0 − 47 (the storer's loads) to t0 + (LN_LEAD + 1)·LN_GROUP − 1,",
     );
     w.line("// 31 + (LN_LEAD + 2)·LN_GROUP ≤ LN_RING of them.");
     w.line("if (loader) copy_rows(t0 + LN_LEAD * LN_GROUP);");
