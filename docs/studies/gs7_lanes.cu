@@ -21,6 +21,9 @@
 //   ./l3 0 && ./l3 1
 // -DPROF adds clock64 counters per region of a step; -DNOXDEP (timing only, wrong results) replaces
 // the hand-overs between blocks by boundary values, to time the step without waiting on other blocks.
+// Timing-only ablations (wrong values): -DABL_DIV (multiply by 1/6), -DABL_NOSTORE (no stores of finished
+// rows), -DABL_NOCOPY (no copies), -DABL_NORING (warps read the ring without waiting); sizes: -DRW (window
+// rows), -DUNROLL (steps unrolled, 8), -DZF (compute warps a block in mode 2: `./l3 2` times 256³ f32 only).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,7 +38,12 @@ typedef unsigned long long u64;
 #define D 12
 #endif
 #define RR 16
-#define U 8
+#ifndef UNROLL
+#define UNROLL 8
+#endif
+#ifndef ZF
+#define ZF 8
+#endif
 #define G 4
 #define RE 64
 #define B 16
@@ -128,7 +136,11 @@ __global__ void __launch_bounds__(32 * (Z + 1)) l3(T* u, const T* __restrict__ f
       const bool zto = lane == 31 && zb + 1 < ZB;
       u64* zout = zh + ((size_t)(unit * Z + warp) * X1) * W;
       auto copy = [&](int q) {
+#ifdef ABL_NOCOPY
+        if (false) {
+#else
         if (q <= X1) {
+#endif
           const int sl = (q % RW) * 32 + lane;
           if (zcopy) { cp(&wu[sl], ux + (size_t)q * s1, sizeof(T)); cp(&wn[sl], un + (size_t)q * s1, sizeof(T)); }
           if (zin && q < X1) cp(&wf[sl], fx + (size_t)q * s1, sizeof(T));
@@ -138,17 +150,17 @@ __global__ void __launch_bounds__(32 * (Z + 1)) l3(T* u, const T* __restrict__ f
       };
       for (int q = 0; q < D; ++q) copy(q);
       T prev = zcopy ? ux[-(ptrdiff_t)s1] : T(0);  // row y = -1 (boundary)
-      // Hand-over queues, U steps ahead.
-      T qh[U]; T qzh[U];
+      // Hand-over queues, UNROLL steps ahead.
+      T qh[UNROLL]; T qzh[UNROLL];
 #pragma unroll
-      for (int i = 0; i < U; ++i) {
+      for (int i = 0; i < UNROLL; ++i) {
         const int y = i - lane;
         if (xhalo && y >= 0 && y < X1 && zin) qh[i] = u[(size_t)(y + 1) * s1 + z + 1];
         if (zhalo && i < X1) qzh[i] = u[(size_t)(x + 1) * s0 + (size_t)(i + 1) * s1];
       }
-      for (int t0 = 0; t0 < steps; t0 += U) {
+      for (int t0 = 0; t0 < steps; t0 += UNROLL) {
 #pragma unroll
-        for (int i = 0; i < U; ++i) {
+        for (int i = 0; i < UNROLL; ++i) {
           const int tau = t0 + i;
           copy(tau + D);
           { TIC asm volatile("cp.async.wait_group %0;" :: "n"(D - 1)); TOC(0) }
@@ -171,7 +183,7 @@ __global__ void __launch_bounds__(32 * (Z + 1)) l3(T* u, const T* __restrict__ f
               zm = val<T>(wv); }
           } else if (zhalo) {
             zm = qzh[i];
-            const int yn = y + U; if (yn < X1) qzh[i] = u[(size_t)(x + 1) * s0 + (size_t)(yn + 1) * s1];
+            const int yn = y + UNROLL; if (yn < X1) qzh[i] = u[(size_t)(x + 1) * s0 + (size_t)(yn + 1) * s1];
           }
           TOC(2) }
           T xm; { TIC
@@ -182,18 +194,26 @@ __global__ void __launch_bounds__(32 * (Z + 1)) l3(T* u, const T* __restrict__ f
             xm = val<T>(wv);
           } else if (xhalo) {
             xm = qh[i];
-            const int tn = tau + U, yn = tn - lane; if (zin && yn >= 0 && yn < X1) qh[i] = u[(size_t)(yn + 1) * s1 + z + 1];
+            const int tn = tau + UNROLL, yn = tn - lane; if (zin && yn >= 0 && yn < X1) qh[i] = u[(size_t)(yn + 1) * s1 + z + 1];
           } else {
             u64 wv[W];
             const u64* p = inring + ((size_t)(tau % RR) * 32 + lane) * W;
+#ifdef ABL_NORING
+            if (act) { wv[0] = ((volatile u64*)p)[0]; if (W == 2) wv[1] = ((volatile u64*)p)[1]; }
+#else
             if (act) { int n = 0; do { wv[0] = ((volatile u64*)p)[0]; if (W == 2) wv[1] = ((volatile u64*)p)[1]; if (++n > (1 << 24)) { atomicAdd(&g_err[3], 1u); break; } } while (!ok<T>(wv, (unsigned)(tau + 1) + rbase)); }
+#endif
             else { wv[0] = 0; if (W == 2) wv[1] = 0; }
             xm = val<T>(wv);
           }
           TOC(3) }
           if (lane == 0) done[warp] = tau;
           if (act) {
+#ifdef ABL_DIV
+            const T v = (xm + wn[sy] + prev + ahead + zm + zp + h2 * wf[sy]) * T(1.0 / 6.0);
+#else
             const T v = (xm + wn[sy] + prev + ahead + zm + zp + h2 * wf[sy]) / T(6);
+#endif
             prev = v;
             wu[sy] = v;
             u64 wv[W];
@@ -203,7 +223,9 @@ __global__ void __launch_bounds__(32 * (Z + 1)) l3(T* u, const T* __restrict__ f
             if (zto) { put<T>(wv, v, (unsigned)(y + 1) + base); u64* p = zout + (size_t)y * W; p[0] = wv[0]; if (W == 2) p[1] = wv[1]; }
           }
           const int r = tau - 32;
+#ifndef ABL_NOSTORE
           if (zin && r >= 0 && r < X1) ux[(size_t)r * s1] = wu[(r % RW) * 32 + lane];
+#endif
         }
       }
       asm volatile("cp.async.wait_group 0;");
@@ -344,6 +366,11 @@ int main(int argc, char** argv) {
     test<float, 8>(15, 13, 19, true, 0); test<float, 8>(10, 13, 19, true, 0); test<float, 8>(10, 13, 40, true, 0); test<float, 8>(15, 40, 19, true, 0); test<float, 8>(10, 30, 40, true, 0); test<float, 8>(10, 35, 40, true, 0); test<float, 8>(39, 47, 70, true, 0); test<float, 8>(8, 40, 34, true, 0);
     test<double, 4>(15, 13, 19, true, 0); test<double, 4>(39, 47, 70, true, 0);
     test<float, 8>(258, 258, 258, true, 0); test<double, 4>(130, 66, 98, true, 0);
+  }
+  if (mode == 2) {
+    double gb = copy_probe((size_t)256 * 256 * 256 * 4);
+    printf("copy probe 256^3 f32 bytes: %.0f GB/s -> bound f32 %.1f Gpt/s\n", gb, gb / 12);
+    test<float, ZF>(258, 258, 258, false, 10);
   }
   if (mode == 1) {
     for (int n : {256, 512}) {
