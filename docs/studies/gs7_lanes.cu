@@ -15,15 +15,24 @@
 // (coalesced) 32 steps after their first point. Blocks take (x-group, z-block) units from a ticket in
 // row-major order: every unit waited for has a smaller ticket.
 //
+// A second kernel, `team`, splits the work as the 2-D lane kernel does: K compute warps do only the
+// chain (shuffles, ring reads, the point function), NL loader warps copy the compute warps' rows a
+// group of TG steps at a time TA groups ahead, NS storer warps store finished rows, the receiver polls
+// the hand-overs; compute warps, loaders and storers meet at a named barrier every TG steps, and
+// compute warp w runs TL * w steps behind warp 0.
+//
 // Build and run on the GPU machine (exact IEEE arithmetic, compared bit for bit with a sequential
-// sweep on the CPU; `1` times 256³ and 512³ beside a copy probe in the same process):
+// sweep on the CPU after two sweeps; the copy probe runs in the same process as the timings):
 //   nvcc -O3 -arch=sm_90 -fmad=false -Xcompiler -ffp-contract=off -std=c++17 -o l3 gs7_lanes.cu
-//   ./l3 0 && ./l3 1
-// -DPROF adds clock64 counters per region of a step; -DNOXDEP (timing only, wrong results) replaces
-// the hand-overs between blocks by boundary values, to time the step without waiting on other blocks.
-// Timing-only ablations (wrong values): -DABL_DIV (multiply by 1/6), -DABL_NOSTORE (no stores of finished
-// rows), -DABL_NOCOPY (no copies), -DABL_NORING (warps read the ring without waiting); sizes: -DRW (window
-// rows), -DUNROLL (steps unrolled, 8), -DZF (compute warps a block in mode 2: `./l3 2` times 256³ f32 only).
+//   ./l3 0   checks `l3` on 12 shapes, f32 and f64      ./l3 1   times `l3` at 256³ and 512³
+//   ./l3 3   checks `team` on 11 shapes                  ./l3 4   times `team` at 256³ and 512³
+//   ./l3 6   checks `team` with K = 7                    ./l3 5   times `team` at 256³ f32, K = 7 and 8
+//   ./l3 2   times `l3` at 256³ f32 with ZF compute warps a block
+// Switches: -DPROF (`l3`: clock64 counters per region of a step); timing only, with wrong values:
+// -DNOXDEP (the hand-overs between blocks replaced by boundary values; -DNOX, -DNOZ in `team`: only
+// those along x or z), -DABL_DIV (multiply by 1/6), -DABL_NOSTORE, -DABL_NOCOPY, -DABL_NORING (`l3`:
+// warps read the ring without waiting); sizes: -DRW, -DTRW (window rows), -DRE (receiver ring rows),
+// -DUNROLL, -DZF, -DTG, -DTA, -DTL, -DNL, -DNS.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,7 +54,9 @@ typedef unsigned long long u64;
 #define ZF 8
 #endif
 #define G 4
+#ifndef RE
 #define RE 64
+#endif
 #define B 16
 
 __device__ unsigned g_err[4];
@@ -276,6 +287,231 @@ __global__ void __launch_bounds__(32 * (Z + 1)) l3(T* u, const T* __restrict__ f
   }
 }
 
+// The team: K compute warps doing only the chain, NL loaders copying the compute warps' rows a group
+// of TG steps at a time TA groups ahead, NS storers storing finished rows, and the receiver as above. The
+// compute warps, loader and storer meet at a named barrier every TG steps; compute warp w runs TL * w
+// steps behind warp 0, so the x - 1 values it reads from warp w - 1's ring are at most a few steps old.
+#ifndef TG
+#define TG 4
+#endif
+#ifndef TA
+#define TA 2
+#endif
+#ifndef TL
+#define TL 2
+#endif
+#ifndef NL
+#define NL 4
+#endif
+#ifndef NS
+#define NS 2
+#endif
+#define TB (32 * (K + NL + NS))
+#ifndef TRW
+#define TRW 48
+#endif
+#define TRR 16
+#if defined(NOXDEP) || defined(NOX)
+#define NOXB true
+#else
+#define NOXB false
+#endif
+#if defined(NOXDEP) || defined(NOZ)
+#define NOZB true
+#else
+#define NOZB false
+#endif
+static_assert(TRW > (TA + 2) * TG + 31, "the windows hold every row from the storer's to the loader's");
+static_assert(TRR > TG + TL, "a ring holds every step between a producer's and its consumer's");
+
+template <typename T, int K>
+__global__ void __launch_bounds__(32 * (K + NL + NS + 1)) team(T* u, const T* __restrict__ f, T h2, int n0, int n1, int n2,
+    u64* __restrict__ xh, u64* __restrict__ zh, unsigned* ticket, int XG, int ZB, unsigned base) {
+  constexpr int W = sizeof(T) / 4;
+  extern __shared__ __align__(16) unsigned char raw[];
+  __shared__ volatile int done[K];
+  __shared__ int unit_s;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int X0 = n0 - 2, X1 = n1 - 2, X2 = n2 - 2;
+  const size_t s0 = (size_t)n1 * n2, s1 = n2;
+  T* const wins = (T*)raw;                                   // per compute warp: wu, wn, wf [TRW][32], we [TRW]
+  T* const wm = wins + (size_t)K * (3 * TRW * 32 + TRW);     // x - 1 boundary plane for warp 0 [TRW][32]
+  T* const wzm = wm + TRW * 32;                              // z - 1 boundary column per warp [K][TRW]
+  u64* const ring = (u64*)(raw + (((size_t)(K * (3 * TRW * 32 + TRW) + TRW * 32 + K * TRW) * sizeof(T) + 15) / 16) * 16);
+  u64* const xr = ring + (size_t)K * TRR * 32 * W;
+  u64* const zr = xr + (size_t)RE * 32 * W;
+  const int words = K * TRR * 32 * W + RE * 32 * W + K * RE * W;
+  const int steps = X1 + 32;
+  const int groups = (X1 + 32 + TL * (K - 1) + TG - 1) / TG + 1;
+  for (;;) {
+    __syncthreads();
+    if (threadIdx.x == 0) unit_s = atomicAdd(ticket, 1u);
+    if (lane == 0 && warp < K) done[warp] = -1;
+    for (int k = threadIdx.x; k < words; k += blockDim.x) ring[k] = 0;
+    __syncthreads();
+    const int unit = unit_s;
+    if (unit >= XG * ZB) return;
+    const int xg = unit / ZB, zb = unit % ZB;
+    const int last = min(K, X0 - xg * K) - 1;
+    const int z = zb * 32 + lane;
+    if (warp < K) {
+      const int x = xg * K + warp;
+      const bool xin = warp <= last, zin = z < X2;
+      T* const wu = wins + (size_t)warp * (3 * TRW * 32 + TRW);
+      T* const wn = wu + TRW * 32; T* const wf = wn + TRW * 32; T* const we = wf + TRW * 32;
+      T* const wz = wzm + warp * TRW;
+#if defined(NOXDEP) || defined(NOX)
+      const bool xfrom = false, xhalo = warp == 0;
+#else
+      const bool xfrom = warp == 0 && xg > 0, xhalo = warp == 0 && xg == 0;
+#endif
+#if defined(NOXDEP) || defined(NOZ)
+      const bool zfrom = false, zhalo = lane == 0;
+#else
+      const bool zfrom = lane == 0 && zb > 0, zhalo = lane == 0 && zb == 0;
+#endif
+      const bool xto = warp == K - 1 && x + 1 < X0, zto = lane == 31 && zb + 1 < ZB;
+      u64* const myring = ring + (size_t)warp * TRR * 32 * W;
+      const u64* const inring = ring + (size_t)(warp - 1) * TRR * 32 * W;
+      u64* const xout = xh + ((size_t)unit * steps * 32 + lane) * W;
+      u64* const zout = zh + ((size_t)(unit * K + warp) * X1) * W;
+      T prev = (xin && z <= X2) ? u[(size_t)(x + 1) * s0 + (z + 1)] : T(0);  // row y = -1
+      asm volatile("bar.sync 1, %0;" :: "n"(TB));
+      for (int g = 0; g < groups; ++g) {
+#pragma unroll
+        for (int i = 0; i < TG; ++i) {
+          const int tau = g * TG + i - TL * warp;
+          const int y = tau - lane;
+          const bool act = xin && zin && y >= 0 && y < X1;
+          const int sy = (y + 8 * TRW) % TRW, sy1 = (y + 1 + 8 * TRW) % TRW;
+          const T ahead = wu[sy1 * 32 + lane];
+          T zp = __shfl_down_sync(0xffffffffu, ahead, 1);
+          if (lane == 31) zp = we[sy];
+          T zm = __shfl_up_sync(0xffffffffu, prev, 1);
+          if (act && zfrom) {
+            const volatile u64* p = zr + ((size_t)warp * RE + y % RE) * W; u64 wv[W]; int n = 0;
+            do { wv[0] = p[0]; if (W == 2) wv[1] = p[1]; if (++n > (1 << 24)) { atomicAdd(&g_err[1], 1u); break; } } while (!ok<T>(wv, (unsigned)(y + 1) + base));
+            zm = val<T>(wv);
+          } else if (zhalo) zm = wz[sy];
+          T xm = T(0);
+          if (xhalo) xm = wm[sy * 32 + lane];
+          else if (act) {
+            const volatile u64* p = xfrom ? xr + ((size_t)(tau % RE) * 32 + lane) * W : inring + ((size_t)(tau % TRR) * 32 + lane) * W;
+            const unsigned tag = xfrom ? (unsigned)(tau + 1) + base : (unsigned)(tau + 1);
+            u64 wv[W]; int n = 0;
+            do { wv[0] = p[0]; if (W == 2) wv[1] = p[1]; if (++n > (1 << 24)) { atomicAdd(&g_err[2], 1u); break; } } while (!ok<T>(wv, tag));
+            xm = val<T>(wv);
+          }
+          if (lane == 0) done[warp] = tau;
+          if (act) {
+#ifdef ABL_DIV
+            const T v = (xm + wn[sy * 32 + lane] + prev + ahead + zm + zp + h2 * wf[sy * 32 + lane]) * T(1.0 / 6.0);
+#else
+            const T v = (xm + wn[sy * 32 + lane] + prev + ahead + zm + zp + h2 * wf[sy * 32 + lane]) / T(6);
+#endif
+            prev = v;
+            wu[sy * 32 + lane] = v;
+            u64 wv[W];
+            if (warp < last) { put<T>(wv, v, (unsigned)(tau + 1)); u64* p = myring + ((size_t)(tau % TRR) * 32 + lane) * W; p[0] = wv[0]; if (W == 2) p[1] = wv[1]; }
+            if (xto) { put<T>(wv, v, (unsigned)(tau + 1) + base); u64* p = xout + (size_t)tau * 32 * W; p[0] = wv[0]; if (W == 2) p[1] = wv[1]; }
+            if (zto) { put<T>(wv, v, (unsigned)(y + 1) + base); u64* p = zout + (size_t)y * W; p[0] = wv[0]; if (W == 2) p[1] = wv[1]; }
+          }
+        }
+        asm volatile("bar.sync 1, %0;" :: "n"(TB));
+      }
+    } else if (warp < K + NL) {
+      // Loader l: group gg's rows of compute warps w = l, l + NL, ...: (gg * TG - TL * w, (gg + 1) * TG - TL * w],
+      // and for group 0 every row from 0.
+      auto copy_group = [&](int gg) {
+#ifndef ABL_NOCOPY
+        for (int w = warp - K; w < K; w += NL) {
+          const int x = xg * K + w;
+          if (x >= X0) break;
+          T* const wu = wins + (size_t)w * (3 * TRW * 32 + TRW);
+          T* const wn = wu + TRW * 32; T* const wf = wn + TRW * 32; T* const we = wf + TRW * 32;
+          const int q0 = gg == 0 ? 0 : max(gg * TG - TL * w + 1, 0), q1 = min((gg + 1) * TG - TL * w, X1);
+          const T* ux = u + (size_t)(x + 1) * s0 + s1 + (z + 1);
+          const T* fx = f + (size_t)(x + 1) * s0 + s1 + (z + 1);
+          for (int q = q0; q <= q1; ++q) {
+            const int sl = q % TRW;
+            if (z <= X2) { cp(&wu[sl * 32 + lane], ux + (size_t)q * s1, sizeof(T)); cp(&wn[sl * 32 + lane], ux + s0 + (size_t)q * s1, sizeof(T)); }
+            if (z < X2 && q < X1) cp(&wf[sl * 32 + lane], fx + (size_t)q * s1, sizeof(T));
+            if (lane == 31 && z + 1 <= X2) cp(&we[sl], ux + (size_t)q * s1 + 1, sizeof(T));
+            if (lane == 0 && (zb == 0 || NOZB) && q < X1) cp(&wzm[w * TRW + sl], ux + (size_t)q * s1 - 1, sizeof(T));
+            if (w == 0 && (xg == 0 || NOXB) && z < X2 && q < X1) cp(&wm[sl * 32 + lane], ux - s0 + (size_t)q * s1, sizeof(T));
+          }
+        }
+#endif
+        asm volatile("cp.async.commit_group;");
+      };
+      for (int a = 0; a < TA; ++a) copy_group(a);
+      asm volatile("cp.async.wait_group %0;" :: "n"(TA - 1));
+      asm volatile("bar.sync 1, %0;" :: "n"(TB));
+      for (int g = 0; g < groups; ++g) {
+        copy_group(g + TA);
+        asm volatile("cp.async.wait_group %0;" :: "n"(TA - 1));
+        asm volatile("bar.sync 1, %0;" :: "n"(TB));
+      }
+      asm volatile("cp.async.wait_group 0;");
+    } else if (warp < K + NL + NS) {
+      // Storer s: at the start of group g, the rows every lane of compute warp w = s, s + NS, ... had finished,
+      // ((g - 1) * TG - TL * w - 32, g * TG - TL * w - 32].
+      asm volatile("bar.sync 1, %0;" :: "n"(TB));
+      for (int g = 0; g < groups; ++g) {
+#ifndef ABL_NOSTORE
+        for (int w = warp - K - NL; w < K; w += NS) {
+          const int x = xg * K + w;
+          if (x >= X0) break;
+          const T* const wu = wins + (size_t)w * (3 * TRW * 32 + TRW);
+          T* ux = u + (size_t)(x + 1) * s0 + s1 + (z + 1);
+          const int r0 = max((g - 1) * TG - TL * w - 31, 0), r1 = min(g * TG - TL * w - 32, X1 - 1);
+          if (z < X2) for (int r = r0; r <= r1; ++r) ux[(size_t)r * s1] = wu[(r % TRW) * 32 + lane];
+        }
+#endif
+        asm volatile("bar.sync 1, %0;" :: "n"(TB));
+      }
+    } else {
+      // The receiver, as in l3.
+      const bool xon = xg > 0 && z < X2, zon = zb > 0 && lane <= last;
+      const u64* xin = xh + ((size_t)((xg - 1) * ZB + zb) * steps * 32 + lane) * W;
+      const u64* zin_p = zh + ((size_t)((xg * ZB + zb - 1) * K + lane) * X1) * W;
+      if (xon || zon) {
+        for (int k0 = 0; k0 < steps; k0 += B) {
+          if (xon) { int n = 0; while (done[0] < k0 + B - 1 - RE) { if (++n > (1 << 24)) { atomicAdd(&g_err[0], 1u); break; } } }
+          if (zon) { int n = 0; while (done[lane] < k0 + B - 1 - RE) { if (++n > (1 << 24)) { atomicAdd(&g_err[0], 1u); break; } } }
+          unsigned nx = 0, nz = 0;
+#pragma unroll
+          for (int i = 0; i < B; ++i) {
+            const int k = k0 + i;
+            if (xon && k - lane >= 0 && k - lane < X1) nx |= 1u << i;
+            if (zon && k < X1) nz |= 1u << i;
+          }
+          u64 xv[B][W], zv[B][W];
+          int n = 0;
+          while (nx | nz) {
+#pragma unroll
+            for (int i = 0; i < B; ++i) {
+              if (nx >> i & 1) ldg_v<T>(xv[i], xin + (size_t)(k0 + i) * 32 * W);
+              if (nz >> i & 1) ldg_v<T>(zv[i], zin_p + (size_t)(k0 + i) * W);
+            }
+#pragma unroll
+            for (int i = 0; i < B; ++i) {
+              const int k = k0 + i;
+              if ((nx >> i & 1) && ok<T>(xv[i], (unsigned)(k + 1) + base)) {
+                u64* p = xr + ((size_t)(k % RE) * 32 + lane) * W; p[0] = xv[i][0]; if (W == 2) p[1] = xv[i][1]; nx &= ~(1u << i);
+              }
+              if ((nz >> i & 1) && ok<T>(zv[i], (unsigned)(k + 1) + base)) {
+                u64* p = zr + ((size_t)lane * RE + k % RE) * W; p[0] = zv[i][0]; if (W == 2) p[1] = zv[i][1]; nz &= ~(1u << i);
+              }
+            }
+            if (++n > (1 << 22)) { atomicAdd(&g_err[3], 1u); break; }
+          }
+        }
+      }
+    }
+  }
+}
+
 template <typename T> void cpu_sweep(std::vector<T>& u, const std::vector<T>& f, T h2, int n0, int n1, int n2) {
   const size_t s0 = (size_t)n1 * n2, s1 = n2;
   for (int x = 1; x < n0 - 1; ++x) for (int y = 1; y < n1 - 1; ++y) for (int z = 1; z < n2 - 1; ++z) {
@@ -288,7 +524,7 @@ __global__ void copy4(const float4* a, float4* b, size_t n4) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x) b[i] = a[i];
 }
 
-template <typename T, int Z> struct Run {
+template <typename T, int Z, bool TEAM = false> struct Run {
   int n0, n1, n2, XG, ZB; size_t smem; T* du; T* df; u64* xh; u64* zh; unsigned* tk; unsigned base = 0; int blocks;
   Run(int a, int b, int c) : n0(a), n1(b), n2(c) {
     XG = (n0 - 2 + Z - 1) / Z; ZB = (n2 - 2 + 31) / 32;
@@ -300,22 +536,25 @@ template <typename T, int Z> struct Run {
     CK(cudaMemset(xh, 0, (size_t)XG * ZB * steps * 32 * 8 * sizeof(T) / 4));
     CK(cudaMemset(zh, 0, (size_t)XG * ZB * Z * (n1 - 2) * 8 * sizeof(T) / 4 + 8));
     CK(cudaMalloc(&tk, 4));
-    smem = ((size_t)Z * (3 * RW * 32 + RW) * sizeof(T) + 15) / 16 * 16 + ((size_t)Z * RR * 32 + RE * 32 + (size_t)Z * RE) * 8 * sizeof(T) / 4;
-    CK(cudaFuncSetAttribute(l3<T, Z>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    int per = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, l3<T, Z>, 32 * (Z + 1), smem));
+    if (TEAM) smem = ((size_t)(Z * (3 * TRW * 32 + TRW) + TRW * 32 + Z * TRW) * sizeof(T) + 15) / 16 * 16 + ((size_t)Z * TRR * 32 + RE * 32 + (size_t)Z * RE) * 8 * sizeof(T) / 4;
+    else smem = ((size_t)Z * (3 * RW * 32 + RW) * sizeof(T) + 15) / 16 * 16 + ((size_t)Z * RR * 32 + RE * 32 + (size_t)Z * RE) * 8 * sizeof(T) / 4;
+    CK(cudaFuncSetAttribute(kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    int per = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kernel(), threads(), smem));
     int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     blocks = per * sms; if (blocks > XG * ZB) blocks = XG * ZB;
     if (per == 0) { printf("does not fit: smem %zu\n", smem); exit(1); }
   }
+  static auto kernel() { return TEAM ? team<T, Z> : l3<T, Z>; }
+  static int threads() { return 32 * (Z + (TEAM ? NL + NS + 1 : 1)); }
   void sweep(cudaStream_t s) {
     CK(cudaMemsetAsync(tk, 0, 4, s));
-    l3<T, Z><<<blocks, 32 * (Z + 1), smem, s>>>(du, df, T(0.01), n0, n1, n2, xh, zh, tk, XG, ZB, base);
+    kernel()<<<blocks, threads(), smem, s>>>(du, df, T(0.01), n0, n1, n2, xh, zh, tk, XG, ZB, base);
     base += (unsigned)(n1 + 40);
   }
 };
 
-template <typename T, int Z> void test(int n0, int n1, int n2, bool check, int reps) {
-  Run<T, Z> r(n0, n1, n2);
+template <typename T, int Z, bool TEAM = false> void test(int n0, int n1, int n2, bool check, int reps) {
+  Run<T, Z, TEAM> r(n0, n1, n2);
   size_t N = (size_t)n0 * n1 * n2;
   std::vector<T> hu(N), hf(N);
   unsigned s = 12345u;
@@ -328,7 +567,7 @@ template <typename T, int Z> void test(int n0, int n1, int n2, bool check, int r
     std::vector<T> g(N); CK(cudaMemcpy(g.data(), r.du, N * sizeof(T), cudaMemcpyDeviceToHost));
     size_t bad = 0; for (size_t i = 0; i < N; ++i) if (memcmp(&g[i], &hu[i], sizeof(T))) { if (bad < 4) printf("  bad at %zu %zu %zu: %g vs %g\n", i / ((size_t)n1 * n2), i / n2 % n1, i % n2, (double)g[i], (double)hu[i]); ++bad; }
     unsigned he[4]; CK(cudaMemcpyFromSymbol(he, g_err, sizeof(he))); if (he[0] | he[1] | he[2] | he[3]) printf("spin caps hit: flow %u z %u x %u ring %u\n", he[0], he[1], he[2], he[3]);
-    printf("check %s Z=%d %dx%dx%d: %zu differing of %zu (blocks %d, smem %zu)\n", sizeof(T) == 4 ? "f32" : "f64", Z, n0, n1, n2, bad, N, r.blocks, r.smem);
+    printf("check %s%s Z=%d %dx%dx%d: %zu differing of %zu (blocks %d, smem %zu)\n", TEAM ? "team " : "", sizeof(T) == 4 ? "f32" : "f64", Z, n0, n1, n2, bad, N, r.blocks, r.smem);
   }
   if (reps > 0) {
     cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
@@ -346,7 +585,7 @@ template <typename T, int Z> void test(int n0, int n1, int n2, bool check, int r
       double ws = (double)h[5]; printf("  prof per warp-step (cycles): cp.wait %.0f flow %.0f z %.0f x %.0f, unit %.0f; warp-units %llu, steps/unit %.0f\n",
         h[0] / ws, h[1] / ws, h[2] / ws, h[3] / ws, h[4] / ws, h[6], ws / h[6]); }
 #endif
-    printf("time %s Z=%d %d^3: %.1f us/sweep, %.1f Gpt/s\n", sizeof(T) == 4 ? "f32" : "f64", Z, n0 - 2, best * 1e3, pts / best / 1e6);
+    printf("time %s%s Z=%d %d^3: %.1f us/sweep, %.1f Gpt/s\n", TEAM ? "team " : "", sizeof(T) == 4 ? "f32" : "f64", Z, n0 - 2, best * 1e3, pts / best / 1e6);
   }
 }
 
@@ -371,6 +610,31 @@ int main(int argc, char** argv) {
     double gb = copy_probe((size_t)256 * 256 * 256 * 4);
     printf("copy probe 256^3 f32 bytes: %.0f GB/s -> bound f32 %.1f Gpt/s\n", gb, gb / 12);
     test<float, ZF>(258, 258, 258, false, 10);
+  }
+  if (mode == 3) {
+    test<float, 8, true>(15, 13, 19, true, 0); test<float, 8, true>(10, 13, 40, true, 0); test<float, 8, true>(15, 40, 19, true, 0);
+    test<float, 8, true>(10, 30, 40, true, 0); test<float, 8, true>(39, 47, 70, true, 0); test<float, 8, true>(8, 40, 34, true, 0);
+    test<float, 5, true>(39, 47, 70, true, 0); test<double, 3, true>(15, 13, 19, true, 0); test<double, 3, true>(39, 47, 70, true, 0);
+    test<float, 8, true>(258, 258, 258, true, 0); test<double, 3, true>(130, 66, 98, true, 0);
+  }
+  if (mode == 4) {
+    for (int n : {256, 512}) {
+      double gb = copy_probe((size_t)n * n * n * 4);
+      printf("copy probe %d^3 f32 bytes: %.0f GB/s -> bound f32 %.1f Gpt/s, f64 %.1f Gpt/s\n", n, gb, gb / 12, gb / 24);
+      test<float, 8, true>(n + 2, n + 2, n + 2, false, 10);
+      test<float, 6, true>(n + 2, n + 2, n + 2, false, 10);
+      test<double, 3, true>(n + 2, n + 2, n + 2, false, 10);
+    }
+  }
+  if (mode == 6) {
+    test<float, 7, true>(15, 13, 19, true, 0); test<float, 7, true>(10, 30, 40, true, 0); test<float, 7, true>(39, 47, 70, true, 0);
+    test<float, 7, true>(258, 258, 258, true, 0);
+  }
+  if (mode == 5) {
+    double gb = copy_probe((size_t)256 * 256 * 256 * 4);
+    printf("copy probe 256^3 f32 bytes: %.0f GB/s -> bound f32 %.1f Gpt/s\n", gb, gb / 12);
+    test<float, 7, true>(258, 258, 258, false, 10);
+    test<float, 8, true>(258, 258, 258, false, 10);
   }
   if (mode == 1) {
     for (int n : {256, 512}) {
