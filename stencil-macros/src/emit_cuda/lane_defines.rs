@@ -1,7 +1,7 @@
 //! The lane kernel's constants (`lanes.rs`): its fixed geometry, the stencil's reach and
 //! directions, the window layout for the lines a lane owns, and the row and line addressing.
 
-use super::lane_plan::{COLUMNS, EDGE, GROUP, LEAD, LINES, LanePlan, RING, pitch};
+use super::lane_plan::{COLUMNS, DEPTH, EDGE, GROUP, LEAD, LINES, LanePlan, RING, pitch};
 use super::lane_sync::{CHECK, CHECK_SINGLE_EXACT};
 use super::signature::{Kind, define_defaults, signature};
 use crate::ir::Stencil;
@@ -98,8 +98,8 @@ fn emit_lines_defines(w: &mut Writer, plan: &LanePlan) {
     };
     let lines: Vec<String> = LINES.iter().map(|lines| format!("LN_LINES != {lines}")).collect();
     w.line("// Lines a lane owns: lane j owns the block's lines j·LN_LINES … j·LN_LINES + LN_LINES − 1 and computes the same");
-    w.line("// row of each in a step, in order, a step behind lane j − 1: a block takes LN_WIDTH lines, its last lane 31 steps");
-    w.line("// behind its first.");
+    w.line("// row of each in a step, in order, a step behind lane j − 1: a block takes LN_WIDTH lines, its last lane LN_DEPTH");
+    w.line("// steps behind its first.");
     w.line("#ifndef LN_LINES");
     w.line("#define LN_LINES 1");
     w.line("#endif");
@@ -117,12 +117,14 @@ fn emit_lines_defines(w: &mut Writer, plan: &LanePlan) {
     w.line("// LN_COLUMNS · (LN_LINES − 1); b = 1 of the last: the line after it, column LN_COLUMNS − 1).");
     w.line(format!("#define LN_COLUMNS {COLUMNS}"));
     w.line("#define LN_V(m) (lane * LN_LINES + (m))");
-    w.line("// The steps lane `lane`'s lines run behind lane 0's: at step t they compute row t − LN_SKEW.");
+    w.line("// The steps lane `lane`'s lines run behind lane 0's: at step t they compute row t − LN_SKEW. LN_DEPTH,");
+    w.line("// lane 31's: the steps from a block's first line to its last.");
     w.line("#define LN_SKEW lane");
+    w.line(format!("#define LN_DEPTH {DEPTH}"));
     w.line("#define LN_POS(m) (LN_COLUMNS * (m) + 1 + lane)");
     w.line("#define LN_OFF(m, b) (((m) + (b) + LN_LINES) % LN_LINES * LN_COLUMNS + ((m) + (b) + LN_LINES) / LN_LINES - 1 - (m) * LN_COLUMNS)");
     w.line(
-        "// Rows of a window's ring (the rows in use at once, 31 + (LN_LEAD + 2) · LN_GROUP, rounded up to a power of",
+        "// Rows of a window's ring (the rows in use at once, LN_DEPTH + (LN_LEAD + 2) · LN_GROUP, rounded up to a power of",
     );
     w.line("// two), a window row's pitch, and the reals of a block's shared memory.");
     w.line(format!("#define LN_RING {RING}"));

@@ -28,10 +28,14 @@ pub(crate) const EDGE: usize = 256;
 /// the line after its last.
 pub(crate) const COLUMNS: usize = 34;
 
+/// Steps the last lane of a warp runs behind its first (`LN_DEPTH`): lane j is j steps behind
+/// lane 0, so a block's lines are one step of the wavefront 31 steps deep.
+pub(crate) const DEPTH: usize = 31;
+
 /// Rows of a window's ring: a power of two above the rows in use at once, from the storer's (a
-/// group behind lane 31's, 31 steps behind lane 0's) to the loader's, LEAD + 1 groups ahead
+/// group behind lane 31's, DEPTH steps behind lane 0's) to the loader's, LEAD + 1 groups ahead
 /// (see the kernel).
-pub(crate) const RING: usize = ((LEAD + 2) * GROUP + 31).next_power_of_two();
+pub(crate) const RING: usize = ((LEAD + 2) * GROUP + DEPTH).next_power_of_two();
 
 /// A window's row pitch with `lines` lines a lane.
 pub(crate) fn pitch(lines: usize) -> usize {

@@ -118,8 +118,10 @@ fn emit_storer_loop(w: &mut Writer) {
     w.open("if (storer)");
     w.open("for (int t0 = 0; t0 < steps; t0 += LN_GROUP)");
     w.line("ln_meet();");
-    w.line("// Lane 31's lines, 31 steps behind lane 0's, finished row t0 − 32 in group t0 − LN_GROUP.");
-    w.line("store_rows(min(max(t0 - 31, 0), X0), false);");
+    w.line(
+        "// Lane 31's lines, LN_DEPTH steps behind lane 0's, finished row t0 − LN_DEPTH − 1 in group t0 − LN_GROUP.",
+    );
+    w.line("store_rows(min(max(t0 - LN_DEPTH, 0), X0), false);");
     w.close("");
     w.line("ln_meet(); // the last group done");
     w.line("store_rows(X0, true);");
@@ -138,9 +140,9 @@ fn emit_helpers_turn(w: &mut Writer, parts: bool) {
     w.line("ln_meet(); // the compute warp finished group t0 − LN_GROUP and starts group t0");
     w.line("// The rows that will be read LN_LEAD groups on; they fill the slots of rows LN_RING earlier, which every");
     w.line(
-        "// warp is done with: in the ring meanwhile rows t0 − 47 (the storer's loads) to t0 + (LN_LEAD + 1)·LN_GROUP − 1,",
+        "// warp is done with: in the ring meanwhile rows t0 − LN_DEPTH − LN_GROUP (the storer's loads) to t0 + (LN_LEAD + 1)·",
     );
-    w.line("// 31 + (LN_LEAD + 2)·LN_GROUP ≤ LN_RING of them.");
+    w.line("// LN_GROUP − 1, LN_DEPTH + (LN_LEAD + 2)·LN_GROUP ≤ LN_RING of them.");
     w.line("if (loader) copy_rows(t0 + LN_LEAD * LN_GROUP);");
     if parts {
         w.line("#ifdef STENCIL_FAST");
@@ -208,7 +210,7 @@ fn emit_block_setup(w: &mut Writer, line_before: bool, parts: bool) {
     } else {
         w.line("if (warp >= 4) return;");
     }
-    w.line("const int steps = X0 + 31; // lane 31 runs 31 steps behind lane 0");
+    w.line("const int steps = X0 + LN_DEPTH; // lane 31 runs LN_DEPTH steps behind lane 0");
 }
 
 /// The compute warp's state across groups: its history (first the boundary rows before its
@@ -350,7 +352,7 @@ const PEEK_LOAD: &str = "ln_edge_load((u + LN_PEEK < LN_GROUP ? e0 : e1) + ((u +
 /// walk, the same steps without the selects that keep a lane outside it still (measured 2 %
 /// faster: the selects are on the chain from one step to the next).
 fn emit_steps(w: &mut Writer, s: &Stencil, plan: &LanePlan, update: Update<'_>) {
-    w.open("if (t0 >= 31 && t0 + LN_GROUP <= X0 && (wg + 1) * LN_WIDTH <= X1)");
+    w.open("if (t0 >= LN_DEPTH && t0 + LN_GROUP <= X0 && (wg + 1) * LN_WIDTH <= X1)");
     emit_step_loop(w, s, plan, true, update);
     w.close("");
     w.open("else");
