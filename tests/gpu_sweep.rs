@@ -70,9 +70,9 @@ stencil! {
 }
 
 /// How the GPU sweeps: a schedule, the kernel asked for (the lane kernel where the stencil
-/// has one, or the pencils), the lines a lane of the lane kernel owns and the blocks of its
-/// clusters (`None`: the defaults).
-type GpuRun = (Schedule, WavefrontKernel, Option<u32>, Option<u32>);
+/// has one, or the pencils) and the lines a lane of the lane kernel owns (`None`: the mode's
+/// default).
+type GpuRun = (Schedule, WavefrontKernel, Option<u32>);
 
 /// `sweeps` sweeps from the same start on the CPU (sequential, declared order) and on the
 /// GPU with `gpu`, exact mode; returns how many points differ.
@@ -117,9 +117,9 @@ fn sweep_both<S: Stencil<N>, T: Real, const N: usize>(
     sweeps: usize,
 ) -> (Grid<T, N>, Grid<T, N>) {
     let fields: Vec<Grid<T, N>> = (0..inputs.len()).map(|i| random::<T, N>(shape, 2 + i as u64)).collect();
-    let run = |backend, (schedule, wavefront_kernel, lane_lines, lane_cluster): GpuRun| {
+    let run = |backend, (schedule, wavefront_kernel, lane_lines): GpuRun| {
         let mut u = random::<T, N>(shape, 1);
-        let options = CudaOptions { mode, wavefront_kernel, lane_lines, lane_cluster, ..CudaOptions::default() };
+        let options = CudaOptions { mode, wavefront_kernel, lane_lines, ..CudaOptions::default() };
         let mut solver = Solver::new(stencil).backend(backend).schedule(schedule).cuda(options).max_iterations(sweeps);
         for (name, field) in inputs.iter().zip(&fields) {
             solver = solver.input(name, field);
@@ -130,25 +130,21 @@ fn sweep_both<S: Stencil<N>, T: Real, const N: usize>(
         solver.run(&mut u).unwrap();
         u
     };
-    (run(Backend::Cpu, (Schedule::Plain, WavefrontKernel::Auto, None, None)), run(Backend::Cuda { device: 0 }, gpu))
+    (run(Backend::Cpu, (Schedule::Plain, WavefrontKernel::Auto, None)), run(Backend::Cuda { device: 0 }, gpu))
 }
 
 /// The pencil kernel with each of `tiles` and the default tile, then the default kernel (the
-/// lane kernel where the stencil has one; its launch has no tile) in each of [`LANES`].
+/// lane kernel where the stencil has one; its launch has no tile) with each of the lines a
+/// lane may own.
 fn tiles(tiles: &[usize]) -> impl Iterator<Item = GpuRun> + '_ {
     let pencils = tiles.iter().map(|&tile| Schedule::Wavefront { tile }).chain([Schedule::Plain]);
-    pencils.map(|s| (s, WavefrontKernel::Pencils, None, None)).chain(LANES)
+    pencils.map(|s| (s, WavefrontKernel::Pencils, None)).chain(LANE_LINES)
 }
 
-/// The lane kernel with one line a lane and no clusters (every hand-over through global
-/// memory), one line a lane and the default clusters (of 8 blocks on devices that have them),
-/// and two lines a lane in clusters of 2 (where two lines do not fit in shared memory, as in
-/// double precision with two windows, a lane owns one).
-const LANES: [GpuRun; 3] = [
-    (Schedule::Plain, WavefrontKernel::Auto, Some(1), Some(1)),
-    (Schedule::Plain, WavefrontKernel::Auto, Some(1), None),
-    (Schedule::Plain, WavefrontKernel::Auto, Some(2), Some(2)),
-];
+/// The lane kernel with one and with two lines a lane (where two do not fit in shared
+/// memory, as in double precision with two windows, a lane owns one).
+const LANE_LINES: [GpuRun; 2] =
+    [(Schedule::Plain, WavefrontKernel::Auto, Some(1)), (Schedule::Plain, WavefrontKernel::Auto, Some(2))];
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -189,7 +185,7 @@ fn three_and_one_dimensional_sweeps_equal_the_sequential_sweep() {
             assert_eq!(compare::<_, f64, 3>(Diag3, shape, &["f"], &[], schedule, 2), 0, "diag3 f64 {what}");
             assert_eq!(compare::<_, f32, 3>(Gs7, shape, &["f"], &[("h2", 0.01)], schedule, 2), 0, "gs7 f32 {what}");
         }
-        let tile16 = (Schedule::Wavefront { tile: 16 }, WavefrontKernel::Pencils, None, None);
+        let tile16 = (Schedule::Wavefront { tile: 16 }, WavefrontKernel::Pencils, None);
         assert_eq!(
             compare::<_, f32, 3>(Gs7, shape, &["f"], &[("h2", 0.01)], tile16, 2),
             0,
@@ -212,7 +208,7 @@ fn lane_kernel_equals_the_sequential_sweep_across_warps_blocks_and_rings() {
     // the window's and the line-before's rings.
     for (shape, lanes) in [[5, 3], [9, 40], [600, 130], [70, 1000], [300, 333], [20, 40_000]]
         .into_iter()
-        .flat_map(|shape| LANES.map(|lanes| (shape, lanes)))
+        .flat_map(|shape| LANE_LINES.map(|lanes| (shape, lanes)))
     {
         let w = [("w", 0.75)];
         assert_eq!(compare::<_, f32, 2>(Reach2, shape, &["f"], &[], lanes, 2), 0, "reach2 f32 {shape:?} {lanes:?}");
@@ -246,7 +242,7 @@ fn fast_lane_kernel_is_within_rounding_of_the_sequential_sweep() {
     let at = [("tau", p.tau), ("a_w", p.a_w), ("a_e", p.a_e), ("a_s", p.a_s), ("a_n", p.a_n), ("sigma", 0.0)];
     let w = [("w", 0.75)];
     for (shape, lanes) in
-        [[37, 53], [300, 333], [70, 1000]].into_iter().flat_map(|shape| LANES.map(|lanes| (shape, lanes)))
+        [[37, 53], [300, 333], [70, 1000]].into_iter().flat_map(|shape| LANE_LINES.map(|lanes| (shape, lanes)))
     {
         let errors = [
             ("at_half1 f32", fast_error::<_, f32, 2>(AtHalf1, shape, &["q"], &at, lanes, 3), 1e-5),

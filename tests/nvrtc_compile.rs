@@ -133,12 +133,6 @@ fn compile_all<S: Stencil<N>, const N: usize>() {
                 _ => (1, 1, 1, 0, 1),
             };
             let ascending = if mirrors == 1 || S::KERNELS.streaming.ascending_ring.is_some() { ascending } else { 0 };
-            // The lane kernel in clusters (hand-overs through distributed shared memory) and
-            // without, in each precision.
-            let cluster = match (mode, real) {
-                (Mode::Fast, 4) | (Mode::Exact, 8) => 8,
-                _ => 1,
-            };
             let options = options
                 .define("HIER_ROWS", 32)
                 .define("VEC", vec)
@@ -149,12 +143,8 @@ fn compile_all<S: Stencil<N>, const N: usize>() {
                 .define("STREAM_W2", 16 * cols)
                 .define("STREAM_MIRRORS", mirrors)
                 .define("STREAM_ASCENDING", ascending)
-                .define("STREAM_ZERO_IN_LOOP", zero_in_loop)
-                .define("LN_CLUSTER", cluster);
+                .define("STREAM_ZERO_IN_LOOP", zero_in_loop);
             let ptx = compile(name, S::CUDA_SOURCE, &options).unwrap_or_else(|e| panic!("{e}")).ptx;
-            let lanes = S::KERNELS.kernels.iter().any(|k| k.symbol.ends_with("_lanes"));
-            let clustered = ptx.0.contains(&format!(".reqnctapercluster {cluster}, 1, 1"));
-            assert_eq!(clustered, lanes && cluster > 1, "{name}: the lane kernel's clusters of {cluster} in the PTX");
             for kernel in S::KERNELS.kernels {
                 let sizes = entry_param_sizes(&ptx.0, kernel.symbol)
                     .unwrap_or_else(|| panic!("{name}: no `.entry {}` in the PTX ({options:?})", kernel.symbol));

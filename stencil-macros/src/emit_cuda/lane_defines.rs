@@ -19,7 +19,6 @@ pub(super) fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("// and in fast mode its parts warp (LN_PARTS_WARP). Launch blockDim 224, one block per LN_WIDTH lines, LN_REALS");
     w.line("// reals of dynamic shared memory.");
     define_defaults(w, &signature(s, Kind::Lanes).defines);
-    emit_cluster_defines(w);
     w.line(format!("#define LN_GROUP {GROUP}"));
     w.line("// Groups of rows the loader copies ahead of the compute warp's group.");
     w.line(format!("#define LN_LEAD {LEAD}"));
@@ -41,15 +40,12 @@ pub(super) fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
         "// Rows of the line before the compute warp checks at once, and steps ahead it loads a row's words (so the",
     );
     w.line(
-        "// last row of a check was loaded a step before it): 2 in single precision's exact mode, else 4 (measured);",
+        "// last row of a check was loaded a step before it): 2 in single precision's exact mode, else 4 (measured).",
     );
-    w.line(format!("// -DLN_CHECK={CHECK_SINGLE_EXACT} or {CHECK} sets it (to measure)."));
-    w.line("#ifndef LN_CHECK");
     w.line("#ifdef STENCIL_FAST");
     w.line(format!("#define LN_CHECK {CHECK}"));
     w.line("#else");
     w.line(format!("#define LN_CHECK (sizeof(real) == 4 ? {CHECK_SINGLE_EXACT} : {CHECK})"));
-    w.line("#endif");
     w.line("#endif");
     w.line("#define LN_PEEK LN_CHECK");
     w.line(format!("#define LN_EDGE {EDGE}"));
@@ -90,26 +86,6 @@ pub(super) fn lanes_defines(w: &mut Writer, s: &Stencil, plan: &LanePlan) {
     w.line("    ln_copy((at) + ln_s * LN_PITCH, (src));                              \\");
     w.line("    if (ln_s < LN_SPAN) ln_copy((at) + (ln_s + LN_RING) * LN_PITCH, (src)); \\");
     w.line("  }");
-}
-
-/// The blocks of a cluster (`LN_CLUSTER`, defined by the runtime; 1, or 2 to 8 from compute
-/// capability 9.0): a block whose next block is in its cluster puts its last line's outputs
-/// straight into that block's ring in shared memory, with no trip through global memory and
-/// no receiver between them.
-fn emit_cluster_defines(w: &mut Writer) {
-    w.line("// Blocks a cluster: lane 31 of a block puts its outputs into the next block's ring directly where that");
-    w.line("// block is in its cluster (distributed shared memory), else into global memory for its receiver.");
-    w.line("#ifndef LN_CLUSTER");
-    w.line("#define LN_CLUSTER 1");
-    w.line("#endif");
-    w.line("#if LN_CLUSTER > 1");
-    w.line("#if __CUDA_ARCH__ < 900 || LN_CLUSTER > 8");
-    w.line("#error \"LN_CLUSTER: clusters of up to 8 blocks need compute capability 9.0\"");
-    w.line("#endif");
-    w.line("#define LN_CLUSTER_DIMS __cluster_dims__(LN_CLUSTER, 1, 1)");
-    w.line("#else");
-    w.line("#define LN_CLUSTER_DIMS");
-    w.line("#endif");
 }
 
 /// The lines a lane owns (`LN_LINES`, defined by the runtime) and what depends on them: the

@@ -1,7 +1,6 @@
-//! The lane kernel's synchronisation: the blocks' tickets, the tagged words a value passes in
-//! between blocks (through global memory, or inside a cluster straight into the next block's
-//! ring) and from the receiver to the compute warp (through a ring in shared memory), the wait
-//! on them, the asynchronous copies and the helpers' meeting.
+//! The lane kernel's synchronisation: the tagged words a value passes in between blocks
+//! (through global memory) and from the receiver to the compute warp (through a ring in
+//! shared memory), the wait on them, the asynchronous copies and the helpers' meeting.
 
 use crate::writer::Writer;
 
@@ -59,7 +58,6 @@ pub(super) fn lanes_helpers(w: &mut Writer) {
     w.line("else asm volatile(\"ld.volatile.shared.v2.u64 {%0, %1}, [%2];\" : \"=l\"(w.a), \"=l\"(w.b) : \"r\"(ln_smem(p)));");
     w.line("return w;");
     w.close("");
-    emit_cluster_helpers(w);
     w.line("// The wait for each size of check (the kernel's array of words picks one).");
     emit_edge_wait(w, CHECK_SINGLE_EXACT);
     emit_edge_wait(w, CHECK);
@@ -108,45 +106,6 @@ fn emit_tagged_words(w: &mut Writer) {
     w.line("*v = ln_word_value(w);");
     w.line("return true;");
     w.close("");
-}
-
-/// A cluster's helpers (`LN_CLUSTER` > 1, compute capability 9.0): the block's rank in its
-/// cluster, the cluster's barrier, and a variable of the block's shared memory as another
-/// block of the cluster sees it (a generic address into distributed shared memory).
-fn emit_cluster_helpers(w: &mut Writer) {
-    w.line("#if LN_CLUSTER > 1");
-    w.open("__device__ __forceinline__ int ln_cluster_rank()");
-    w.line("unsigned r;");
-    w.line("asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(r));");
-    w.line("return (int)r;");
-    w.close("");
-    w.line("// Every thread of every block of the cluster: writes before it are seen by reads after it.");
-    w.open("__device__ __forceinline__ void ln_cluster_sync()");
-    w.line("asm volatile(\"barrier.cluster.arrive.release;\\n\\tbarrier.cluster.wait.acquire;\" ::: \"memory\");");
-    w.close("");
-    w.open("template <typename T> __device__ __forceinline__ T* ln_in_block(T* p, const int rank)");
-    w.line("unsigned long long q;");
-    w.line("asm volatile(\"mapa.u64 %0, %1, %2;\" : \"=l\"(q) : \"l\"(p), \"r\"(rank));");
-    w.line("return (T*)q;");
-    w.close("");
-    w.line("// The same as an address of the cluster's shared memory window.");
-    w.open("__device__ __forceinline__ unsigned ln_in_cluster(const void* p, const int rank)");
-    w.line("unsigned q;");
-    w.line("asm volatile(\"mapa.shared::cluster.u32 %0, %1, %2;\" : \"=r\"(q) : \"r\"(ln_smem(p)), \"r\"(rank));");
-    w.line("return q;");
-    w.close("");
-    w.line("// Lane 31's put of row `tag` − 1: into the next block's ring (at `ring`, in the cluster's window) where `near`,");
-    w.line("// as atomic exchanges (a plain store there races with the ring's loads), else into global memory.");
-    w.open("__device__ __forceinline__ void ln_hand_over(const bool near, const unsigned ring, unsigned long long* far, const real v, const unsigned tag)");
-    w.open("if (near)");
-    w.line("const ln_word w = ln_pack(v, tag);");
-    w.line("unsigned long long old;");
-    w.line("asm volatile(\"atom.relaxed.cluster.shared::cluster.exch.b64 %0, [%1], %2;\" : \"=l\"(old) : \"r\"(ring), \"l\"(w.a) : \"memory\");");
-    w.line("if (sizeof(real) == 8) asm volatile(\"atom.relaxed.cluster.shared::cluster.exch.b64 %0, [%1+8], %2;\" : \"=l\"(old) : \"r\"(ring), \"l\"(w.b) : \"memory\");");
-    w.close("");
-    w.line("else ln_ll_put(far, v, tag);");
-    w.close("");
-    w.line("#endif");
 }
 
 /// Rows of the line before the compute warp checks at once: each check is a branch, each row
@@ -206,70 +165,5 @@ fn emit_edge_wait(w: &mut Writer, check: usize) {
             ins.join(", ")
         ));
     }
-    w.close("");
-}
-
-/// The block's ticket, `wg`: the blocks before it have taken theirs (so are running). In
-/// clusters, a cluster takes the tickets of its LN_CLUSTER blocks at once (they run together):
-/// its first block takes one and writes it into each block's shared memory, once every block
-/// of the cluster runs (only then may a block write another's); the grid is whole clusters, and
-/// the blocks past the last line leave (no block hands over to them).
-pub(super) fn emit_ticket(w: &mut Writer) {
-    w.line("#if LN_CLUSTER > 1");
-    w.line("const int ln_rank = ln_cluster_rank();");
-    w.line("ln_cluster_sync();");
-    w.open("if (threadIdx.x == 0 && ln_rank == 0)");
-    w.line("const int first = (int)atomicAdd(ticket, 1u);");
-    w.line("for (int b = 0; b < LN_CLUSTER; ++b) *(volatile int*)ln_in_block(&ln_ticket, b) = first;");
-    w.close("");
-    w.line("ln_cluster_sync();");
-    w.line("const int wg = ln_ticket * LN_CLUSTER + ln_rank;");
-    w.line("if (wg >= ln_blocks) return;");
-    w.line("#else");
-    w.line("if (threadIdx.x == 0) ln_ticket = (int)atomicAdd(ticket, 1u);");
-    w.line("__syncthreads();");
-    w.line("const int wg = ln_ticket;");
-    w.line("#endif");
-}
-
-/// Lane 31's put of its output x at row k, `LN_HAND_OVER(k, x)`: into the hand-over in global
-/// memory, or in clusters, where the next block is in this one, into that block's ring, a
-/// row's slot taken again LN_EDGE rows on. There lane 31 writes a row only into a slot the next block's compute
-/// warp is done with (`ln_room`, the first row it may not write yet, read again from the next
-/// block's `ln_taken` only when a group reaches it).
-pub(super) fn emit_handoff_target(w: &mut Writer) {
-    w.line("#if LN_CLUSTER > 1");
-    w.line("const bool near = wg % LN_CLUSTER != LN_CLUSTER - 1;");
-    w.line("const unsigned ln_ring_next = ln_in_cluster(edge, near ? ln_rank + 1 : ln_rank);");
-    w.line("const int* const ln_next_taken = ln_in_block(&ln_taken, near ? ln_rank + 1 : ln_rank);");
-    w.line("int ln_room = near ? LN_EDGE : 0x7fffffff;");
-    w.line("#define LN_HAND_OVER(k, x) ln_hand_over(near, ln_ring_next + (unsigned)((k) & (LN_EDGE - 1)) * (8 * LN_LLW), &ln_ll[((idx)wg * X0 + (k)) * LN_LLW], (x), (unsigned)(k) + 1u)");
-    w.line("#else");
-    w.line("#define LN_HAND_OVER(k, x) ln_ll_put(&ln_ll[((idx)wg * X0 + (k)) * LN_LLW], (x), (unsigned)(k) + 1u)");
-    w.line("#endif");
-}
-
-/// The receiver warp: the line before's rows into the block's ring as they come, from the
-/// block before's hand-over (or, for block 0, the boundary line). Lane j takes rows j, j + 32,
-/// …, each put as soon as it has arrived and the lane goes on to its next, never more than the
-/// ring's rows ahead of the compute warp. (Taking 32 rows at a time, every 32nd row waited for
-/// the 31 before it, measured 1.033 against 1.022 ms a step in f32, 1.444 against 1.454 in f64.)
-pub(super) fn emit_receiver(w: &mut Writer, unknown: &str) {
-    w.open("if (warp == 3)");
-    w.line("#if LN_CLUSTER > 1");
-    w.line("if (wg % LN_CLUSTER != 0) return; // the block before puts the rows into the ring itself");
-    w.line("#endif");
-    w.line("// A lane polls its row until it has come, whatever the other lanes' rows do: a row waits for no other.");
-    w.open("for (int r = lane; __any_sync(0xffffffffu, r < X0);)");
-    w.line("const bool room = r < X0 && r < *(volatile int*)&ln_taken + LN_EDGE;");
-    w.line("if (!__any_sync(0xffffffffu, room)) __nanosleep(100); // the ring is full");
-    w.line("real x;");
-    w.line("if (!room) continue;");
-    w.line(format!("if (wg == 0) x = __ldcg(&f_{unknown}[LN_ROW(r) + LN_LINE(before_line)]);"));
-    w.line("else if (!ln_ll_get(&ln_ll[((idx)(wg - 1) * X0 + r) * LN_LLW], (unsigned)r + 1u, &x)) continue;");
-    w.line("ln_edge_put(&edge[(r & (LN_EDGE - 1)) * LN_LLW], x, (unsigned)r + 1u);");
-    w.line("r += 32;");
-    w.close("");
-    w.line("return;");
     w.close("");
 }

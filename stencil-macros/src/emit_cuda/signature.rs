@@ -231,7 +231,7 @@ impl Signature {
         let bounds = match self.kind {
             Kind::HierarchicalRows => format!("__launch_bounds__({REGISTER_WIDTH}, HIER_MIN_BLOCKS) "),
             Kind::Streaming => "__launch_bounds__(STREAM_THREADS) ".into(),
-            Kind::Lanes => "__launch_bounds__(224) LN_CLUSTER_DIMS ".into(),
+            Kind::Lanes => "__launch_bounds__(224) ".into(),
             _ => String::new(),
         };
         let params: Vec<String> = self.params.iter().map(Param::declaration).collect();

@@ -66,32 +66,6 @@ impl Kernel {
             .map_err(driver_error("raising the kernel's shared-memory limit"))
     }
 
-    /// Clusters of the kernel (compiled with a cluster size) that can run at once in a
-    /// launch of `shape`: 0 where its clusters cannot be placed on the device at all.
-    pub fn max_active_clusters(&self, shape: Shape) -> Result<usize> {
-        let config = cudarc::driver::sys::CUlaunchConfig {
-            gridDimX: shape.grid[0],
-            gridDimY: shape.grid[1],
-            gridDimZ: shape.grid[2],
-            blockDimX: shape.block[0],
-            blockDimY: shape.block[1],
-            blockDimZ: shape.block[2],
-            sharedMemBytes: shape.shared,
-            hStream: std::ptr::null_mut(),
-            attrs: std::ptr::null_mut(),
-            numAttrs: 0,
-        };
-        let mut clusters = 0;
-        // SAFETY: the function handle is alive (held by `self`), the configuration names no
-        // stream and no attributes (the kernel's cluster size is its own), and the count is
-        // valid for a write.
-        let result = unsafe {
-            cudarc::driver::sys::cuOccupancyMaxActiveClusters(&mut clusters, self.function.cu_function(), &config)
-        };
-        result.result().map_err(driver_error("asking how many of the kernel's clusters fit"))?;
-        Ok(clusters.max(0) as usize)
-    }
-
     /// The loaded function's parameters as the driver sees them: (offset, size) of each.
     pub fn loaded_params(&self) -> Result<Vec<(usize, usize)>> {
         let mut params = Vec::new();

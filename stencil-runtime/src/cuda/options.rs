@@ -3,7 +3,7 @@
 //! when a run starts.
 
 use crate::kernel::KernelManifest;
-use crate::plan::lanes::{LANE_CLUSTERS, LANE_LINES};
+use crate::plan::lanes::LANE_LINES;
 use crate::{Error, Result};
 
 pub use super::nvrtc::Mode;
@@ -31,10 +31,6 @@ pub const WAVEFRONT_KERNEL_VAR: &str = "STENCIL_CUDA_WAVEFRONT";
 /// Environment variable overriding the lines each lane of the lane kernel owns: 1 or 2 (see
 /// [`CudaOptions::lane_lines`]).
 pub const LANE_LINES_VAR: &str = "STENCIL_CUDA_LANE_LINES";
-
-/// Environment variable overriding the blocks of the lane kernel's clusters: 1, 2, 4 or 8
-/// (see [`CudaOptions::lane_cluster`]).
-pub const LANE_CLUSTER_VAR: &str = "STENCIL_CUDA_LANE_CLUSTER";
 
 /// Environment variable overriding the streaming kernel's threads per block (see
 /// [`CudaOptions::stream_threads`]).
@@ -101,11 +97,6 @@ pub struct CudaOptions {
     /// to 1.7 times as long). Where the windows of M lines do not fit in shared memory, a lane
     /// owns one; any other M runs as one.
     pub lane_lines: Option<u32>,
-    /// Blocks of the lane kernel's clusters on devices of compute capability 9.0 on: 1, 2, 4
-    /// or 8 (another size is lowered to the next of these). Inside a cluster a block hands its
-    /// last line's values to the next block straight into that block's shared memory; between
-    /// clusters, through global memory. `None`: 8. Devices before 9.0 have no clusters.
-    pub lane_cluster: Option<u32>,
     /// Threads per block of the streaming kernel (`Schedule::Streaming`), 32 to 1024; each
     /// thread takes as many of a working region's columns as it needs. `None`: 1024.
     pub stream_threads: Option<u32>,
@@ -114,7 +105,7 @@ pub struct CudaOptions {
 impl CudaOptions {
     /// These options with every environment variable that is set ([`SHAPE_VAR`],
     /// [`VECTOR_VAR`], [`HIER_KERNEL_VAR`], [`WAVEFRONT_KERNEL_VAR`], [`WAVEFRONT_CHUNK_VAR`],
-    /// [`LANE_LINES_VAR`], [`LANE_CLUSTER_VAR`], [`STREAM_THREADS_VAR`]) in place of its own.
+    /// [`LANE_LINES_VAR`], [`STREAM_THREADS_VAR`]) in place of its own.
     ///
     /// **Errors**: [`Error::Launch`] for a variable that does not parse.
     pub fn with_environment(mut self) -> Result<Self> {
@@ -154,10 +145,6 @@ impl CudaOptions {
         if let Ok(text) = std::env::var(LANE_LINES_VAR) {
             let lines = text.trim().parse::<u32>().ok().filter(|&l| LANE_LINES.contains(&(l as usize)));
             self.lane_lines = Some(lines.ok_or_else(|| fail(LANE_LINES_VAR, &text, "1 or 2"))?);
-        }
-        if let Ok(text) = std::env::var(LANE_CLUSTER_VAR) {
-            let cluster = text.trim().parse::<u32>().ok().filter(|&c| LANE_CLUSTERS.contains(&(c as usize)));
-            self.lane_cluster = Some(cluster.ok_or_else(|| fail(LANE_CLUSTER_VAR, &text, "1, 2, 4 or 8"))?);
         }
         if let Ok(text) = std::env::var(STREAM_THREADS_VAR) {
             let threads = text.trim().parse::<u32>().ok().filter(|t| (32..=1024).contains(t));

@@ -25,7 +25,7 @@ use super::launch::{Args, Kernel, launch};
 use super::module::{JitTime, Module};
 use super::options::{CudaOptions, WavefrontKernel};
 use crate::kernel::KernelKind;
-use crate::plan::lanes::{LaneGrid, LaneShape, lanes_fit};
+use crate::plan::lanes::{LaneGrid, lanes_fit};
 use crate::plan::launch::{Pencils, Shape};
 use crate::{Error, Real, Result, ScalarValue, Schedule, Stencil, StencilMeta};
 
@@ -115,9 +115,8 @@ pub(crate) struct Sweeper<T: Real> {
     pub tile: usize,
     chunk: usize,
     window: usize,
-    /// The lines a lane owns and the blocks a cluster where the lane kernel runs (`None`: the
-    /// pencils run).
-    lanes: Option<LaneShape>,
+    /// The lines a lane owns where the lane kernel runs (`None`: the pencils run).
+    lanes: Option<usize>,
     /// The geometry and flags of each window swept so far, by its number of planes.
     windows: Vec<(usize, Geometry, Flags)>,
     scalars: Vec<ScalarValue<T>>,
@@ -147,12 +146,10 @@ impl<T: Real> Sweeper<T> {
             WavefrontKernel::Auto => lanes_fit(S::KERNELS, T::BYTES, gpu.limits(), options.lines_a_lane()),
             _ => None,
         };
-        let cluster = options.lane_cluster.map(|c| c as usize);
-        let lanes = lanes.map(|lines| LaneShape::new(lines, cluster, gpu.limits()));
         // The lane kernel has no tile: the pencils' geometry is computed only where they run.
-        let (kind, defines, shared, chunk, window) = if let Some(lanes) = lanes {
-            let shared = LaneGrid::new(S::KERNELS, &shape, T::BYTES, lanes)?.shape.shared;
-            (KernelKind::Lanes, vec![("LN_LINES", lanes.lines), ("LN_CLUSTER", lanes.cluster)], shared, 0, 0)
+        let (kind, defines, shared, chunk, window) = if let Some(lines) = lanes {
+            let shared = LaneGrid::new(S::KERNELS, &shape, T::BYTES, lines)?.shape.shared;
+            (KernelKind::Lanes, vec![("LN_LINES", lines)], shared, 0, 0)
         } else {
             let pencils = loop {
                 let limits = gpu.limits();
@@ -165,27 +162,9 @@ impl<T: Real> Sweeper<T> {
             (KernelKind::Wavefront, defines, pencils.shape.shared, pencils.chunk, pencils.window)
         };
         log::debug!("`{}` sweeps with the {kind:?} kernel", meta.name);
-        let load = |defines: &[(&str, usize)]| -> Result<(Kernel, JitTime)> {
-            let (module, jit) = Module::<S>::load::<T, N>(gpu, options, S::KERNELS.view(&shape, 1), &[kind], defines)?;
-            let kernel = module.kernel::<N>(kind)?;
-            kernel.allow_shared(shared as usize)?;
-            Ok((kernel, jit))
-        };
-        let (mut kernel, mut jit) = load(&defines)?;
-        let mut lanes = lanes;
-        if let Some(shape_of) = lanes.filter(|l| l.cluster > 1) {
-            let launch = LaneGrid::new(S::KERNELS, &shape, T::BYTES, shape_of)?.shape;
-            if kernel.max_active_clusters(launch)? == 0 {
-                log::warn!(
-                    "`{}`: the lane kernel's clusters of {} blocks do not fit on this device; it runs without",
-                    meta.name,
-                    shape_of.cluster
-                );
-                lanes = Some(LaneShape { cluster: 1, ..shape_of });
-                let (alone, again) = load(&[("LN_LINES", shape_of.lines), ("LN_CLUSTER", 1)])?;
-                (kernel, jit) = (alone, jit.and(again));
-            }
-        }
+        let (module, jit) = Module::<S>::load::<T, N>(gpu, options, S::KERNELS.view(&shape, 1), &[kind], &defines)?;
+        let kernel = module.kernel::<N>(kind)?;
+        kernel.allow_shared(shared as usize)?;
         let windows = Vec::new();
         let sweeper = Self { meta, manifest: S::KERNELS, kernel, tile, chunk, window, lanes, windows, scalars };
         Ok((sweeper, jit))
@@ -236,8 +215,8 @@ impl<T: Real> Sweeper<T> {
         planes: usize,
     ) -> Result<usize> {
         shape[0] = planes;
-        if let Some(lanes) = self.lanes {
-            let geometry = Geometry::Lanes(LaneGrid::new(self.manifest, &shape, T::BYTES, lanes)?);
+        if let Some(lines) = self.lanes {
+            let geometry = Geometry::Lanes(LaneGrid::new(self.manifest, &shape, T::BYTES, lines)?);
             let flags = geometry.flags(gpu, stream)?;
             self.windows.push((planes, geometry, flags));
             return Ok(self.windows.len() - 1);

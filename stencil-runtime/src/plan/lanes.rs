@@ -19,34 +19,6 @@ const STATIC_BYTES: usize = 64;
 /// Lines a lane may own: the kernel's `LN_LINES`.
 pub(crate) const LANE_LINES: [usize; 2] = [1, 2];
 
-/// Blocks a cluster of the lane kernel may have: the kernel's `LN_CLUSTER` (the portable
-/// cluster sizes of compute capability 9.0; 1 is no cluster).
-pub(crate) const LANE_CLUSTERS: [usize; 4] = [1, 2, 4, 8];
-
-/// Blocks a cluster where none is asked for, on devices that have clusters: within a cluster
-/// a block hands its last line to the next through distributed shared memory.
-pub(crate) const DEFAULT_CLUSTER: usize = 8;
-
-/// What the lane kernel is compiled and launched for besides the grid: the lines a lane owns
-/// (`LN_LINES`) and the blocks of a cluster (`LN_CLUSTER`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct LaneShape {
-    pub lines: usize,
-    pub cluster: usize,
-}
-
-impl LaneShape {
-    /// `lines` lines a lane and clusters of the `cluster` blocks asked for (`None`: the
-    /// default), where the device has clusters (compute capability 9.0 on), else none; a size
-    /// not in [`LANE_CLUSTERS`] is lowered to the next that is.
-    pub fn new(lines: usize, cluster: Option<usize>, limits: Limits) -> Self {
-        let asked = cluster.unwrap_or(DEFAULT_CLUSTER);
-        let cluster =
-            if limits.major < 9 { 1 } else { LANE_CLUSTERS.into_iter().filter(|&c| c <= asked).max().unwrap_or(1) };
-        Self { lines, cluster }
-    }
-}
-
 /// Elements of a block's shared memory with `lines` lines a lane (0 without a lane kernel).
 fn lane_reals(manifest: &KernelManifest, lines: usize) -> usize {
     let at = LANE_LINES.iter().position(|&l| l == lines);
@@ -81,11 +53,9 @@ pub(crate) struct LaneGrid {
 }
 
 impl LaneGrid {
-    /// The launch over a grid of `shape` (the stencil's axes), elements of `elem` bytes, in
-    /// the kernel's `lanes` shape: a block per 32·M lines, the blocks rounded up to whole
-    /// clusters (the blocks past the last line leave at once).
-    pub fn new(manifest: &KernelManifest, shape: &[usize], elem: usize, lanes: LaneShape) -> Result<Self> {
-        let LaneShape { lines, cluster } = lanes;
+    /// The launch over a grid of `shape` (the stencil's axes), elements of `elem` bytes,
+    /// `lines` lines a lane.
+    pub fn new(manifest: &KernelManifest, shape: &[usize], elem: usize, lines: usize) -> Result<Self> {
         let fail = |reason: String| launch_error(manifest, KernelKind::Lanes, reason);
         let lane_reals = lane_reals(manifest, lines);
         let extents = manifest.view(shape, 1);
@@ -96,13 +66,12 @@ impl LaneGrid {
         }
         let blocks = interior[2].div_ceil(32 * lines).max(1);
         let shape = Shape {
-            grid: [blocks.next_multiple_of(cluster) as u32, 1, 1],
+            grid: [blocks as u32, 1, 1],
             block: [BLOCK_THREADS as u32, 1, 1],
             shared: (lane_reals * elem) as u32,
         };
-        // A 64-bit word per 32 bits of each row's value of each block's last line (the blocks
-        // past the last line too: the launch's check asks for a word a block at least).
-        let handoff_words = shape.grid[0] as usize * interior[0].max(1) * elem.div_ceil(4) * 2;
+        // A 64-bit word per 32 bits of each row's value of each block's last line.
+        let handoff_words = blocks * interior[0].max(1) * elem.div_ceil(4) * 2;
         Ok(Self { extents, shape, handoff_words })
     }
 }
@@ -112,8 +81,6 @@ mod tests {
     use super::*;
     use crate::kernel::{KernelSpec, WavefrontFacts};
     use crate::plan::launch::tests::{LIMITS, manifest};
-
-    const ONE: LaneShape = LaneShape { lines: 1, cluster: 1 };
 
     const LANES: KernelSpec =
         KernelSpec { kind: KernelKind::Lanes, symbol: "s_lanes", guard: "KERNEL_LANES", params: &[], defines: &[] };
@@ -144,35 +111,17 @@ mod tests {
     #[test]
     fn blocks_cover_the_lines_in_warps_of_32() {
         let m = lane_manifest([11_396, 22_280]);
-        let grid = LaneGrid::new(&m, &[3602, 1802], 4, ONE).unwrap();
+        let grid = LaneGrid::new(&m, &[3602, 1802], 4, 1).unwrap();
         assert_eq!(grid.extents, [3602, 1, 1802]);
         assert_eq!(grid.shape.grid, [57, 1, 1], "1800 lines: 57 blocks");
         assert_eq!(grid.shape.block, [224, 1, 1], "a compute warp, a loader, a storer, a receiver and a parts warp");
         assert_eq!(grid.shape.shared as usize, 11_396 * 4);
         assert_eq!(grid.handoff_words, 57 * 3600 * 2, "a 64-bit word per block and row");
-        assert_eq!(LaneGrid::new(&m, &[3602, 1802], 8, ONE).unwrap().handoff_words, 57 * 3600 * 4, "two for f64");
-        assert_eq!(LaneGrid::new(&m, &[10, 3], 4, ONE).unwrap().shape.grid, [1, 1, 1], "one line");
-        let pairs = LaneGrid::new(&m, &[3602, 1802], 4, LaneShape { lines: 2, cluster: 1 }).unwrap();
+        assert_eq!(LaneGrid::new(&m, &[3602, 1802], 8, 1).unwrap().handoff_words, 57 * 3600 * 4, "two for f64");
+        assert_eq!(LaneGrid::new(&m, &[10, 3], 4, 1).unwrap().shape.grid, [1, 1, 1], "one line");
+        let pairs = LaneGrid::new(&m, &[3602, 1802], 4, 2).unwrap();
         assert_eq!(pairs.shape.grid, [29, 1, 1], "two lines a lane: 64 a block");
         assert_eq!(pairs.shape.shared as usize, 22_280 * 4);
         assert_eq!(pairs.handoff_words, 29 * 3600 * 2);
-    }
-
-    #[test]
-    fn clusters_where_the_device_has_them_and_whole_clusters_of_blocks() {
-        let ampere = Limits { major: 8, ..LIMITS };
-        assert_eq!(LaneShape::new(1, Some(8), ampere).cluster, 1, "no clusters before compute capability 9.0");
-        let hopper = Limits { major: 9, ..LIMITS };
-        assert_eq!(LaneShape::new(1, None, hopper), LaneShape { lines: 1, cluster: DEFAULT_CLUSTER });
-        assert_eq!(LaneShape::new(2, Some(4), hopper), LaneShape { lines: 2, cluster: 4 });
-        assert_eq!(LaneShape::new(1, Some(6), hopper).cluster, 4, "6 is lowered to 4");
-        assert_eq!(LaneShape::new(1, Some(64), hopper).cluster, 8);
-        assert_eq!(LaneShape::new(1, Some(0), hopper).cluster, 1);
-        let m = lane_manifest([11_396, 22_280]);
-        let grid = LaneGrid::new(&m, &[3602, 1802], 4, LaneShape { lines: 1, cluster: 8 }).unwrap();
-        assert_eq!(grid.shape.grid, [64, 1, 1], "57 blocks' lines in 8 clusters of 8");
-        assert_eq!(grid.handoff_words, 64 * 3600 * 2, "words for every block launched");
-        let small = LaneGrid::new(&m, &[10, 3], 4, LaneShape { lines: 1, cluster: 4 }).unwrap();
-        assert_eq!(small.shape.grid, [4, 1, 1], "one block of lines, a cluster of 4");
     }
 }
