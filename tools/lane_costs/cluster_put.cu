@@ -4,13 +4,7 @@
 // prints cycles a step (the second of two runs of each). Measured in docs/performance.md.
 //   nvcc -arch=sm_90 -O3 -o cluster_put tools/lane_costs/cluster_put.cu && ./cluster_put 16384
 #include <cstdio>
-#include <cuda_runtime.h>
-typedef unsigned long long u64;
-__device__ __forceinline__ unsigned sa(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ unsigned rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
-__device__ __forceinline__ void csync() { asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory"); }
-template <typename T> __device__ __forceinline__ T* gmap(T* p, unsigned r) { u64 q; asm volatile("mapa.u64 %0, %1, %2;" : "=l"(q) : "l"(p), "r"(r)); return (T*)q; }
-__device__ __forceinline__ unsigned smap(const void* p, unsigned r) { unsigned q; asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(q) : "r"(sa(p)), "r"(r)); return q; }
+#include "cluster.cuh"
 
 template <int MODE>
 __global__ void __cluster_dims__(2, 1, 1) tp(int n, u64* g, long long* out, float* sink) {
@@ -42,8 +36,8 @@ __global__ void __cluster_dims__(2, 1, 1) tp(int n, u64* g, long long* out, floa
         else if (MODE == 4) asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(g + (i & 255)), "l"(w) : "memory");
         else if (MODE == 5) atomicExch(&ring[i & 255], w);
         else if (MODE == 6) asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(sring + slot), "l"(w), "r"(smbar) : "memory");
-        else if (MODE == 8) { u64 o; asm volatile("atom.relaxed.cluster.shared::cluster.exch.b64 %0, [%1], %2;" : "=l"(o) : "r"(sring + slot), "l"(w) : "memory"); fold[i & 15] = o; }
         else if (MODE == 7) asm volatile("red.relaxed.cluster.shared::cluster.add.u64 [%0], %1;" ::"r"(sring + slot), "l"(w) : "memory");
+        else if (MODE == 8) { u64 o; asm volatile("atom.relaxed.cluster.shared::cluster.exch.b64 %0, [%1], %2;" : "=l"(o) : "r"(sring + slot), "l"(w) : "memory"); fold[i & 15] = o; }
       }
       if (MODE == 8 && (i & 15) == 15) {
         #pragma unroll
@@ -60,14 +54,10 @@ int main(int argc, char** argv) {
   const int n = argc > 1 ? atoi(argv[1]) : 4096;
   u64* g; long long* out; float* sink; cudaMalloc(&g, 4096); cudaMalloc(&out, 1024); cudaMalloc(&sink, 1024);
   const char* names[] = {"no put", "st.relaxed.cluster.shared::cluster", "atom.relaxed.cluster.shared::cluster.exch", "st.relaxed.gpu, generic address", "st.relaxed.gpu.global", "local atomicExch", "st.async (no mbarrier wait)", "red.add shared::cluster", "atom.exch, results folded every 16"};
+  void (*const kernels[])(int, u64*, long long*, float*) = {tp<0>, tp<1>, tp<2>, tp<3>, tp<4>, tp<5>, tp<6>, tp<7>, tp<8>};
   for (int m = 0; m < 9; ++m) {
     for (int rep = 0; rep < 2; ++rep) {
-      switch (m) {
-        case 0: tp<0><<<2, 32>>>(n, g, out, sink); break; case 1: tp<1><<<2, 32>>>(n, g, out, sink); break;
-        case 2: tp<2><<<2, 32>>>(n, g, out, sink); break; case 3: tp<3><<<2, 32>>>(n, g, out, sink); break;
-        case 4: tp<4><<<2, 32>>>(n, g, out, sink); break; case 5: tp<5><<<2, 32>>>(n, g, out, sink); break;
-        case 6: tp<6><<<2, 32>>>(n, g, out, sink); break; case 7: tp<7><<<2, 32>>>(n, g, out, sink); break; case 8: tp<8><<<2, 32>>>(n, g, out, sink); break;
-      }
+      kernels[m]<<<2, 32>>>(n, g, out, sink);
       cudaError_t e = cudaDeviceSynchronize();
       long long h[1]; cudaMemcpy(h, out, 8, cudaMemcpyDeviceToHost);
       if (rep) printf("mode %d %-42s %s: %.1f cycles a step\n", m, names[m], cudaGetErrorString(e), (double)h[0] / n);

@@ -5,12 +5,7 @@
 //   nvcc -arch=sm_90 -O3 -o cluster_race tools/lane_costs/cluster_racecheck.cu && ./cluster_race 20000
 //   for m in 0 1 2 3 4; do compute-sanitizer --tool racecheck ./cluster_race 200 $m; done
 #include <cstdio>
-#include <cuda_runtime.h>
-typedef unsigned long long u64;
-__device__ __forceinline__ unsigned sa(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ unsigned rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
-__device__ __forceinline__ void csync() { asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory"); }
-__device__ __forceinline__ unsigned smap(const void* p, unsigned r) { unsigned q; asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(q) : "r"(sa(p)), "r"(r)); return q; }
+#include "cluster.cuh"
 struct leave { __device__ ~leave() { csync(); } };
 __global__ void __cluster_dims__(2, 1, 1) pp(int mode, int n, long long* out) {
   __shared__ u64 box[4];
