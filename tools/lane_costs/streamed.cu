@@ -54,6 +54,15 @@ __global__ void put_back_kernel(const float* __restrict__ O, float* __restrict__
 }
 
 __device__ __forceinline__ u64 ring_load(const u64* p) { return *(const volatile u64*)p; }
+// KNOCK & 32: the global timer at rows TRACE_ROW of each block, (b · 4 + e) · 2 + i for row TRACE_ROW[i]: e = 0 lane 31's
+// output computed, 1 the receiver's poll that found the line before's row, 2 lane 0's check passed, 3 lane 0's output.
+__device__ u64 trace[4096 * 10];
+__constant__ int TRACE_ROW[2] = {1000, 2000};
+__device__ __forceinline__ void stamp(const int at, const float after) {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : "f"(after));
+  trace[at] = t;
+}
 
 // MODE 0: outputs streamed out in the parts' order; 1: each into the grid by the compute warp; 2: through a
 // window and a storer warp (warp 2).
@@ -72,8 +81,10 @@ __global__ void __launch_bounds__(96) sweep_kernel(const float* __restrict__ P, 
   }
   __syncthreads();
   const int b = tk, X0 = d.nx;
-  if (warp == 1) {
-    // The receiver, as the lane kernel's: lane j polls rows j, j + 32, … of the line before.
+  if (warp == 1 || ((KNOCK & 256) && warp == 2)) {
+    // The receiver, as the lane kernel's: lane j polls rows j, j + 32, … of the line before. KNOCK & 256: a second
+    // receiver (warp 2) polls the same rows, started a little later, so a row is polled twice a round trip.
+    if (warp == 2) __nanosleep(250);
     for (int r = lane; __any_sync(~0u, r < X0);) {
       const bool room = r < X0 && r < *(volatile int*)&taken + RING;
       if (!__any_sync(~0u, room)) __nanosleep(100);
@@ -84,6 +95,9 @@ __global__ void __launch_bounds__(96) sweep_kernel(const float* __restrict__ P, 
         asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(ll + (size_t)(b - 1) * X0 + r) : "memory");
         if ((unsigned)(w >> 32) != (unsigned)r + 1u) continue;
         x = __uint_as_float((unsigned)w);
+        if (KNOCK & 32)
+          for (int i = 0; i < 2; ++i)
+            if (r == TRACE_ROW[i]) stamp((b * 5 + 1) * 2 + i, x);
       }
       atomicExch(&edge[r & (RING - 1)], ((u64)(r + 1) << 32) | __float_as_uint(x));
       r += 32;
@@ -91,6 +105,7 @@ __global__ void __launch_bounds__(96) sweep_kernel(const float* __restrict__ P, 
     return;
   }
   const int line = b * 32 + lane;
+  if (warp == 2 && MODE != 2) return;
   if (warp == 2) {
     // The storer: at each meeting, the rows every lane has finished (lane 31 is 31 steps behind lane 0).
     int stored = 0;
@@ -141,16 +156,24 @@ __global__ void __launch_bounds__(96) sweep_kernel(const float* __restrict__ P, 
 #pragma unroll
     for (int u = 0; u < G; ++u) {
       const int t = t0 + u, r = t - lane;
-      if (u % 4 == 0 && !(KNOCK & 1)) {
+      // KNOCK & 64, & 128: the line before checked 2 rows or 1 row at a time instead of 4.
+      constexpr int CHK = (KNOCK & 128) ? 1 : (KNOCK & 64) ? 2 : 4;
+      if ((KNOCK & 32) && lane == 0 && u % CHK == 0)
+        for (int i = 0; i < 2; ++i)
+          if (t == TRACE_ROW[i]) stamp((b * 5 + 4) * 2 + i, __uint_as_float((unsigned)peek[u % 4]));
+      if (u % CHK == 0 && !(KNOCK & 1)) {
         for (;;) {
           unsigned bad = 0;
 #pragma unroll
-          for (int i = 0; i < 4; ++i) bad |= t + i < X0 ? (unsigned)(peek[i] >> 32) ^ (unsigned)(t + i + 1) : 0u;
+          for (int i = 0; i < CHK; ++i) bad |= t + i < X0 ? (unsigned)(peek[(u + i) % 4] >> 32) ^ (unsigned)(t + i + 1) : 0u;
           if (!bad) break;
 #pragma unroll
-          for (int i = 0; i < 4; ++i) peek[i] = ring_load(&edge[(t + i) & (RING - 1)]);
+          for (int i = 0; i < CHK; ++i) peek[(u + i) % 4] = ring_load(&edge[(t + i) & (RING - 1)]);
         }
       }
+      if ((KNOCK & 32) && lane == 0)
+        for (int i = 0; i < 2; ++i)
+          if (t == TRACE_ROW[i]) stamp((b * 5 + 2) * 2 + i, __uint_as_float((unsigned)peek[u % 4]));
       const float bw = __uint_as_float((unsigned)peek[u % 4]);
       peek[u % 4] = ring_load(&edge[(t + 4) & (RING - 1)]);
       const bool on = (KNOCK & 16) || steady || (unsigned)r < (unsigned)X0;
@@ -158,6 +181,9 @@ __global__ void __launch_bounds__(96) sweep_kernel(const float* __restrict__ P, 
       v = on ? nv : v;
       up = __shfl_up_sync(~0u, v, 1);
       out[u] = v;
+      if ((KNOCK & 32) && (lane == 0 || lane == 31))
+        for (int i = 0; i < 2; ++i)
+          if (r == TRACE_ROW[i]) stamp((b * 5 + (lane == 0 ? 3 : 0)) * 2 + i, v);
       if (MODE == 1 && on && writes) __stcg(&phi[(size_t)(r + 1) * d.s0 + line + 1], v);
       if (MODE == 2 && on) win[(r & 127) * 34 + lane + 1] = v;
       if (hands && on && !(KNOCK & 2)) {
@@ -266,6 +292,64 @@ int main(int argc, char** argv) {
     printf("%d × %d (%d blocks), %s: parts %.4f ms, sweep %.4f ms, put back %.4f ms, half-step %.4f ms; %zu outputs differ\n", d.nx,
            d.ny, d.nb, names[mode], mp, ms, mb,
            mp + ms + mb, bad);
+  }
+  // The hand-over traced (rows 1000 and 2000 in blocks 4 to 48): lane 31's output to the next block's receiver,
+  // to lane 0's check, to lane 0's output; and lane 0 of a block behind lane 0 of the block before.
+  if (argc > 3 && d.nb > 49 && d.nx > 2000) {
+    CK(cudaMemset(ll, 0, (size_t)d.nb * d.nx * 8));
+    CK(cudaMemset(ticket, 0, 4));
+    CK(cudaEventRecord(e[0]));
+    sweep_kernel<0, 32><<<d.nb, 64>>>(P, O, phi, ll, ticket, d, s1, s2, bnd);
+    CK(cudaEventRecord(e[1]));
+    CK(cudaDeviceSynchronize());
+    float traced_ms;
+    CK(cudaEventElapsedTime(&traced_ms, e[0], e[1]));
+    std::vector<u64> tr(4096 * 10);
+    CK(cudaMemcpyFromSymbol(tr.data(), trace, tr.size() * 8));
+    double sum[5] = {0, 0, 0, 0, 0};
+    int n = 0;
+    for (int b = 4; b < 48; ++b)
+      for (int i = 0; i < 2; ++i) {
+        const auto at = [&](int bb, int e) { return (double)tr[(bb * 5 + e) * 2 + i]; };
+        sum[0] += at(b + 1, 1) - at(b, 0);
+        sum[1] += at(b + 1, 2) - at(b + 1, 1);
+        sum[2] += at(b + 1, 3) - at(b, 0);
+        sum[3] += at(b + 1, 3) - at(b, 3);
+        sum[4] += at(b + 1, 2) - at(b + 1, 4);
+        ++n;
+      }
+    printf("  traced (sweep %.4f ms), ns (mean of %d): lane 31's output to the next block's receiver %.0f, the receiver to lane 0's "
+           "check %.0f (of which lane 0 waiting at it %.0f), lane 31's output to lane 0's %.0f; lane 0 behind the block before's "
+           "lane 0 %.0f\n",
+           traced_ms, n, sum[0] / n, sum[1] / n, sum[4] / n, sum[2] / n, sum[3] / n);
+  }
+  // Exact variants of the streamed sweep: the check's rows, a second receiver; outputs compared with the
+  // first variant's bit for bit.
+  if (argc > 3) {
+    void (*const variants[])(const float*, float*, float*, u64*, unsigned*, const Dims, float, float, float) = {
+        sweep_kernel<0, 0>, sweep_kernel<0, 64>, sweep_kernel<0, 128>, sweep_kernel<0, 256>, sweep_kernel<0, 256 | 128>, sweep_kernel<0, 512>};
+    const char* what[] = {"as built", "2 rows a check", "1 row a check", "a second receiver", "a second receiver, 1 row a check",
+                          "each block alone on its multiprocessor (150 KB of shared memory asked for)"};
+    std::vector<float> first(nparts), again(nparts);
+    CK(cudaFuncSetAttribute(sweep_kernel<0, 512>, cudaFuncAttributeMaxDynamicSharedMemorySize, 150 * 1024));
+    for (int k = 0; k < 6; ++k) {
+      std::vector<float> ts;
+      for (int rep = 0; rep < 8; ++rep) {
+        CK(cudaMemset(ll, 0, (size_t)d.nb * d.nx * 8));
+        CK(cudaMemset(ticket, 0, 4));
+        CK(cudaMemset(O, 0xff, nparts * 4));
+        CK(cudaEventRecord(e[0]));
+        variants[k]<<<d.nb, 96, k == 5 ? 150 * 1024 : 0>>>(P, O, phi, ll, ticket, d, s1, s2, bnd);
+        CK(cudaEventRecord(e[1]));
+        CK(cudaEventSynchronize(e[1]));
+        float a;
+        CK(cudaEventElapsedTime(&a, e[0], e[1]));
+        if (rep > 0) ts.push_back(a);
+      }
+      CK(cudaMemcpy((k ? again : first).data(), O, nparts * 4, cudaMemcpyDeviceToHost));
+      const bool same = !k || memcmp(first.data(), again.data(), nparts * 4) == 0;
+      printf("  sweep, %s: %.4f ms%s\n", what[k], median(ts), same ? "" : " (outputs differ)");
+    }
   }
   // Timing only (the outputs are then wrong): the streamed sweep of one block (a later block would wait for
   // ever without the hand-over) with parts of it left out.
