@@ -12,8 +12,10 @@
 //             a ring in shared memory, checked every 4 steps (as the lane kernel does);
 //   put back: one thread a point, the outputs into the grid.
 // Checks every output's bits against the sequential recurrence on the host, prints each kernel's time (median
-// of 9 after a warm-up); with a third argument and one block (32 lines or fewer), also the sweep's time with
-// parts of its step left out (timing only). Measured in docs/performance.md.
+// of 9 after a warm-up). With a third argument, also: exact variants of the streamed sweep (the check's rows, a
+// second receiver, a block alone on its multiprocessor); with 50 blocks or more, the hand-over traced by global-timer
+// reads at two rows, and each block's groups timed; with one block (32 lines or fewer), the sweep's time with parts
+// of its step left out (timing only). Measured in docs/performance.md.
 //   nvcc -arch=sm_90 -O3 -o streamed tools/lane_costs/streamed.cu && ./streamed [lines] [rows] [knock-outs]
 #include <algorithm>
 #include <cstdio>
@@ -58,6 +60,10 @@ __device__ __forceinline__ u64 ring_load(const u64* p) { return *(const volatile
 // output computed, 1 the receiver's poll that found the line before's row, 2 lane 0's check passed, 3 lane 0's output.
 __device__ u64 trace[4096 * 10];
 __constant__ int TRACE_ROW[2] = {1000, 2000};
+// KNOCK & 1024: the global timer at the start of each of a block's groups, and the passes of its checks' loops that
+// found a row missing, at b · ng + g (one store a group by lane 0: the step is not perturbed).
+__device__ u64 gstart[64 * 256];
+__device__ unsigned gwait[64 * 256];
 __device__ __forceinline__ void stamp(const int at, const float after) {
   u64 t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : "f"(after));
@@ -150,6 +156,12 @@ __global__ void __launch_bounds__(96) sweep_kernel(const float* __restrict__ P, 
       part[4 * k + 3] = cur[k].w;
     }
     if (lane == 0) atomicExch(&taken, t0);
+    unsigned waits = 0;
+    if (KNOCK & 1024) {
+      u64 now;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+      if (lane == 0) gstart[b * d.ng + g] = now;
+    }
     if (MODE == 2) asm volatile("bar.sync 1, 64;" ::: "memory");
     float out[G];
     const bool steady = t0 >= 31 && t0 + G <= X0;
@@ -167,6 +179,7 @@ __global__ void __launch_bounds__(96) sweep_kernel(const float* __restrict__ P, 
 #pragma unroll
           for (int i = 0; i < CHK; ++i) bad |= t + i < X0 ? (unsigned)(peek[(u + i) % 4] >> 32) ^ (unsigned)(t + i + 1) : 0u;
           if (!bad) break;
+          if (KNOCK & 1024) ++waits;
 #pragma unroll
           for (int i = 0; i < CHK; ++i) peek[(u + i) % 4] = ring_load(&edge[(t + i) & (RING - 1)]);
         }
@@ -191,6 +204,7 @@ __global__ void __launch_bounds__(96) sweep_kernel(const float* __restrict__ P, 
         asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(ll + (size_t)b * X0 + r), "l"(w) : "memory");
       }
     }
+    if ((KNOCK & 1024) && lane == 0) gwait[b * d.ng + g] = waits;
     if (MODE == 0 && !(KNOCK & 8)) {
 #pragma unroll
       for (int k = 0; k < 4; ++k) __stcs(&pout[(size_t)g * gstride + k], make_float4(out[4 * k], out[4 * k + 1], out[4 * k + 2], out[4 * k + 3]));
@@ -322,6 +336,35 @@ int main(int argc, char** argv) {
            "check %.0f (of which lane 0 waiting at it %.0f), lane 31's output to lane 0's %.0f; lane 0 behind the block before's "
            "lane 0 %.0f\n",
            traced_ms, n, sum[0] / n, sum[1] / n, sum[4] / n, sum[2] / n, sum[3] / n);
+  }
+  // Each block's groups timed: a block's offset behind the block before at groups along the walk, and how often its
+  // compute warp found the line before's rows missing at a check.
+  if (argc > 3 && d.nb > 49 && d.ng <= 256) {
+    CK(cudaMemset(ll, 0, (size_t)d.nb * d.nx * 8));
+    CK(cudaMemset(ticket, 0, 4));
+    CK(cudaEventRecord(e[0]));
+    sweep_kernel<0, 1024><<<d.nb, 64>>>(P, O, phi, ll, ticket, d, s1, s2, bnd);
+    CK(cudaEventRecord(e[1]));
+    CK(cudaDeviceSynchronize());
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e[0], e[1]));
+    std::vector<u64> gs(64 * 256);
+    std::vector<unsigned> gw(64 * 256);
+    CK(cudaMemcpyFromSymbol(gs.data(), gstart, gs.size() * 8));
+    CK(cudaMemcpyFromSymbol(gw.data(), gwait, gw.size() * 4));
+    printf("  groups timed (sweep %.4f ms): a block behind the block before (blocks 4-48), ns, at group", ms);
+    for (int g : {0, 2, 5, 10, 25, 50, 100, 150, 200, d.ng - 1}) {
+      double sum = 0;
+      for (int b = 4; b < 48; ++b) sum += (double)gs[(b + 1) * d.ng + g] - (double)gs[b * d.ng + g];
+      printf(" %d: %.0f;", g, sum / 44);
+    }
+    size_t waited = 0, passes = 0, groups = 0;
+    for (int b = 1; b < d.nb; ++b)
+      for (int g = 4; g < d.ng - 4; ++g) {
+        const unsigned w = gw[b * d.ng + g];
+        waited += w > 0, passes += w, ++groups;
+      }
+    printf(" groups whose check found a row missing %.1f %%, %.2f passes a group\n", 100.0 * waited / groups, (double)passes / groups);
   }
   // Exact variants of the streamed sweep: the check's rows, a second receiver; outputs compared with the
   // first variant's bit for bit.
