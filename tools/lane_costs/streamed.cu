@@ -13,15 +13,17 @@
 //   put back: one thread a point, the outputs into the grid.
 // Checks every output's bits against the sequential recurrence on the host, prints each kernel's time (median
 // of 9 after a warm-up). With a third argument, also: exact variants of the streamed sweep (the check's rows, a
-// second receiver, a block alone on its multiprocessor); with 50 blocks or more, the hand-over traced by global-timer
-// reads at two rows, and each block's groups timed; with one block (32 lines or fewer), the sweep's time with parts
-// of its step left out (timing only). Measured in docs/performance.md.
-//   nvcc -arch=sm_90 -O3 -o streamed tools/lane_costs/streamed.cu && ./streamed [lines] [rows] [knock-outs]
+// second receiver, a block alone on its multiprocessor), teams of compute warps a block (checked bit for bit); with
+// 50 blocks or more, the hand-over traced by global-timer reads at two rows, and each block's groups timed; with
+// one block (32 lines or fewer), the sweep's time with parts of its step left out (timing only). Measured in
+// docs/performance.md.
+//   nvcc -arch=sm_90 -O3 -o streamed tools/lane_costs/streamed.cu && ./streamed [lines] [rows] [x]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cmath>
+#include <utility>
 #include <vector>
 #include <cuda_runtime.h>
 typedef unsigned long long u64;
@@ -218,6 +220,135 @@ __global__ void __launch_bounds__(96) sweep_kernel(const float* __restrict__ P, 
   if (MODE == 2) asm volatile("bar.sync 1, 64;" ::: "memory");
 }
 
+
+// Teams: W compute warps a block, warp w owning the block's lines 32·w … 32·w + 31 (warp-group b·W + w of the parts'
+// and outputs' order), each warp's lane 0 taking its line before from warp w − 1's lane 31 through a ring in shared
+// memory, 4 rows a chunk ordered by named barriers (D "full" barriers the producer arrives at and the consumer
+// waits on, taken in turn by chunk, and D "empty" ones back, so the producer never runs D chunks ahead); warp 0
+// from the receiver (warp W), as above. Only the last warp hands over to the next block.
+__device__ __forceinline__ void bar_arrive(const int id) { asm volatile("bar.arrive %0, 64;" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void bar_wait(const int id) { asm volatile("bar.sync %0, 64;" ::"r"(id) : "memory"); }
+template <int W, int D>
+__global__ void __launch_bounds__(32 * (W + 1)) team_kernel(const float* __restrict__ P, float* __restrict__ O, u64* __restrict__ ll,
+                                                           unsigned* __restrict__ ticket, const Dims d, const int nt,
+                                                           const float s1, const float s2, const float bnd) {
+  __shared__ u64 edge[RING];
+  __shared__ float xr[W > 1 ? W - 1 : 1][RING];
+  __shared__ int taken, tk;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int i = threadIdx.x; i < RING; i += blockDim.x) edge[i] = 0;
+  if (threadIdx.x == 0) {
+    taken = 0;
+    tk = (int)atomicAdd(ticket, 1u);
+  }
+  __syncthreads();
+  const int b = tk, X0 = d.nx, chunks = (X0 + 3) / 4;
+  if (warp == W) {
+    for (int r = lane; __any_sync(~0u, r < X0);) {
+      const bool room = r < X0 && r < *(volatile int*)&taken + RING;
+      if (!__any_sync(~0u, room)) __nanosleep(100);
+      if (!room) continue;
+      float x = bnd;
+      if (b > 0) {
+        u64 w;
+        asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(ll + (size_t)(b - 1) * X0 + r) : "memory");
+        if ((unsigned)(w >> 32) != (unsigned)r + 1u) continue;
+        x = __uint_as_float((unsigned)w);
+      }
+      atomicExch(&edge[r & (RING - 1)], ((u64)(r + 1) << 32) | __float_as_uint(x));
+      r += 32;
+    }
+    return;
+  }
+  const int wg = b * W + warp;  // the warp's group of 32 lines
+  // Barrier ids of the pair (w − 1, w): full 1 + 2D(w − 1) + k mod D, empty 1 + 2D(w − 1) + D + k mod D.
+  static_assert(2 * D * (W - 1) < 16, "16 named barriers a block");
+  const int from = 1 + 2 * D * (warp - 1), to = 1 + 2 * D * warp;
+  const bool hands = lane == 31 && warp == W - 1 && b + 1 < nt, gives = warp + 1 < W;
+  float v = bnd;
+  float up = __shfl_up_sync(~0u, v, 1);
+  u64 peek[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) peek[i] = ring_load(&edge[i]);
+  float before[4] = {bnd, bnd, bnd, bnd};
+  const float4* const pin = (const float4*)(P + part_at(d, wg, 0, lane, 0));
+  float4* const pout = (float4*)(O + part_at(d, wg, 0, lane, 0));
+  const size_t gstride = 32 * G / 4;
+  float4 A[4], B[4], C[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) A[k] = __ldcs(&pin[k]);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) B[k] = d.ng > 1 ? __ldcs(&pin[gstride + k]) : A[k];
+  const auto group = [&](const int g, float4 (&cur)[4], float4 (&ahead)[4]) {
+    const int t0 = g * G;
+    if (g + 2 < d.ng) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) ahead[k] = __ldcs(&pin[(size_t)(g + 2) * gstride + k]);
+    }
+    float part[G];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      part[4 * k] = cur[k].x;
+      part[4 * k + 1] = cur[k].y;
+      part[4 * k + 2] = cur[k].z;
+      part[4 * k + 3] = cur[k].w;
+    }
+    if (warp == 0 && lane == 0) atomicExch(&taken, t0);
+    float out[G];
+    const bool steady = t0 >= 31 && t0 + G <= X0;
+#pragma unroll
+    for (int u = 0; u < G; ++u) {
+      const int t = t0 + u, r = t - lane;
+      if (u % 4 == 0 && t < X0) {
+        if (warp == 0) {
+          for (;;) {
+            unsigned bad = 0;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) bad |= t + i < X0 ? (unsigned)(peek[i] >> 32) ^ (unsigned)(t + i + 1) : 0u;
+            if (!bad) break;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) peek[i] = ring_load(&edge[(t + i) & (RING - 1)]);
+          }
+#pragma unroll
+          for (int i = 0; i < 4; ++i) before[i] = __uint_as_float((unsigned)peek[i]);
+        } else {
+          const int k = t / 4;
+          if (k >= 1 && k - 1 < chunks - D) bar_arrive(from + D + (k - 1) % D);  // chunk k − 1 read
+          bar_wait(from + k % D);                                                 // chunk k written
+#pragma unroll
+          for (int i = 0; i < 4; ++i) before[i] = xr[warp - 1][(t + i) & (RING - 1)];
+        }
+      }
+      if (warp == 0) peek[u % 4] = ring_load(&edge[(t + 4) & (RING - 1)]);
+      const bool on = steady || (unsigned)r < (unsigned)X0;
+      const float nv = fmaf(s2, lane == 0 ? before[u % 4] : up, fmaf(s1, v, part[u]));
+      v = on ? nv : v;
+      up = __shfl_up_sync(~0u, v, 1);
+      out[u] = v;
+      if (gives) {
+        const int r31 = t - 31;
+        if (lane == 31 && on) xr[warp][r31 & (RING - 1)] = v;
+        if (r31 >= 0 && r31 < X0 && (r31 % 4 == 3 || r31 == X0 - 1)) {
+          const int k = r31 / 4;
+          if (k >= D) bar_wait(to + D + k % D);  // chunk k − D read, so its barrier is free again
+          bar_arrive(to + k % D);
+        }
+      }
+      if (hands && on) {
+        const u64 w = ((u64)(r + 1) << 32) | __float_as_uint(v);
+        asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(ll + (size_t)b * X0 + r), "l"(w) : "memory");
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) __stcs(&pout[(size_t)g * gstride + k], make_float4(out[4 * k], out[4 * k + 1], out[4 * k + 2], out[4 * k + 3]));
+  };
+  for (int g = 0; g < d.ng; g += 3) {
+    group(g, A, C);
+    if (g + 1 < d.ng) group(g + 1, B, A);
+    if (g + 2 < d.ng) group(g + 2, C, B);
+  }
+}
+
 #define CK(x)                                                                          \
   do {                                                                                 \
     cudaError_t e_ = (x);                                                              \
@@ -253,8 +384,11 @@ int main(int argc, char** argv) {
   unsigned* ticket;
   CK(cudaMalloc(&phi, npts * 4));
   CK(cudaMalloc(&q, npts * 4));
-  CK(cudaMalloc(&P, nparts * 4));
-  CK(cudaMalloc(&O, nparts * 4));
+  // Room for teams of up to 4 warps past the last group of lines (parts never read into an output kept).
+  const size_t room = nparts + (size_t)3 * d.ng * 32 * G;
+  CK(cudaMalloc(&P, room * 4));
+  CK(cudaMalloc(&O, room * 4));
+  CK(cudaMemset(P, 0, room * 4));
   CK(cudaMalloc(&ll, (size_t)d.nb * d.nx * 8));
   CK(cudaMalloc(&ticket, 4));
   CK(cudaMemcpy(q, h_q.data(), npts * 4, cudaMemcpyHostToDevice));
@@ -336,6 +470,52 @@ int main(int argc, char** argv) {
            "check %.0f (of which lane 0 waiting at it %.0f), lane 31's output to lane 0's %.0f; lane 0 behind the block before's "
            "lane 0 %.0f\n",
            traced_ms, n, sum[0] / n, sum[1] / n, sum[4] / n, sum[2] / n, sum[3] / n);
+  }
+  // Teams of W compute warps a block, the outputs checked against the sequential recurrence bit for bit.
+  if (argc > 3) {
+    std::vector<float> h_P(nparts), h_O(nparts), ref((size_t)d.nx * d.ny);
+    CK(cudaMemcpy(h_P.data(), P, nparts * 4, cudaMemcpyDeviceToHost));
+    for (int r = 0; r < d.nx; ++r)
+      for (int j = 0; j < d.ny; ++j) {
+        const int t = r + j % 32;
+        const float part = h_P[(((size_t)(j / 32) * d.ng + t / G) * 32 + j % 32) * G + t % G];
+        const float prev = r == 0 ? bnd : ref[(size_t)(r - 1) * d.ny + j];
+        const float before = j == 0 ? bnd : ref[(size_t)r * d.ny + j - 1];
+        ref[(size_t)r * d.ny + j] = fmaf(s2, before, fmaf(s1, prev, part));
+      }
+    const auto run_team = [&](const int w, const int depth) {
+      const int nt = (d.nb + w - 1) / w;
+      std::vector<float> ts;
+      for (int rep = 0; rep < 8; ++rep) {
+        CK(cudaMemset(ll, 0, (size_t)d.nb * d.nx * 8));
+        CK(cudaMemset(ticket, 0, 4));
+        CK(cudaMemset(O, 0xff, nparts * 4));
+        CK(cudaEventRecord(e[0]));
+        if (w == 1) team_kernel<1, 2><<<nt, 64>>>(P, O, ll, ticket, d, nt, s1, s2, bnd);
+        else if (w == 2 && depth == 2) team_kernel<2, 2><<<nt, 96>>>(P, O, ll, ticket, d, nt, s1, s2, bnd);
+        else if (w == 2 && depth == 4) team_kernel<2, 4><<<nt, 96>>>(P, O, ll, ticket, d, nt, s1, s2, bnd);
+        else if (w == 2) team_kernel<2, 7><<<nt, 96>>>(P, O, ll, ticket, d, nt, s1, s2, bnd);
+        else if (w == 3) team_kernel<3, 3><<<nt, 128>>>(P, O, ll, ticket, d, nt, s1, s2, bnd);
+        else team_kernel<4, 2><<<nt, 160>>>(P, O, ll, ticket, d, nt, s1, s2, bnd);
+        CK(cudaEventRecord(e[1]));
+        CK(cudaEventSynchronize(e[1]));
+        CK(cudaGetLastError());
+        float a;
+        CK(cudaEventElapsedTime(&a, e[0], e[1]));
+        if (rep > 0) ts.push_back(a);
+      }
+      CK(cudaMemcpy(h_O.data(), O, nparts * 4, cudaMemcpyDeviceToHost));
+      size_t bad = 0;
+      for (int r = 0; r < d.nx; ++r)
+        for (int j = 0; j < d.ny; ++j) {
+          const int t = r + j % 32;
+          const float got = h_O[(((size_t)(j / 32) * d.ng + t / G) * 32 + j % 32) * G + t % G];
+          if (memcmp(&got, &ref[(size_t)r * d.ny + j], 4) != 0) ++bad;
+        }
+      printf("  teams of %d compute warps (%d blocks), %d chunks of the line before in flight: sweep %.4f ms; %zu outputs differ\n",
+             w, nt, depth, median(ts), bad);
+    };
+    for (const auto& [w, depth] : {std::pair{1, 2}, {2, 2}, {2, 4}, {2, 7}, {3, 3}, {4, 2}}) run_team(w, depth);
   }
   // Each block's groups timed: a block's offset behind the block before at groups along the walk, and how often its
   // compute warp found the line before's rows missing at a check.
