@@ -363,237 +363,238 @@ static float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
-int main(int argc, char** argv) {
-  setvbuf(stdout, nullptr, _IONBF, 0);
+using Sweep = void (*)(const float*, float*, float*, u64*, unsigned*, const Dims, float, float, float);
+
+// One size's grid, parts, outputs, hand-over words and events, and what every run on them shares.
+struct Bench {
   Dims d;
-  d.ny = argc > 1 ? atoi(argv[1]) : 1800;
-  d.nx = argc > 2 ? atoi(argv[2]) : 3600;
-  d.nb = (d.ny + 31) / 32;
-  d.ng = (d.nx + 31 + G - 1) / G;
-  d.s0 = d.ny + 2;
-  const size_t npts = (size_t)(d.nx + 2) * d.s0, nparts = (size_t)d.nb * d.ng * 32 * G;
+  size_t npts, nparts;
   const float s1 = 0.3f, s2 = 0.25f, bnd = 0.5f;
-  std::vector<float> h_phi(npts), h_q(npts);
-  srand(7);
-  for (size_t i = 0; i < npts; ++i) {
-    h_phi[i] = (float)rand() / RAND_MAX;
-    h_q[i] = (float)rand() / RAND_MAX - 0.5f;
-  }
+  std::vector<float> h_phi;
   float *phi, *q, *P, *O;
   u64* ll;
   unsigned* ticket;
-  CK(cudaMalloc(&phi, npts * 4));
-  CK(cudaMalloc(&q, npts * 4));
-  // Room for teams of up to 4 warps past the last group of lines (parts never read into an output kept).
-  const size_t room = nparts + (size_t)3 * d.ng * 32 * G;
-  CK(cudaMalloc(&P, room * 4));
-  CK(cudaMalloc(&O, room * 4));
-  CK(cudaMemset(P, 0, room * 4));
-  CK(cudaMalloc(&ll, (size_t)d.nb * d.nx * 8));
-  CK(cudaMalloc(&ticket, 4));
-  CK(cudaMemcpy(q, h_q.data(), npts * 4, cudaMemcpyHostToDevice));
   cudaEvent_t e[4];
-  for (auto& x : e) CK(cudaEventCreate(&x));
-  const char* names[] = {"outputs streamed, put back", "outputs stored into the grid by the compute warp", "outputs through a window and a storer warp"};
-  for (int mode = 0; mode < 3; ++mode) {
-    std::vector<float> tp, ts, tb;
-    for (int rep = 0; rep < 10; ++rep) {
-      CK(cudaMemcpy(phi, h_phi.data(), npts * 4, cudaMemcpyHostToDevice));
-      CK(cudaMemset(ll, 0, (size_t)d.nb * d.nx * 8));
-      CK(cudaMemset(ticket, 0, 4));
-      CK(cudaMemset(O, 0xff, nparts * 4));
-      CK(cudaDeviceSynchronize());
-      CK(cudaEventRecord(e[0]));
-      parts_kernel<<<(unsigned)((nparts + 255) / 256), 256>>>(phi, q, P, d, 0.1f, 0.7f, 0.2f, 0.05f);
-      CK(cudaEventRecord(e[1]));
-      if (mode == 0) sweep_kernel<0><<<d.nb, 64>>>(P, O, phi, ll, ticket, d, s1, s2, bnd);
-      else if (mode == 1) sweep_kernel<1><<<d.nb, 64>>>(P, O, phi, ll, ticket, d, s1, s2, bnd);
-      else sweep_kernel<2><<<d.nb, 96>>>(P, O, phi, ll, ticket, d, s1, s2, bnd);
-      CK(cudaEventRecord(e[2]));
-      if (mode == 0) put_back_kernel<<<(unsigned)(((size_t)d.nx * d.ny + 255) / 256), 256>>>(O, phi, d);
-      CK(cudaEventRecord(e[3]));
-      CK(cudaEventSynchronize(e[3]));
-      CK(cudaGetLastError());
-      float a, b2, c;
-      CK(cudaEventElapsedTime(&a, e[0], e[1]));
-      CK(cudaEventElapsedTime(&b2, e[1], e[2]));
-      CK(cudaEventElapsedTime(&c, e[2], e[3]));
-      if (rep > 0) tp.push_back(a), ts.push_back(b2), tb.push_back(c);
+
+  Bench(const int ny, const int nx) {
+    d.ny = ny;
+    d.nx = nx;
+    d.nb = (ny + 31) / 32;
+    d.ng = (nx + 31 + G - 1) / G;
+    d.s0 = ny + 2;
+    npts = (size_t)(nx + 2) * d.s0;
+    nparts = (size_t)d.nb * d.ng * 32 * G;
+    h_phi.resize(npts);
+    std::vector<float> h_q(npts);
+    srand(7);
+    for (size_t i = 0; i < npts; ++i) {
+      h_phi[i] = (float)rand() / RAND_MAX;
+      h_q[i] = (float)rand() / RAND_MAX - 0.5f;
     }
-    // The sequential recurrence on the host from the device's parts, and every output's bits against it.
-    std::vector<float> h_P(nparts), h_out(npts), ref((size_t)d.nx * d.ny);
+    CK(cudaMalloc(&phi, npts * 4));
+    CK(cudaMalloc(&q, npts * 4));
+    // Room for teams of up to 4 warps past the last group of lines (parts never read into an output kept).
+    const size_t room = nparts + (size_t)3 * d.ng * 32 * G;
+    CK(cudaMalloc(&P, room * 4));
+    CK(cudaMalloc(&O, room * 4));
+    CK(cudaMemset(P, 0, room * 4));
+    CK(cudaMalloc(&ll, (size_t)d.nb * nx * 8));
+    CK(cudaMalloc(&ticket, 4));
+    CK(cudaMemcpy(q, h_q.data(), npts * 4, cudaMemcpyHostToDevice));
+    for (auto& x : e) CK(cudaEventCreate(&x));
+  }
+  // The hand-over words and the ticket zeroed, and the outputs poisoned.
+  void reset() {
+    CK(cudaMemset(ll, 0, (size_t)d.nb * d.nx * 8));
+    CK(cudaMemset(ticket, 0, 4));
+    CK(cudaMemset(O, 0xff, nparts * 4));
+  }
+  // The median over reps − 1 launches (after a warm-up) of `launch`, ms, each after a reset.
+  template <class Launch>
+  float median_of(const int reps, Launch launch) {
+    std::vector<float> ts;
+    for (int rep = 0; rep < reps; ++rep) {
+      reset();
+      CK(cudaEventRecord(e[0]));
+      launch();
+      CK(cudaEventRecord(e[1]));
+      CK(cudaEventSynchronize(e[1]));
+      CK(cudaGetLastError());
+      float a;
+      CK(cudaEventElapsedTime(&a, e[0], e[1]));
+      if (rep > 0) ts.push_back(a);
+    }
+    return median(ts);
+  }
+  // Line j's output at row r in the parts' order (the streamed outputs').
+  size_t at(const int r, const int j) const {
+    const int t = r + j % 32;
+    return (((size_t)(j / 32) * d.ng + t / G) * 32 + j % 32) * G + t % G;
+  }
+  // The sequential recurrence on the host from the device's parts, row-major.
+  std::vector<float> reference() const {
+    std::vector<float> h_P(nparts), ref((size_t)d.nx * d.ny);
     CK(cudaMemcpy(h_P.data(), P, nparts * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(h_out.data(), phi, npts * 4, cudaMemcpyDeviceToHost));
+    for (int r = 0; r < d.nx; ++r)
+      for (int j = 0; j < d.ny; ++j) {
+        const float prev = r == 0 ? bnd : ref[(size_t)(r - 1) * d.ny + j];
+        const float before = j == 0 ? bnd : ref[(size_t)r * d.ny + j - 1];
+        ref[(size_t)r * d.ny + j] = fmaf(s2, before, fmaf(s1, prev, h_P[at(r, j)]));
+      }
+    return ref;
+  }
+  // Outputs whose bits differ from `ref`, in the grid (`grid`) or in the parts' order.
+  size_t differing(const std::vector<float>& ref, const bool grid) const {
+    std::vector<float> got(grid ? npts : nparts);
+    CK(cudaMemcpy(got.data(), grid ? phi : O, got.size() * 4, cudaMemcpyDeviceToHost));
     size_t bad = 0;
     for (int r = 0; r < d.nx; ++r)
       for (int j = 0; j < d.ny; ++j) {
-        const int b = j / 32, lane = j % 32, t = r + lane;
-        const float part = h_P[(((size_t)b * d.ng + t / G) * 32 + lane) * G + t % G];
-        const float prev = r == 0 ? bnd : ref[(size_t)(r - 1) * d.ny + j];
-        const float before = j == 0 ? bnd : ref[(size_t)r * d.ny + j - 1];
-        const float x = fmaf(s2, before, fmaf(s1, prev, part));
-        ref[(size_t)r * d.ny + j] = x;
-        const float got = h_out[(size_t)(r + 1) * d.s0 + j + 1];
-        if (memcmp(&got, &x, 4) != 0 && bad++ < 3) printf("  differs at row %d line %d: %.9g against %.9g\n", r, j, got, x);
+        const float x = got[grid ? (size_t)(r + 1) * d.s0 + j + 1 : at(r, j)];
+        if (memcmp(&x, &ref[(size_t)r * d.ny + j], 4) != 0 && bad++ < 3)
+          printf("  differs at row %d line %d: %.9g against %.9g\n", r, j, x, ref[(size_t)r * d.ny + j]);
       }
+    return bad;
+  }
+};
+
+// The three ways of the outputs, each run whole (parts, sweep, put back) from the same grid and checked.
+static void checked_modes(Bench& b) {
+  const Dims d = b.d;
+  const char* names[] = {"outputs streamed, put back", "outputs stored into the grid by the compute warp", "outputs through a window and a storer warp"};
+  const Sweep sweeps[] = {sweep_kernel<0>, sweep_kernel<1>, sweep_kernel<2>};
+  for (int mode = 0; mode < 3; ++mode) {
+    std::vector<float> tp, ts, tb;
+    for (int rep = 0; rep < 10; ++rep) {
+      CK(cudaMemcpy(b.phi, b.h_phi.data(), b.npts * 4, cudaMemcpyHostToDevice));
+      b.reset();
+      CK(cudaDeviceSynchronize());
+      CK(cudaEventRecord(b.e[0]));
+      parts_kernel<<<(unsigned)((b.nparts + 255) / 256), 256>>>(b.phi, b.q, b.P, d, 0.1f, 0.7f, 0.2f, 0.05f);
+      CK(cudaEventRecord(b.e[1]));
+      sweeps[mode]<<<d.nb, mode == 2 ? 96 : 64>>>(b.P, b.O, b.phi, b.ll, b.ticket, d, b.s1, b.s2, b.bnd);
+      CK(cudaEventRecord(b.e[2]));
+      if (mode == 0) put_back_kernel<<<(unsigned)(((size_t)d.nx * d.ny + 255) / 256), 256>>>(b.O, b.phi, d);
+      CK(cudaEventRecord(b.e[3]));
+      CK(cudaEventSynchronize(b.e[3]));
+      CK(cudaGetLastError());
+      float t[3];
+      for (int k = 0; k < 3; ++k) CK(cudaEventElapsedTime(&t[k], b.e[k], b.e[k + 1]));
+      if (rep > 0) tp.push_back(t[0]), ts.push_back(t[1]), tb.push_back(t[2]);
+    }
+    const size_t bad = b.differing(b.reference(), true);
     const float mp = median(tp), ms = median(ts), mb = median(tb);
     printf("%d × %d (%d blocks), %s: parts %.4f ms, sweep %.4f ms, put back %.4f ms, half-step %.4f ms; %zu outputs differ\n", d.nx,
-           d.ny, d.nb, names[mode], mp, ms, mb,
-           mp + ms + mb, bad);
+           d.ny, d.nb, names[mode], mp, ms, mb, mp + ms + mb, bad);
   }
-  // The hand-over traced (rows 1000 and 2000 in blocks 4 to 48): lane 31's output to the next block's receiver,
-  // to lane 0's check, to lane 0's output; and lane 0 of a block behind lane 0 of the block before.
-  if (argc > 3 && d.nb > 49 && d.nx > 2000) {
-    CK(cudaMemset(ll, 0, (size_t)d.nb * d.nx * 8));
-    CK(cudaMemset(ticket, 0, 4));
-    CK(cudaEventRecord(e[0]));
-    sweep_kernel<0, 32><<<d.nb, 64>>>(P, O, phi, ll, ticket, d, s1, s2, bnd);
-    CK(cudaEventRecord(e[1]));
-    CK(cudaDeviceSynchronize());
-    float traced_ms;
-    CK(cudaEventElapsedTime(&traced_ms, e[0], e[1]));
-    std::vector<u64> tr(4096 * 10);
-    CK(cudaMemcpyFromSymbol(tr.data(), trace, tr.size() * 8));
-    double sum[5] = {0, 0, 0, 0, 0};
-    int n = 0;
-    for (int b = 4; b < 48; ++b)
-      for (int i = 0; i < 2; ++i) {
-        const auto at = [&](int bb, int e) { return (double)tr[(bb * 5 + e) * 2 + i]; };
-        sum[0] += at(b + 1, 1) - at(b, 0);
-        sum[1] += at(b + 1, 2) - at(b + 1, 1);
-        sum[2] += at(b + 1, 3) - at(b, 0);
-        sum[3] += at(b + 1, 3) - at(b, 3);
-        sum[4] += at(b + 1, 2) - at(b + 1, 4);
-        ++n;
-      }
-    printf("  traced (sweep %.4f ms), ns (mean of %d): lane 31's output to the next block's receiver %.0f, the receiver to lane 0's "
-           "check %.0f (of which lane 0 waiting at it %.0f), lane 31's output to lane 0's %.0f; lane 0 behind the block before's "
-           "lane 0 %.0f\n",
-           traced_ms, n, sum[0] / n, sum[1] / n, sum[4] / n, sum[2] / n, sum[3] / n);
-  }
-  // Teams of W compute warps a block, the outputs checked against the sequential recurrence bit for bit.
-  if (argc > 3) {
-    std::vector<float> h_P(nparts), h_O(nparts), ref((size_t)d.nx * d.ny);
-    CK(cudaMemcpy(h_P.data(), P, nparts * 4, cudaMemcpyDeviceToHost));
-    for (int r = 0; r < d.nx; ++r)
-      for (int j = 0; j < d.ny; ++j) {
-        const int t = r + j % 32;
-        const float part = h_P[(((size_t)(j / 32) * d.ng + t / G) * 32 + j % 32) * G + t % G];
-        const float prev = r == 0 ? bnd : ref[(size_t)(r - 1) * d.ny + j];
-        const float before = j == 0 ? bnd : ref[(size_t)r * d.ny + j - 1];
-        ref[(size_t)r * d.ny + j] = fmaf(s2, before, fmaf(s1, prev, part));
-      }
-    const auto run_team = [&](const int w, const int depth) {
-      const int nt = (d.nb + w - 1) / w;
-      std::vector<float> ts;
-      for (int rep = 0; rep < 8; ++rep) {
-        CK(cudaMemset(ll, 0, (size_t)d.nb * d.nx * 8));
-        CK(cudaMemset(ticket, 0, 4));
-        CK(cudaMemset(O, 0xff, nparts * 4));
-        CK(cudaEventRecord(e[0]));
-        if (w == 1) team_kernel<1, 2><<<nt, 64>>>(P, O, ll, ticket, d, nt, s1, s2, bnd);
-        else if (w == 2 && depth == 2) team_kernel<2, 2><<<nt, 96>>>(P, O, ll, ticket, d, nt, s1, s2, bnd);
-        else if (w == 2 && depth == 4) team_kernel<2, 4><<<nt, 96>>>(P, O, ll, ticket, d, nt, s1, s2, bnd);
-        else if (w == 2) team_kernel<2, 7><<<nt, 96>>>(P, O, ll, ticket, d, nt, s1, s2, bnd);
-        else if (w == 3) team_kernel<3, 3><<<nt, 128>>>(P, O, ll, ticket, d, nt, s1, s2, bnd);
-        else team_kernel<4, 2><<<nt, 160>>>(P, O, ll, ticket, d, nt, s1, s2, bnd);
-        CK(cudaEventRecord(e[1]));
-        CK(cudaEventSynchronize(e[1]));
-        CK(cudaGetLastError());
-        float a;
-        CK(cudaEventElapsedTime(&a, e[0], e[1]));
-        if (rep > 0) ts.push_back(a);
-      }
-      CK(cudaMemcpy(h_O.data(), O, nparts * 4, cudaMemcpyDeviceToHost));
-      size_t bad = 0;
-      for (int r = 0; r < d.nx; ++r)
-        for (int j = 0; j < d.ny; ++j) {
-          const int t = r + j % 32;
-          const float got = h_O[(((size_t)(j / 32) * d.ng + t / G) * 32 + j % 32) * G + t % G];
-          if (memcmp(&got, &ref[(size_t)r * d.ny + j], 4) != 0) ++bad;
-        }
-      printf("  teams of %d compute warps (%d blocks), %d chunks of the line before in flight: sweep %.4f ms; %zu outputs differ\n",
-             w, nt, depth, median(ts), bad);
-    };
-    for (const auto& [w, depth] : {std::pair{1, 2}, {2, 2}, {2, 4}, {2, 7}, {3, 3}, {4, 2}}) run_team(w, depth);
-  }
-  // Each block's groups timed: a block's offset behind the block before at groups along the walk, and how often its
-  // compute warp found the line before's rows missing at a check.
-  if (argc > 3 && d.nb > 49 && d.ng <= 256) {
-    CK(cudaMemset(ll, 0, (size_t)d.nb * d.nx * 8));
-    CK(cudaMemset(ticket, 0, 4));
-    CK(cudaEventRecord(e[0]));
-    sweep_kernel<0, 1024><<<d.nb, 64>>>(P, O, phi, ll, ticket, d, s1, s2, bnd);
-    CK(cudaEventRecord(e[1]));
-    CK(cudaDeviceSynchronize());
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e[0], e[1]));
-    std::vector<u64> gs(64 * 256);
-    std::vector<unsigned> gw(64 * 256);
-    CK(cudaMemcpyFromSymbol(gs.data(), gstart, gs.size() * 8));
-    CK(cudaMemcpyFromSymbol(gw.data(), gwait, gw.size() * 4));
-    printf("  groups timed (sweep %.4f ms): a block behind the block before (blocks 4-48), ns, at group", ms);
-    for (int g : {0, 2, 5, 10, 25, 50, 100, 150, 200, d.ng - 1}) {
-      double sum = 0;
-      for (int b = 4; b < 48; ++b) sum += (double)gs[(b + 1) * d.ng + g] - (double)gs[b * d.ng + g];
-      printf(" %d: %.0f;", g, sum / 44);
+}
+
+// The hand-over traced (rows 1000 and 2000 in blocks 4 to 48): lane 31's output to the next block's receiver, to
+// lane 0's check, to lane 0's output; and lane 0 of a block behind lane 0 of the block before.
+static void traced(Bench& b) {
+  const Dims d = b.d;
+  const float ms = b.median_of(2, [&] { sweep_kernel<0, 32><<<d.nb, 64>>>(b.P, b.O, b.phi, b.ll, b.ticket, d, b.s1, b.s2, b.bnd); });
+  std::vector<u64> tr(4096 * 10);
+  CK(cudaMemcpyFromSymbol(tr.data(), trace, tr.size() * 8));
+  double sum[5] = {0, 0, 0, 0, 0};
+  int n = 0;
+  for (int k = 4; k < 48; ++k)
+    for (int i = 0; i < 2; ++i) {
+      const auto at = [&](int bb, int ev) { return (double)tr[(bb * 5 + ev) * 2 + i]; };
+      sum[0] += at(k + 1, 1) - at(k, 0);
+      sum[1] += at(k + 1, 2) - at(k + 1, 1);
+      sum[2] += at(k + 1, 3) - at(k, 0);
+      sum[3] += at(k + 1, 3) - at(k, 3);
+      sum[4] += at(k + 1, 2) - at(k + 1, 4);
+      ++n;
     }
-    size_t waited = 0, passes = 0, groups = 0;
-    for (int b = 1; b < d.nb; ++b)
-      for (int g = 4; g < d.ng - 4; ++g) {
-        const unsigned w = gw[b * d.ng + g];
-        waited += w > 0, passes += w, ++groups;
-      }
-    printf(" groups whose check found a row missing %.1f %%, %.2f passes a group\n", 100.0 * waited / groups, (double)passes / groups);
+  printf("  traced (sweep %.4f ms), ns (mean of %d): lane 31's output to the next block's receiver %.0f, the receiver to lane 0's "
+         "check %.0f (of which lane 0 waiting at it %.0f), lane 31's output to lane 0's %.0f; lane 0 behind the block before's "
+         "lane 0 %.0f\n",
+         ms, n, sum[0] / n, sum[1] / n, sum[4] / n, sum[2] / n, sum[3] / n);
+}
+
+// Teams of W compute warps a block, the outputs checked against the sequential recurrence bit for bit.
+static void teams(Bench& b) {
+  const Dims d = b.d;
+  const std::vector<float> ref = b.reference();
+  const auto run = [&](const int w, const int depth, const auto kernel) {
+    const int nt = (d.nb + w - 1) / w;
+    const float ms = b.median_of(8, [&] { kernel<<<nt, 32 * (w + 1)>>>(b.P, b.O, b.ll, b.ticket, d, nt, b.s1, b.s2, b.bnd); });
+    printf("  teams of %d compute warps (%d blocks), %d chunks of the line before in flight: sweep %.4f ms; %zu outputs differ\n", w,
+           nt, depth, ms, b.differing(ref, false));
+  };
+  run(1, 2, team_kernel<1, 2>);
+  run(2, 2, team_kernel<2, 2>);
+  run(2, 4, team_kernel<2, 4>);
+  run(2, 7, team_kernel<2, 7>);
+  run(3, 3, team_kernel<3, 3>);
+  run(4, 2, team_kernel<4, 2>);
+}
+
+// Each block's groups timed: a block's offset behind the block before at groups along the walk, and how often its
+// compute warp found the line before's rows missing at a check.
+static void groups_timed(Bench& b) {
+  const Dims d = b.d;
+  const float ms = b.median_of(2, [&] { sweep_kernel<0, 1024><<<d.nb, 64>>>(b.P, b.O, b.phi, b.ll, b.ticket, d, b.s1, b.s2, b.bnd); });
+  std::vector<u64> gs(64 * 256);
+  std::vector<unsigned> gw(64 * 256);
+  CK(cudaMemcpyFromSymbol(gs.data(), gstart, gs.size() * 8));
+  CK(cudaMemcpyFromSymbol(gw.data(), gwait, gw.size() * 4));
+  printf("  groups timed (sweep %.4f ms): a block behind the block before (blocks 4-48), ns, at group", ms);
+  for (int g : {0, 2, 5, 10, 25, 50, 100, 150, 200, d.ng - 1}) {
+    double sum = 0;
+    for (int k = 4; k < 48; ++k) sum += (double)gs[(k + 1) * d.ng + g] - (double)gs[k * d.ng + g];
+    printf(" %d: %.0f;", g, sum / 44);
   }
-  // Exact variants of the streamed sweep: the check's rows, a second receiver; outputs compared with the
-  // first variant's bit for bit.
-  if (argc > 3) {
-    void (*const variants[])(const float*, float*, float*, u64*, unsigned*, const Dims, float, float, float) = {
-        sweep_kernel<0, 0>, sweep_kernel<0, 64>, sweep_kernel<0, 128>, sweep_kernel<0, 256>, sweep_kernel<0, 256 | 128>, sweep_kernel<0, 512>};
-    const char* what[] = {"as built", "2 rows a check", "1 row a check", "a second receiver", "a second receiver, 1 row a check",
-                          "each block alone on its multiprocessor (150 KB of shared memory asked for)"};
-    std::vector<float> first(nparts), again(nparts);
-    CK(cudaFuncSetAttribute(sweep_kernel<0, 512>, cudaFuncAttributeMaxDynamicSharedMemorySize, 150 * 1024));
-    for (int k = 0; k < 6; ++k) {
-      std::vector<float> ts;
-      for (int rep = 0; rep < 8; ++rep) {
-        CK(cudaMemset(ll, 0, (size_t)d.nb * d.nx * 8));
-        CK(cudaMemset(ticket, 0, 4));
-        CK(cudaMemset(O, 0xff, nparts * 4));
-        CK(cudaEventRecord(e[0]));
-        variants[k]<<<d.nb, 96, k == 5 ? 150 * 1024 : 0>>>(P, O, phi, ll, ticket, d, s1, s2, bnd);
-        CK(cudaEventRecord(e[1]));
-        CK(cudaEventSynchronize(e[1]));
-        float a;
-        CK(cudaEventElapsedTime(&a, e[0], e[1]));
-        if (rep > 0) ts.push_back(a);
-      }
-      CK(cudaMemcpy((k ? again : first).data(), O, nparts * 4, cudaMemcpyDeviceToHost));
-      const bool same = !k || memcmp(first.data(), again.data(), nparts * 4) == 0;
-      printf("  sweep, %s: %.4f ms%s\n", what[k], median(ts), same ? "" : " (outputs differ)");
+  size_t waited = 0, passes = 0, groups = 0;
+  for (int k = 1; k < d.nb; ++k)
+    for (int g = 4; g < d.ng - 4; ++g) {
+      const unsigned w = gw[k * d.ng + g];
+      waited += w > 0, passes += w, ++groups;
     }
+  printf(" groups whose check found a row missing %.1f %%, %.2f passes a group\n", 100.0 * waited / groups, (double)passes / groups);
+}
+
+// Exact variants of the streamed sweep: the check's rows, a second receiver, a block alone on its multiprocessor;
+// outputs compared with the first variant's bit for bit.
+static void variants(Bench& b) {
+  const Dims d = b.d;
+  const Sweep sweeps[] = {sweep_kernel<0, 0>, sweep_kernel<0, 64>, sweep_kernel<0, 128>, sweep_kernel<0, 256>, sweep_kernel<0, 256 | 128>, sweep_kernel<0, 512>};
+  const char* what[] = {"as built", "2 rows a check", "1 row a check", "a second receiver", "a second receiver, 1 row a check",
+                        "each block alone on its multiprocessor (150 KB of shared memory asked for)"};
+  std::vector<float> first(b.nparts), again(b.nparts);
+  CK(cudaFuncSetAttribute(sweep_kernel<0, 512>, cudaFuncAttributeMaxDynamicSharedMemorySize, 150 * 1024));
+  for (int k = 0; k < 6; ++k) {
+    const float ms =
+        b.median_of(8, [&] { sweeps[k]<<<d.nb, 96, k == 5 ? 150 * 1024 : 0>>>(b.P, b.O, b.phi, b.ll, b.ticket, d, b.s1, b.s2, b.bnd); });
+    CK(cudaMemcpy((k ? again : first).data(), b.O, b.nparts * 4, cudaMemcpyDeviceToHost));
+    const bool same = !k || memcmp(first.data(), again.data(), b.nparts * 4) == 0;
+    printf("  sweep, %s: %.4f ms%s\n", what[k], ms, same ? "" : " (outputs differ)");
   }
-  // Timing only (the outputs are then wrong): the streamed sweep of one block (a later block would wait for
-  // ever without the hand-over) with parts of it left out.
-  if (argc > 3 && d.nb == 1) {
-    void (*const knocked[])(const float*, float*, float*, u64*, unsigned*, const Dims, float, float, float) = {
-        sweep_kernel<0, 0>, sweep_kernel<0, 1>, sweep_kernel<0, 2>, sweep_kernel<0, 4>, sweep_kernel<0, 8>, sweep_kernel<0, 15>, sweep_kernel<0, 16>};
-    const char* what[] = {"nothing", "the line before's check", "the hand-over store", "the parts' loads", "the outputs' stores", "all four", "the selects outside the walk"};
-    for (int k = 0; k < 7; ++k) {
-      std::vector<float> ts;
-      for (int rep = 0; rep < 6; ++rep) {
-        CK(cudaMemset(ll, 0, (size_t)d.nb * d.nx * 8));
-        CK(cudaMemset(ticket, 0, 4));
-        CK(cudaEventRecord(e[0]));
-        knocked[k]<<<d.nb, 64>>>(P, O, phi, ll, ticket, d, s1, s2, bnd);
-        CK(cudaEventRecord(e[1]));
-        CK(cudaEventSynchronize(e[1]));
-        float a;
-        CK(cudaEventElapsedTime(&a, e[0], e[1]));
-        if (rep > 0) ts.push_back(a);
-      }
-      printf("  sweep without %s: %.4f ms, %.1f ns a step\n", what[k], median(ts), median(ts) * 1e6 / (d.ng * G));
-    }
+}
+
+// Timing only (the outputs are then wrong): the streamed sweep of one block (a later block would wait for ever
+// without the hand-over) with parts of it left out.
+static void knock_outs(Bench& b) {
+  const Dims d = b.d;
+  const Sweep sweeps[] = {sweep_kernel<0, 0>, sweep_kernel<0, 1>, sweep_kernel<0, 2>, sweep_kernel<0, 4>, sweep_kernel<0, 8>, sweep_kernel<0, 15>, sweep_kernel<0, 16>};
+  const char* what[] = {"nothing", "the line before's check", "the hand-over store", "the parts' loads", "the outputs' stores", "all four", "the selects outside the walk"};
+  for (int k = 0; k < 7; ++k) {
+    const float ms = b.median_of(6, [&] { sweeps[k]<<<d.nb, 64>>>(b.P, b.O, b.phi, b.ll, b.ticket, d, b.s1, b.s2, b.bnd); });
+    printf("  sweep without %s: %.4f ms, %.1f ns a step\n", what[k], ms, ms * 1e6 / (d.ng * G));
   }
+}
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IONBF, 0);
+  Bench b(argc > 1 ? atoi(argv[1]) : 1800, argc > 2 ? atoi(argv[2]) : 3600);
+  const Dims d = b.d;
+  checked_modes(b);
+  if (argc <= 3) return 0;
+  if (d.nb > 49 && d.nx > 2000) traced(b);
+  teams(b);
+  if (d.nb > 49 && d.nb <= 64 && d.ng <= 256) groups_timed(b);  // gstart and gwait hold 64 blocks of 256 groups
+  variants(b);
+  if (d.nb == 1) knock_outs(b);
 }
