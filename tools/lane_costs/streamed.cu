@@ -72,6 +72,41 @@ __device__ __forceinline__ void stamp(const int at, const float after) {
   trace[at] = t;
 }
 
+// The receiver, as the lane kernel's: lane j polls rows j, j + 32, … of the line before (block b − 1's hand-over
+// words, or the boundary value for block 0) and puts each, as soon as it has come, into the ring, never more than
+// its rows ahead of the rows the compute warp has taken. TRACE: the global timer where it finds rows TRACE_ROW.
+template <bool TRACE>
+__device__ __forceinline__ void receive(u64* edge, const int* taken, const u64* ll, const int b, const int X0, const float bnd) {
+  const int lane = threadIdx.x & 31;
+  for (int r = lane; __any_sync(~0u, r < X0);) {
+    const bool room = r < X0 && r < *(const volatile int*)taken + RING;
+    if (!__any_sync(~0u, room)) __nanosleep(100);
+    if (!room) continue;
+    float x = bnd;
+    if (b > 0) {
+      u64 w;
+      asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(ll + (size_t)(b - 1) * X0 + r) : "memory");
+      if ((unsigned)(w >> 32) != (unsigned)r + 1u) continue;
+      x = __uint_as_float((unsigned)w);
+      if (TRACE)
+        for (int i = 0; i < 2; ++i)
+          if (r == TRACE_ROW[i]) stamp((b * 5 + 1) * 2 + i, x);
+    }
+    atomicExch(&edge[r & (RING - 1)], ((u64)(r + 1) << 32) | __float_as_uint(x));
+    r += 32;
+  }
+}
+// A group's sixteen parts from its four 16-byte loads.
+__device__ __forceinline__ void unpack(const float4 (&cur)[4], float (&part)[G]) {
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    part[4 * k] = cur[k].x;
+    part[4 * k + 1] = cur[k].y;
+    part[4 * k + 2] = cur[k].z;
+    part[4 * k + 3] = cur[k].w;
+  }
+}
+
 // MODE 0: outputs streamed out in the parts' order; 1: each into the grid by the compute warp; 2: through a
 // window and a storer warp (warp 2).
 template <int MODE, int KNOCK = 0>
@@ -90,26 +125,10 @@ __global__ void __launch_bounds__(96) sweep_kernel(const float* __restrict__ P, 
   __syncthreads();
   const int b = tk, X0 = d.nx;
   if (warp == 1 || ((KNOCK & 256) && warp == 2)) {
-    // The receiver, as the lane kernel's: lane j polls rows j, j + 32, … of the line before. KNOCK & 256: a second
-    // receiver (warp 2) polls the same rows, started a little later, so a row is polled twice a round trip.
+    // The receiver. KNOCK & 256: a second receiver (warp 2) polls the same rows, started a little later, so a row is
+    // polled twice a round trip.
     if (warp == 2) __nanosleep(250);
-    for (int r = lane; __any_sync(~0u, r < X0);) {
-      const bool room = r < X0 && r < *(volatile int*)&taken + RING;
-      if (!__any_sync(~0u, room)) __nanosleep(100);
-      if (!room) continue;
-      float x = bnd;
-      if (b > 0) {
-        u64 w;
-        asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(ll + (size_t)(b - 1) * X0 + r) : "memory");
-        if ((unsigned)(w >> 32) != (unsigned)r + 1u) continue;
-        x = __uint_as_float((unsigned)w);
-        if (KNOCK & 32)
-          for (int i = 0; i < 2; ++i)
-            if (r == TRACE_ROW[i]) stamp((b * 5 + 1) * 2 + i, x);
-      }
-      atomicExch(&edge[r & (RING - 1)], ((u64)(r + 1) << 32) | __float_as_uint(x));
-      r += 32;
-    }
+    receive<(KNOCK & 32) != 0>(edge, &taken, ll, b, X0, bnd);
     return;
   }
   const int line = b * 32 + lane;
@@ -150,13 +169,7 @@ __global__ void __launch_bounds__(96) sweep_kernel(const float* __restrict__ P, 
       for (int k = 0; k < 4; ++k) ahead[k] = __ldcs(&pin[(size_t)(g + 2) * gstride + k]);
     }
     float part[G];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      part[4 * k] = cur[k].x;
-      part[4 * k + 1] = cur[k].y;
-      part[4 * k + 2] = cur[k].z;
-      part[4 * k + 3] = cur[k].w;
-    }
+    unpack(cur, part);
     if (lane == 0) atomicExch(&taken, t0);
     unsigned waits = 0;
     if (KNOCK & 1024) {
@@ -244,20 +257,7 @@ __global__ void __launch_bounds__(32 * (W + 1)) team_kernel(const float* __restr
   __syncthreads();
   const int b = tk, X0 = d.nx, chunks = (X0 + 3) / 4;
   if (warp == W) {
-    for (int r = lane; __any_sync(~0u, r < X0);) {
-      const bool room = r < X0 && r < *(volatile int*)&taken + RING;
-      if (!__any_sync(~0u, room)) __nanosleep(100);
-      if (!room) continue;
-      float x = bnd;
-      if (b > 0) {
-        u64 w;
-        asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(ll + (size_t)(b - 1) * X0 + r) : "memory");
-        if ((unsigned)(w >> 32) != (unsigned)r + 1u) continue;
-        x = __uint_as_float((unsigned)w);
-      }
-      atomicExch(&edge[r & (RING - 1)], ((u64)(r + 1) << 32) | __float_as_uint(x));
-      r += 32;
-    }
+    receive<false>(edge, &taken, ll, b, X0, bnd);
     return;
   }
   const int wg = b * W + warp;  // the warp's group of 32 lines
@@ -286,13 +286,7 @@ __global__ void __launch_bounds__(32 * (W + 1)) team_kernel(const float* __restr
       for (int k = 0; k < 4; ++k) ahead[k] = __ldcs(&pin[(size_t)(g + 2) * gstride + k]);
     }
     float part[G];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      part[4 * k] = cur[k].x;
-      part[4 * k + 1] = cur[k].y;
-      part[4 * k + 2] = cur[k].z;
-      part[4 * k + 3] = cur[k].w;
-    }
+    unpack(cur, part);
     if (warp == 0 && lane == 0) atomicExch(&taken, t0);
     float out[G];
     const bool steady = t0 >= 31 && t0 + G <= X0;
