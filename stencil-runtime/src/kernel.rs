@@ -216,6 +216,14 @@ impl StreamingFacts {
     }
 }
 
+/// Threads of a wavefront block beyond its lanes' warps: two storer warps and four loader
+/// warps (the kernel's `WF_STORERS + WF_LOADERS`).
+pub const WAVEFRONT_HELPERS: usize = 192;
+
+/// Bytes of static shared memory of a wavefront block per stage of its window (three
+/// mbarriers), beside its windows.
+pub const WAVEFRONT_STAGE_BYTES: usize = 24;
+
 /// The facts a sweep stencil's wavefront kernel's geometry follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WavefrontFacts {
@@ -240,24 +248,19 @@ impl WavefrontFacts {
         [if self.lane_axes >= 1 { tile } else { 1 }, if self.lane_axes >= 2 { tile } else { 1 }]
     }
 
-    /// Planes a window needs for `chunk` planes between ready flags and tiles of `tile`: the
-    /// chunk, the lag between the first and the last lane, and the reads' reach on both
-    /// sides (the kernel's `WF_WIN` must be at least this).
+    /// Planes a window needs for chunks of `chunk` planes and tiles of `tile`: the chunk
+    /// being loaded, the lag between the first and the last lane, and the reads' reach on
+    /// both sides, rounded up to whole chunks (the kernel's `WF_WIN` must be a multiple of
+    /// the chunk above the first three).
     pub const fn window_planes(&self, tile: usize, chunk: usize) -> usize {
         let [a, b] = self.lanes(tile);
-        chunk + (a - 1) + (b - 1) + 2 * self.z_radius[0] + 1
+        (chunk + (a - 1) + (b - 1) + 2 * self.z_radius[0] + 1).div_ceil(chunk) * chunk
     }
 
-    /// The kernel's block for `lanes` and `helpers` threads per lane: the last lane axis on
-    /// `threadIdx.x` (contiguous in memory), the first on `threadIdx.y`, the helpers (which
-    /// load and store the windows with the lanes) on the next block axis, at most 64 there
-    /// in 3-D.
-    pub const fn block(&self, lanes: [usize; 2], helpers: u32) -> [u32; 3] {
-        if self.lane_axes >= 2 {
-            [lanes[1] as u32, lanes[0] as u32, if helpers < 64 { helpers } else { 64 }]
-        } else {
-            [lanes[0] as u32, helpers, 1]
-        }
+    /// The kernel's block for `lanes`: the lanes' warps (a thread per lane, the last lane
+    /// axis fastest), then [`WAVEFRONT_HELPERS`] threads that store and load the windows.
+    pub const fn block(&self, lanes: [usize; 2]) -> [u32; 3] {
+        [((lanes[0] * lanes[1]).div_ceil(32) * 32 + WAVEFRONT_HELPERS) as u32, 1, 1]
     }
 
     /// Bytes of shared memory of one plane of every window, for tiles of `tile` and

@@ -25,6 +25,8 @@ mod signature;
 mod slope;
 mod stream;
 mod wavefront;
+mod wavefront_parts;
+mod wavefront_roles;
 
 use crate::ir::{self, BinOp, ExprKind, Method, Stencil, Ty, UnOp};
 use crate::writer::Writer;

@@ -297,7 +297,7 @@ pub(super) fn stream_defines() -> Vec<(&'static str, String)> {
 /// The definitions of the wavefront kernel (`WF_WIN` is set by the runtime from the
 /// pencils' geometry; its default only lets the source compile alone).
 pub(super) fn wavefront_defines() -> Vec<(&'static str, String)> {
-    vec![("WF_TILE", "32".into()), ("WF_CHUNK", "WF_TILE".into()), ("WF_BATCH", "8".into()), ("WF_WIN", "128".into())]
+    vec![("WF_TILE", "32".into()), ("WF_CHUNK", "8".into()), ("WF_BATCH", "8".into()), ("WF_WIN", "128".into())]
 }
 
 /// The fields (`unknown_mut`: the unknown written in place), the grid's extents and the

@@ -20,7 +20,7 @@ pub const VECTOR_VAR: &str = "STENCIL_CUDA_VECTOR";
 /// kernel where the register kernel would run (see [`CudaOptions::hierarchical_kernel`]).
 pub const HIER_KERNEL_VAR: &str = "STENCIL_CUDA_HIER";
 
-/// Environment variable overriding the planes between two of a wavefront's ready flags
+/// Environment variable overriding the planes a wavefront's helpers pass at a time
 /// (see [`CudaOptions::wavefront_chunk`]).
 pub const WAVEFRONT_CHUNK_VAR: &str = "STENCIL_CUDA_WAVEFRONT_CHUNK";
 
@@ -88,7 +88,8 @@ pub struct CudaOptions {
     pub hierarchical_kernel: HierarchicalKernel,
     /// Which kernel runs sweeps.
     pub wavefront_kernel: WavefrontKernel,
-    /// Planes a wavefront's pencil computes between two ready flags; `None`: the tile edge.
+    /// Planes a wavefront's helpers pass at a time (the pencil kernel's loaders copy in, and
+    /// its storer writes back and publishes, chunks of this many planes); `None`: 8.
     pub wavefront_chunk: Option<usize>,
     /// Lines each lane of the lane kernel owns, 1 or 2: lane j of a block owns M consecutive
     /// lines and computes one row of each in a step, so a block takes 32·M lines and the grid

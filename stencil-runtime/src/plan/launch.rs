@@ -3,7 +3,7 @@
 //! and working regions, a wavefront's pencils. Pure arithmetic: the CUDA backend turns a
 //! [`Shape`] into a launch.
 
-use crate::kernel::{KernelKind, KernelManifest};
+use crate::kernel::{KernelKind, KernelManifest, WAVEFRONT_HELPERS, WAVEFRONT_STAGE_BYTES, WavefrontFacts};
 use crate::schedule::CycleSizes;
 use crate::{Error, Result, StencilMeta};
 
@@ -244,9 +244,27 @@ impl Cycle {
     }
 }
 
-/// Threads per block that load and store a wavefront's windows: a tile of fewer lanes gets
-/// helper warps, so that a boundary's loads are in flight together.
-const HELPED_THREADS: usize = 256;
+/// Planes a wavefront's helpers pass at a time where the options do not say.
+const DEFAULT_CHUNK: usize = 8;
+
+/// Bytes of shared memory of a wavefront block with a window of `planes` planes of
+/// `plane_bytes` each, passed `chunk` at a time: the windows, three mbarriers a chunk of
+/// the window and the block's other words.
+fn window_bytes(planes: usize, chunk: usize, plane_bytes: usize) -> usize {
+    planes * plane_bytes + planes / chunk * WAVEFRONT_STAGE_BYTES + 64
+}
+
+/// The planes of a wavefront block's window for chunks of `chunk` planes, if any fit: the
+/// planes the kernel needs and a chunk more, so that the loaders work a chunk ahead of the
+/// lanes' reads, rounded up to a power of two (a slot is then a mask rather than a
+/// division) where the chunk is one and that still fits; else as few as fit.
+fn window_of(facts: &WavefrontFacts, tile: usize, chunk: usize, plane_bytes: usize, limits: Limits) -> Option<usize> {
+    let needed = facts.window_planes(tile, chunk);
+    let ahead = needed + chunk;
+    [if chunk.is_power_of_two() { ahead.next_power_of_two() } else { ahead }, ahead, needed]
+        .into_iter()
+        .find(|&planes| window_bytes(planes, chunk, plane_bytes) <= limits.max_shared)
+}
 
 /// A sweep stencil's pencils over a grid: what the wavefront kernel is launched with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -259,7 +277,7 @@ pub(crate) struct Pencils {
     pub lanes: [usize; 2],
     /// Pencils on axes 1 and 2.
     pub count: [usize; 2],
-    /// Planes between two ready flags (`WF_CHUNK`).
+    /// Planes the helpers pass at a time (`WF_CHUNK`).
     pub chunk: usize,
     /// Planes of the shared-memory window (`WF_WIN`).
     pub window: usize,
@@ -270,7 +288,7 @@ pub(crate) struct Pencils {
 
 impl Pencils {
     /// The pencils of a grid of `shape` for tiles of `tile` lanes per axis and `chunk` planes
-    /// between ready flags (default: the tile), elements of `elem` bytes, checked against
+    /// passed at a time (default 8, halved until the window fits), elements of `elem` bytes, checked against
     /// the device's limits.
     pub fn new(
         meta: &StencilMeta,
@@ -298,42 +316,42 @@ impl Pencils {
         let z1_max = interior[1] - 1 + skew[1] * (interior[0] - 1);
         let z2_max = interior[2] - 1 + skew[2] * z1_max;
         let lanes = facts.lanes(tile);
-        let threads = lanes[0].saturating_mul(lanes[1]);
+        let threads =
+            lanes[0].saturating_mul(lanes[1]).div_ceil(32).saturating_mul(32).saturating_add(WAVEFRONT_HELPERS);
         if threads > limits.max_threads {
-            let largest = if facts.lane_axes >= 2 { limits.max_threads.isqrt() } else { limits.max_threads };
+            let most = limits.max_threads.saturating_sub(WAVEFRONT_HELPERS) / 32 * 32;
+            let largest = if facts.lane_axes >= 2 { most.isqrt() } else { most };
             return Err(fail(format!(
-                "a tile of {tile} lanes per axis needs {threads} threads per block, and the device allows {}: use a \
-                 tile of at most {largest}",
+                "a tile of {tile} lanes per axis needs {threads} threads per block (its lanes' warps and \
+                 {WAVEFRONT_HELPERS} helpers), and the device allows {}: use a tile of at most {largest}",
                 limits.max_threads
             )));
         }
-        let chunk = chunk.unwrap_or(tile).max(1);
         let plane_bytes = facts.plane_bytes(tile, elem);
-        // The planes the kernel needs, rounded up to a power of two (a slot is then a mask
-        // rather than a division) where that still fits.
-        let needed = facts.window_planes(tile, chunk);
-        let window = if needed.next_power_of_two() * plane_bytes <= limits.max_shared {
-            needed.next_power_of_two()
-        } else {
-            needed
+        // A chunk that was not asked for is halved until the window fits.
+        let chunks = match chunk {
+            Some(chunk) => vec![chunk.max(1)],
+            None => std::iter::successors(Some(DEFAULT_CHUNK), |&c| (c > 1).then_some(c / 2)).collect(),
         };
-        let shared = window * plane_bytes;
-        if shared > limits.max_shared {
+        let fitting = chunks.iter().find_map(|&c| window_of(facts, tile, c, plane_bytes, limits).map(|w| (c, w)));
+        let Some((chunk, window)) = fitting else {
+            let chunk = chunks[chunks.len() - 1];
+            let planes = facts.window_planes(tile, chunk);
             return Err(fail(format!(
-                "the windows of a tile of {tile} lanes ({} fields, {window} planes) need {shared} B of shared memory, \
+                "the windows of a tile of {tile} lanes ({} fields, {planes} planes) need {} B of shared memory, \
                  and the device allows {} B per block: use a smaller tile",
                 facts.windows.len(),
+                window_bytes(planes, chunk, plane_bytes),
                 limits.max_shared
             )));
-        }
+        };
+        let shared = window * plane_bytes;
         let count = [(z1_max + 1).div_ceil(lanes[0]), (z2_max + 1).div_ceil(lanes[1])];
         let mut pencils: Vec<[usize; 2]> = (0..count[0]).flat_map(|p1| (0..count[1]).map(move |p2| [p1, p2])).collect();
         // Tile-hyperplane order: every pencil comes after those it waits for.
         pencils.sort_by_key(|&[p1, p2]| (p1 + p2, p1));
         let order = pencils.iter().flat_map(|p| p.map(|x| x as i32)).collect();
-        // Helper threads load and store the windows with the lanes.
-        let helpers = (HELPED_THREADS / threads).max(1) as u32;
-        let block = facts.block(lanes, helpers);
+        let block = facts.block(lanes);
         let shape = Shape { grid: [(count[0] * count[1]) as u32, 1, 1], block, shared: shared as u32 };
         Ok(Self { extents, tile, lanes, count, chunk, window, order, shape })
     }
@@ -378,5 +396,47 @@ pub(crate) mod tests {
         assert_eq!(c.kind, KernelKind::Hierarchical, "no register kernel in the manifest");
         assert_eq!(c.shape.shared as usize, 3 * 20 * 30 * 8, "the unknown twice and one staged field");
         assert_eq!(c.shape.grid, [1, 1, 1]);
+    }
+    /// `gs7`'s facts: a 3-D sweep staging the unknown and one field, reads one plane away.
+    fn gs7() -> (StencilMeta, KernelManifest) {
+        use crate::kernel::WavefrontFacts;
+        use crate::stencil::{Direction, SweepMeta};
+        static DIRECTIONS: [Direction; 3] = [Direction::Ascending; 3];
+        let sweep = SweepMeta { directions: &DIRECTIONS, hyperplane: &[1, 1, 1], skew: &[0, 0, 0] };
+        let meta = StencilMeta {
+            name: "gs7",
+            dim: 3,
+            fields: &[],
+            unknown: 0,
+            unknowns: &[0],
+            params: &[],
+            reads: &[],
+            radius: &[1, 1, 1],
+            sweep: Some(sweep),
+            flops: 8,
+            arrays_per_point: 3,
+        };
+        let facts = WavefrontFacts { windows: &[0, 1], z_radius: [1, 1, 1], lane_axes: 2, lane_reals: [0, 0] };
+        (meta, KernelManifest { wavefront: Some(facts), ..manifest([1, 1, 1], &[0, 1, 2]) })
+    }
+
+    #[test]
+    fn pencils_hold_their_lanes_warps_their_helpers_and_whole_chunks() {
+        let (meta, m) = gs7();
+        let p = Pencils::new(&meta, &m, &[258, 258, 258], 16, None, 4, LIMITS).unwrap();
+        assert_eq!(p.shape.block, [256 + 192, 1, 1]);
+        assert_eq!((p.chunk, p.window), (8, 64), "41 planes needed, a chunk ahead, a power of two");
+        assert_eq!(p.shape.shared as usize, 64 * 18 * 18 * 2 * 4);
+        assert_eq!(p.count, [16, 16]);
+        let f64_16 = Pencils::new(&meta, &m, &[258, 258, 258], 16, None, 8, LIMITS).unwrap();
+        assert_eq!((f64_16.chunk, f64_16.window), (4, 44), "f64: 48 planes of chunks of 8 do not fit, 44 of 4 do");
+        let odd = Pencils::new(&meta, &m, &[258, 258, 258], 8, Some(6), 4, LIMITS).unwrap();
+        assert_eq!(odd.window % 6, 0, "a chunk that is not a power of two: whole chunks");
+        assert!(odd.window > 6 + 14 + 2, "more than a chunk, the lag and the reach");
+        assert_eq!(Pencils::new(&meta, &m, &[10, 10, 10], 3, None, 4, LIMITS).unwrap().shape.block, [32 + 192, 1, 1]);
+        let wide = Pencils::new(&meta, &m, &[258, 258, 258], 32, None, 4, LIMITS).unwrap_err().to_string();
+        assert!(wide.contains("1216 threads per block") && wide.contains("at most 28"), "{wide}");
+        let deep = Pencils::new(&meta, &m, &[258, 258, 258], 16, Some(64), 8, LIMITS).unwrap_err().to_string();
+        assert!(deep.contains("shared memory"), "{deep}");
     }
 }

@@ -1,0 +1,48 @@
+//! What both forms of the pencil kernel share: a lane's step, a cell of the planes being
+//! loaded and the store of finished planes.
+
+use super::common::*;
+use crate::ir::Stencil;
+use crate::writer::Writer;
+
+/// One step of the march: the lane's point of the step's hyperplane, computed from the
+/// windows and written back into the unknown's window, by threads where `lane` holds.
+pub(super) fn emit_step(w: &mut Writer, s: &Stencil, windows: &[usize], lane: &str) {
+    w.line("const int z0 = s - t1 - t2;");
+    w.line("const int x1 = z1 - WF_K1 * z0;");
+    w.open(format!("if ({lane} && z0 >= 0 && z0 < X0 && x1 >= 0 && x1 < X1 && x2 >= 0 && x2 < X2)"));
+    for (k, &f) in windows.iter().enumerate() {
+        w.line(format!(
+            "#define AT_{}(e0, e1, e2) WF_CELL({k}, z0 + WF_DZ0(e0, e1, e2), t1 + WF_RZ1 + WF_DZ1(e0, e1, e2), t2 + WF_RZ2 + WF_DZ2(e0, e1, e2))",
+            c_name(&s.fields[f].name)
+        ));
+    }
+    point_call(w, s);
+    undefine_access(w, s);
+    w.line("WF_CELL(0, z0, t1 + WF_RZ1, t2 + WF_RZ2) = v;");
+    w.close("");
+}
+
+/// The window cell of load `cell` from plane `loaded` on (plane `p`, window lanes `a`, `b`,
+/// oriented coordinates `c1`, `c2`), and a block entered when the cell is a grid point of
+/// the planes `[loaded, need)`.
+pub(super) fn open_loaded_cell(w: &mut Writer, cell: &str) {
+    w.line(format!("const int c = {cell};"));
+    w.line("const int p = loaded + c / (WF_E1 * WF_E2), a = c / WF_E2 % WF_E1, b = c % WF_E2;");
+    w.line("const int y1 = base1 - WF_RZ1 + a, y2 = base2 - WF_RZ2 + b;");
+    w.line("const int c1 = y1 - WF_K1 * p, c2 = y2 - WF_K2 * y1;");
+    w.open("if (p < need && c1 >= -WF_R1 && c1 < X1 + WF_R1 && c2 >= -WF_R2 && c2 < X2 + WF_R2)");
+}
+
+/// Stores the pencil's own points of planes `[stored, done)` from the window, thread `id`
+/// of `count`.
+pub(super) fn store_planes(w: &mut Writer, unknown: &str, id: &str, count: &str) {
+    w.open(format!("for (int c = {id}; c < (done - stored) * WF_T1 * WF_T2; c += {count})"));
+    w.line("const int p = stored + c / (WF_T1 * WF_T2), a = c / WF_T2 % WF_T1, b = c % WF_T2;");
+    w.line("const int y1 = base1 + a, y2 = base2 + b;");
+    w.line("const int c1 = y1 - WF_K1 * p, c2 = y2 - WF_K2 * y1;");
+    w.open("if (c1 >= 0 && c1 < X1 && c2 >= 0 && c2 < X2)");
+    w.line(format!("f_{unknown}[WF_I0(p) * s0 + WF_I1(c1) * s1 + WF_I2(c2)] = WF_CELL(0, p, a + WF_RZ1, b + WF_RZ2);"));
+    w.close("");
+    w.close("");
+}

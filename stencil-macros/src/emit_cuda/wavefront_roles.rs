@@ -1,0 +1,164 @@
+//! The pencil kernel's roles from compute capability 8.0 on: the lanes only compute, a
+//! storer warp writes finished planes back and publishes them, loader warps copy planes
+//! into the window ahead of the lanes. They hand chunks of planes to each other through
+//! three rings of mbarriers, so no role waits on memory unless the one before it is late:
+//!
+//! ```text
+//!   loaders ──full[j]──▶ lanes ──finished[j]──▶ storer ──stored[j]──▶ loaders (chunk j + WF_STAGES)
+//! ```
+//!
+//! Chunk j holds planes [j·WF_CHUNK − WF_RZ0, (j + 1)·WF_CHUNK − WF_RZ0) in slots
+//! [(j mod WF_STAGES)·WF_CHUNK, …) of the window.
+
+use super::common::*;
+use super::wavefront_parts::{emit_step, open_loaded_cell, store_planes};
+use crate::ir::Stencil;
+use crate::writer::Writer;
+
+/// The mbarrier and asynchronous-copy primitives, once per translation unit.
+pub(super) fn roles_helpers(w: &mut Writer) {
+    w.line("#if __CUDA_ARCH__ >= 800 && !defined(WF_ROLE_HELPERS)");
+    w.line("#define WF_ROLE_HELPERS");
+    w.open("__device__ __forceinline__ unsigned wf_smem(const void* p)");
+    w.line("return (unsigned)__cvta_generic_to_shared(p);");
+    w.close("");
+    w.open("__device__ __forceinline__ void wf_bar_init(unsigned long long* bar, const unsigned count)");
+    w.line("asm volatile(\"mbarrier.init.shared.b64 [%0], %1;\" ::\"r\"(wf_smem(bar)), \"r\"(count) : \"memory\");");
+    w.close("");
+    w.open("__device__ __forceinline__ void wf_arrive(unsigned long long* bar)");
+    w.line("asm volatile(\"{ .reg .b64 state; mbarrier.arrive.shared.b64 state, [%0]; }\" ::\"r\"(wf_smem(bar)) : \"memory\");");
+    w.close("");
+    w.line("// Whether the phase of `parity` has completed.");
+    w.open("__device__ __forceinline__ bool wf_done(unsigned long long* bar, const unsigned parity)");
+    w.line("unsigned ok;");
+    w.line(
+        "asm volatile(\"{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\"",
+    );
+    w.line("             : \"=r\"(ok) : \"r\"(wf_smem(bar)), \"r\"(parity) : \"memory\");");
+    w.line("return ok != 0;");
+    w.close("");
+    w.open("__device__ __forceinline__ void wf_wait(unsigned long long* bar, const unsigned parity)");
+    w.line("while (!wf_done(bar, parity)) {}");
+    w.close("");
+    w.line("// One value copied asynchronously into shared memory; the thread's copies so far arrive on `bar` once");
+    w.line("// they have landed (the barrier counts one arrival per loader thread and chunk).");
+    w.open("__device__ __forceinline__ void wf_copy(real* dst, const real* src)");
+    w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2;\" ::\"r\"(wf_smem(dst)), \"l\"(src), \"n\"(sizeof(real)) : \"memory\");");
+    w.close("");
+    w.open("__device__ __forceinline__ void wf_copies_arrive(unsigned long long* bar)");
+    w.line("asm volatile(\"cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\" ::\"r\"(wf_smem(bar)) : \"memory\");");
+    w.close("");
+    w.line("#endif");
+}
+
+/// The barriers' rings and their initialisation by thread 0 (before the block's first barrier).
+pub(super) fn emit_role_barriers(w: &mut Writer) {
+    w.line("__shared__ unsigned long long wf_bar[3 * WF_STAGES];");
+    w.line("#define WF_FULL(j) (&wf_bar[(j) % WF_STAGES])");
+    w.line("#define WF_FINISHED(j) (&wf_bar[WF_STAGES + (j) % WF_STAGES])");
+    w.line("#define WF_STORED(j) (&wf_bar[2 * WF_STAGES + (j) % WF_STAGES])");
+    w.line("// The parity of chunk j's phase of its stage's barriers.");
+    w.line("#define WF_PARITY(j) ((unsigned)((j) / WF_STAGES) & 1u)");
+    w.open("if (tid == 0)");
+    w.open("for (int i = 0; i < WF_STAGES; ++i)");
+    w.line("wf_bar_init(WF_FULL(i), WF_LOADERS);");
+    w.line("wf_bar_init(WF_FINISHED(i), WF_COMPUTE);");
+    w.line("wf_bar_init(WF_STORED(i), WF_STORERS);");
+    w.close("");
+    w.close("");
+}
+
+/// The three roles, after the pencil is known (`p1`, `p2`, `me`, `base1`, `base2`, `steps`).
+pub(super) fn emit_roles(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) {
+    w.line("// Chunks of planes the window passes, from plane −WF_RZ0 to X0 + WF_RZ0.");
+    w.line("const int chunks = (X0 + 2 * WF_RZ0 + WF_CHUNK - 1) / WF_CHUNK;");
+    w.open("if (tid < WF_COMPUTE)");
+    emit_lanes_role(w, s, windows);
+    w.reopen("else if (tid < WF_COMPUTE + WF_STORERS)");
+    emit_storer_role(w, unknown);
+    w.reopen("else");
+    emit_loader_role(w, s, windows);
+    w.close("");
+}
+
+/// The lanes: a step is the pencil's hyperplane, with a barrier of the lanes' warps after it.
+fn emit_lanes_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
+    w.line("const int t1 = tid / WF_T2, t2 = tid % WF_T2;");
+    w.line("const int z1 = base1 + t1, z2 = base2 + t2;");
+    w.line("const int x2 = z2 - WF_K2 * z1;");
+    w.line("int have = 0, freed = 0;");
+    w.open("for (int s = 0; s < steps; ++s)");
+    w.line("// The step reads planes up to s + WF_RZ0 (lane 0's), in chunk (s + 2·WF_RZ0) / WF_CHUNK.");
+    w.line("const int need = min((s + 2 * WF_RZ0) / WF_CHUNK, chunks - 1);");
+    w.line("for (; have <= need; ++have) wf_wait(WF_FULL(have), WF_PARITY(have));");
+    emit_step(w, s, windows, "tid < WF_LANES");
+    w.line("asm volatile(\"bar.sync 1, %0;\" ::\"n\"(WF_COMPUTE) : \"memory\");");
+    w.line("// Chunk j is finished when its last plane's last reader, the last lane WF_RZ0 planes on, has run:");
+    w.line("// after step (j + 1)·WF_CHUNK − 1 + WF_LAG. Every thread arrives for its own reads and writes.");
+    w.line(
+        "for (; freed < chunks && (freed + 1) * WF_CHUNK - 1 + WF_LAG <= s; ++freed) wf_arrive(WF_FINISHED(freed));",
+    );
+    w.close("");
+    w.line("for (; freed < chunks; ++freed) wf_arrive(WF_FINISHED(freed));");
+}
+
+/// The storer warps: each finished chunk's own points back to the grid, then the planes
+/// stored so far published in the pencil's ready flag. A fence waits for the stores to land,
+/// so while the next chunk is already finished the storers store it before they publish,
+/// never more than two chunks a fence: storers that fenced every chunk would fall behind the
+/// lanes. Storer 0 decides for all, through a word a chunk parity.
+fn emit_storer_role(w: &mut Writer, unknown: &str) {
+    w.line("const int sid = tid - WF_COMPUTE;");
+    w.line("__shared__ int wf_publish[2];");
+    w.line("int published = 0;");
+    w.open("for (int j = 0; j < chunks; ++j)");
+    w.line("wf_wait(WF_FINISHED(j), WF_PARITY(j));");
+    w.line("const int stored = max(j * WF_CHUNK - WF_RZ0, 0), done = max(min((j + 1) * WF_CHUNK - WF_RZ0, X0), 0);");
+    store_planes(w, unknown, "sid", "WF_STORERS");
+    w.line("wf_arrive(WF_STORED(j));");
+    w.line("if (sid == 0) wf_publish[j & 1] = j + 1 == chunks || j - published >= 1 || !wf_done(WF_FINISHED(j + 1), WF_PARITY(j + 1));");
+    w.line("asm volatile(\"bar.sync 2, %0;\" ::\"n\"(WF_STORERS) : \"memory\");");
+    w.line("if (!wf_publish[j & 1]) continue;");
+    w.line("__threadfence(); // the stores above, made visible before the flag");
+    w.line("asm volatile(\"bar.sync 2, %0;\" ::\"n\"(WF_STORERS) : \"memory\");");
+    w.line("if (sid == 0) ((volatile int*)progress)[me] = done;");
+    w.line("published = j + 1;");
+    w.close("");
+}
+
+/// The loader warps: chunk j's planes copied in once its slots are stored (chunk
+/// j − WF_STAGES) and the pencils before this one have published them.
+fn emit_loader_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
+    w.line("const int lid = tid - WF_COMPUTE - WF_STORERS;");
+    w.line("// Planes the pencils before this one have published, as last seen.");
+    w.line("int ready = 0;");
+    w.open("for (int j = 0; j < chunks; ++j)");
+    w.open("if (j >= WF_STAGES)");
+    w.line("// The slots' last chunk read by the lanes and stored (the stores follow the lanes' finish).");
+    w.line("wf_wait(WF_FINISHED(j - WF_STAGES), WF_PARITY(j - WF_STAGES));");
+    w.line("wf_wait(WF_STORED(j - WF_STAGES), WF_PARITY(j - WF_STAGES));");
+    w.close("");
+    w.line("const int loaded = j * WF_CHUNK - WF_RZ0, need = min(loaded + WF_CHUNK, X0 + WF_RZ0);");
+    w.open("if (ready < min(need, X0))");
+    w.open("do");
+    w.line("ready = X0;");
+    w.line("if (p1 > 0) ready = min(ready, ((volatile int*)progress)[me - pencils2]);");
+    w.line("if (p2 > 0) ready = min(ready, ((volatile int*)progress)[me - 1]);");
+    w.line("if (p1 > 0 && p2 > 0) ready = min(ready, ((volatile int*)progress)[me - pencils2 - 1]);");
+    w.close(" while (ready < min(need, X0));");
+    w.line("__threadfence(); // their planes' values seen after their flags");
+    w.close("");
+    w.line("// Old values of this pencil and of the pencils after it, new values of those before it; and the");
+    w.line("// read-only fields.");
+    w.open("for (int c0 = lid; c0 < (need - loaded) * WF_E1 * WF_E2; c0 += WF_LOADERS)");
+    open_loaded_cell(w, "c0");
+    w.line("const idx g = WF_I0(p) * s0 + WF_I1(c1) * s1 + WF_I2(c2);");
+    for (k, &f) in windows.iter().enumerate() {
+        let n = &c_name(&s.fields[f].name);
+        w.line(format!("wf_copy(&WF_CELL({k}, p, a, b), &f_{n}[g]);"));
+    }
+    w.close("");
+    w.close("");
+    w.line("wf_copies_arrive(WF_FULL(j));");
+    w.close("");
+}
