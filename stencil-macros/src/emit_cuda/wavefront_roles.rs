@@ -1,10 +1,10 @@
-//! The pencil kernel's roles from compute capability 8.0 on: the lanes only compute, a
-//! storer warp writes finished planes back and publishes them, loader warps copy planes
+//! The pencil kernel's roles from compute capability 8.0 on: the lanes only compute, storer
+//! warps write finished planes back and publish them, loader warps copy planes
 //! into the window ahead of the lanes. They hand chunks of planes to each other through
 //! three rings of mbarriers, so no role waits on memory unless the one before it is late:
 //!
 //! ```text
-//!   loaders ──full[j]──▶ lanes ──finished[j]──▶ storer ──stored[j]──▶ loaders (chunk j + WF_STAGES)
+//!   loaders ──full[j]──▶ lanes ──finished[j]──▶ storers ──stored[j]──▶ loaders (chunk j + WF_STAGES)
 //! ```
 //!
 //! Chunk j holds planes [j·WF_CHUNK − WF_RZ0, (j + 1)·WF_CHUNK − WF_RZ0) in slots
