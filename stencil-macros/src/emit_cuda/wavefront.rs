@@ -68,7 +68,7 @@ pub(super) fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     w.line("extern __shared__ unsigned char wf_raw[];");
     w.line("real* win = (real*)wf_raw;");
     w.line("__shared__ int wf_pencil[2];");
-    w.line("const int tid = threadIdx.x, threads = blockDim.x;");
+    w.line("const int tid = threadIdx.x;");
     w.line("#if __CUDA_ARCH__ >= 800");
     emit_role_barriers(w);
     w.line("#endif");
@@ -85,7 +85,6 @@ pub(super) fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     w.line("const int base1 = p1 * WF_T1, base2 = p2 * WF_T2;");
     w.line("const int steps = X0 + WF_LAG;");
     w.line("#if __CUDA_ARCH__ >= 800");
-    w.line("(void)threads;");
     emit_roles(w, s, &windows, &unknown);
     w.line("#else");
     emit_lockstep(w, s, &windows, &unknown);
@@ -97,6 +96,7 @@ pub(super) fn emit_wavefront(w: &mut Writer, s: &Stencil) {
 /// Before compute capability 8.0: every thread stops every WF_CHUNK steps to store, publish,
 /// wait for the pencils before and load the next planes; the lanes compute between.
 fn emit_lockstep(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) {
+    w.line("const int threads = blockDim.x;");
     w.line("const int t1 = tid / WF_T2, t2 = tid % WF_T2;");
     w.line("const int z1 = base1 + t1, z2 = base2 + t2;");
     w.line("const int x2 = z2 - WF_K2 * z1;");

@@ -40,11 +40,12 @@ pub(super) fn roles_helpers(w: &mut Writer) {
     w.open("__device__ __forceinline__ void wf_wait(unsigned long long* bar, const unsigned parity)");
     w.line("while (!wf_done(bar, parity)) {}");
     w.close("");
-    w.line("// One value copied asynchronously into shared memory; the thread's copies so far arrive on `bar` once");
-    w.line("// they have landed (the barrier counts one arrival per loader thread and chunk).");
+    w.line("// One value copied asynchronously into shared memory.");
     w.open("__device__ __forceinline__ void wf_copy(real* dst, const real* src)");
     w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2;\" ::\"r\"(wf_smem(dst)), \"l\"(src), \"n\"(sizeof(real)) : \"memory\");");
     w.close("");
+    w.line("// The thread's copies so far arrive on `bar` once they have landed (the barrier counts one arrival per");
+    w.line("// loader thread and chunk).");
     w.open("__device__ __forceinline__ void wf_copies_arrive(unsigned long long* bar)");
     w.line("asm volatile(\"cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\" ::\"r\"(wf_smem(bar)) : \"memory\");");
     w.close("");
