@@ -172,8 +172,10 @@ fn wavefront_defines(w: &mut Writer, s: &Stencil, axes: &SweepAxes) {
     }
     w.line("// Plane p's slot: chunk j's planes [j·WF_CHUNK − WF_RZ0, …) fill slots [(j mod WF_STAGES)·WF_CHUNK, …).");
     w.line("#define WF_SLOT(p) ((int)((unsigned int)((p) + WF_RZ0) % (unsigned int)WF_WIN))");
-    w.line("// Cell (plane p, lanes a, b with the halo) of staged field k's window.");
-    w.line("#define WF_CELL(k, p, a, b) win[(((k) * WF_WIN + WF_SLOT(p)) * WF_E1 + (a)) * WF_E2 + (b)]");
+    w.line("// Cell (plane p or slot, lanes a, b with the halo) of staged field k's window.");
+    w.line("#define WF_PLANE_BYTES (WF_E1 * WF_E2 * (int)sizeof(real))");
+    w.line("#define WF_SLOT_CELL(k, slot, a, b) win[(((k) * WF_WIN + (slot)) * WF_E1 + (a)) * WF_E2 + (b)]");
+    w.line("#define WF_CELL(k, p, a, b) WF_SLOT_CELL(k, WF_SLOT(p), a, b)");
 }
 
 /// Every WF_CHUNK steps: store the planes this pencil has finished, publish them, wait for

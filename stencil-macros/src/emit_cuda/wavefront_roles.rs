@@ -11,7 +11,7 @@
 //! [(j mod WF_STAGES)·WF_CHUNK, …) of the window.
 
 use super::common::*;
-use super::wavefront_parts::{emit_step, open_loaded_cell, store_planes};
+use super::wavefront_parts::emit_step;
 use crate::ir::Stencil;
 use crate::writer::Writer;
 
@@ -40,9 +40,9 @@ pub(super) fn roles_helpers(w: &mut Writer) {
     w.open("__device__ __forceinline__ void wf_wait(unsigned long long* bar, const unsigned parity)");
     w.line("while (!wf_done(bar, parity)) {}");
     w.close("");
-    w.line("// One value copied asynchronously into shared memory.");
-    w.open("__device__ __forceinline__ void wf_copy(real* dst, const real* src)");
-    w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2;\" ::\"r\"(wf_smem(dst)), \"l\"(src), \"n\"(sizeof(real)) : \"memory\");");
+    w.line("// One value copied asynchronously into shared memory, at a shared-memory address.");
+    w.open("__device__ __forceinline__ void wf_copy_to(const unsigned dst, const real* src)");
+    w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2;\" ::\"r\"(dst), \"l\"(src), \"n\"(sizeof(real)) : \"memory\");");
     w.close("");
     w.line("// The thread's copies so far arrive on `bar` once they have landed (the barrier counts one arrival per");
     w.line("// loader thread and chunk).");
@@ -73,6 +73,8 @@ pub(super) fn emit_role_barriers(w: &mut Writer) {
 pub(super) fn emit_roles(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) {
     w.line("// Chunks of planes the window passes, from plane −WF_RZ0 to X0 + WF_RZ0.");
     w.line("const int chunks = (X0 + 2 * WF_RZ0 + WF_CHUNK - 1) / WF_CHUNK;");
+    w.line("// From a point of plane p to the same lanes' point of plane p + 1 in the grid.");
+    w.line("const idx plane_stride = (idx)WF_D0 * s0 - (idx)(WF_K1 * WF_D1) * s1;");
     w.open("if (tid < WF_COMPUTE)");
     emit_lanes_role(w, s, windows);
     w.reopen("else if (tid < WF_COMPUTE + WF_STORERS)");
@@ -115,7 +117,7 @@ fn emit_storer_role(w: &mut Writer, unknown: &str) {
     w.open("for (int j = 0; j < chunks; ++j)");
     w.line("wf_wait(WF_FINISHED(j), WF_PARITY(j));");
     w.line("const int stored = max(j * WF_CHUNK - WF_RZ0, 0), done = max(min((j + 1) * WF_CHUNK - WF_RZ0, X0), 0);");
-    store_planes(w, unknown, "sid", "WF_STORERS");
+    store_owned_cells(w, unknown);
     w.line("wf_arrive(WF_STORED(j));");
     w.line("if (sid == 0) wf_publish[j & 1] = j + 1 == chunks || j - published >= 1 || !wf_done(WF_FINISHED(j + 1), WF_PARITY(j + 1));");
     w.line("asm volatile(\"bar.sync 2, %0;\" ::\"n\"(WF_STORERS) : \"memory\");");
@@ -151,15 +153,52 @@ fn emit_loader_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.close("");
     w.line("// Old values of this pencil and of the pencils after it, new values of those before it; and the");
     w.line("// read-only fields.");
-    w.open("for (int c0 = lid; c0 < (need - loaded) * WF_E1 * WF_E2; c0 += WF_LOADERS)");
-    open_loaded_cell(w, "c0");
-    w.line("const idx g = WF_I0(p) * s0 + WF_I1(c1) * s1 + WF_I2(c2);");
+    copy_owned_cells(w, s, windows);
+    w.line("wf_copies_arrive(WF_FULL(j));");
+    w.close("");
+}
+
+/// The loader's copies of chunk j's planes `[loaded, need)`. A loader thread owns the same
+/// cells (a, b) of every plane, so a cell's coordinates and addresses are worked out once a
+/// chunk and its planes follow at constant strides: a copy costs two additions and a
+/// compare, not the divisions that would find its cell.
+fn copy_owned_cells(w: &mut Writer, s: &Stencil, windows: &[usize]) {
+    w.line("const int slot = WF_SLOT(loaded); // the chunk's planes fill slots [slot, slot + WF_CHUNK)");
+    w.line("#pragma unroll 1");
+    w.open("for (int m = 0; m < (WF_E1 * WF_E2 + WF_LOADERS - 1) / WF_LOADERS; ++m)");
+    w.line("const int c = lid + m * WF_LOADERS, a = c / WF_E2, b = c % WF_E2;");
+    w.line("const int y1 = base1 - WF_RZ1 + a, c2 = base2 - WF_RZ2 + b - WF_K2 * y1;");
+    w.line("if (c >= WF_E1 * WF_E2 || c2 < -WF_R2 || c2 >= X2 + WF_R2) continue;");
+    w.line("const idx g = WF_I0(loaded) * s0 + WF_I1(y1 - WF_K1 * loaded) * s1 + WF_I2(c2);");
+    w.line("const unsigned at = wf_smem(&WF_SLOT_CELL(0, slot, a, b));");
+    w.line("#pragma unroll");
+    w.open("for (int q = 0; q < WF_CHUNK; ++q)");
+    w.line("const int c1 = y1 - WF_K1 * (loaded + q);");
+    w.line("if (q >= need - loaded || c1 < -WF_R1 || c1 >= X1 + WF_R1) continue;");
     for (k, &f) in windows.iter().enumerate() {
         let n = &c_name(&s.fields[f].name);
-        w.line(format!("wf_copy(&WF_CELL({k}, p, a, b), &f_{n}[g]);"));
+        w.line(format!("wf_copy_to(at + ({k} * WF_WIN + q) * WF_PLANE_BYTES, &f_{n}[g + q * plane_stride]);"));
     }
     w.close("");
     w.close("");
-    w.line("wf_copies_arrive(WF_FULL(j));");
+}
+
+/// The storer's stores of the pencil's own points of planes `[stored, done)`, at most a
+/// chunk in consecutive slots: like the loaders, a storer thread owns the same lanes of every
+/// plane.
+fn store_owned_cells(w: &mut Writer, unknown: &str) {
+    w.line("#pragma unroll 1");
+    w.open("for (int m = 0; m < (WF_T1 * WF_T2 + WF_STORERS - 1) / WF_STORERS; ++m)");
+    w.line("const int c = sid + m * WF_STORERS, a = c / WF_T2, b = c % WF_T2;");
+    w.line("const int y1 = base1 + a, c2 = base2 + b - WF_K2 * y1;");
+    w.line("if (c >= WF_T1 * WF_T2 || c2 < 0 || c2 >= X2) continue;");
+    w.line("const idx g = WF_I0(stored) * s0 + WF_I1(y1 - WF_K1 * stored) * s1 + WF_I2(c2);");
+    w.line("const real* const from = &WF_SLOT_CELL(0, WF_SLOT(stored), a + WF_RZ1, b + WF_RZ2);");
+    w.line("#pragma unroll");
+    w.open("for (int q = 0; q < WF_CHUNK; ++q)");
+    w.line("const int c1 = y1 - WF_K1 * (stored + q);");
+    w.line("if (q >= done - stored || c1 < 0 || c1 >= X1) continue;");
+    w.line(format!("f_{unknown}[g + q * plane_stride] = from[q * WF_E1 * WF_E2];"));
+    w.close("");
     w.close("");
 }
