@@ -40,6 +40,13 @@ pub(super) fn roles_helpers(w: &mut Writer) {
     w.open("__device__ __forceinline__ void wf_wait(unsigned long long* bar, const unsigned parity)");
     w.line("while (!wf_done(bar, parity)) {}");
     w.close("");
+    w.line("// A pencil's ready flag, read with acquire semantics: the copies after it see the planes it counts. A");
+    w.line("// fence instead would also wait for this thread's copies still in flight.");
+    w.open("__device__ __forceinline__ int wf_acquire(const int* flag)");
+    w.line("int v;");
+    w.line("asm volatile(\"ld.acquire.gpu.global.s32 %0, [%1];\" : \"=r\"(v) : \"l\"(flag) : \"memory\");");
+    w.line("return v;");
+    w.close("");
     w.line("// One value copied asynchronously into shared memory, at a shared-memory address.");
     w.open("__device__ __forceinline__ void wf_copy_to(const unsigned dst, const real* src)");
     w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2;\" ::\"r\"(dst), \"l\"(src), \"n\"(sizeof(real)) : \"memory\");");
@@ -122,7 +129,7 @@ fn emit_storer_role(w: &mut Writer, unknown: &str) {
     w.line("if (sid == 0) wf_publish[j & 1] = j + 1 == chunks || j - published >= 1 || !wf_done(WF_FINISHED(j + 1), WF_PARITY(j + 1));");
     w.line("asm volatile(\"bar.sync 2, %0;\" ::\"n\"(WF_STORERS) : \"memory\");");
     w.line("if (!wf_publish[j & 1]) continue;");
-    w.line("__threadfence(); // the stores above, made visible before the flag");
+    w.line("asm volatile(\"fence.acq_rel.gpu;\" ::: \"memory\"); // the stores above, made visible before the flag");
     w.line("asm volatile(\"bar.sync 2, %0;\" ::\"n\"(WF_STORERS) : \"memory\");");
     w.line("if (sid == 0) ((volatile int*)progress)[me] = done;");
     w.line("published = j + 1;");
@@ -145,11 +152,10 @@ fn emit_loader_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.open("if (ready < min(need, X0))");
     w.open("do");
     w.line("ready = X0;");
-    w.line("if (p1 > 0) ready = min(ready, ((volatile int*)progress)[me - pencils2]);");
-    w.line("if (p2 > 0) ready = min(ready, ((volatile int*)progress)[me - 1]);");
-    w.line("if (p1 > 0 && p2 > 0) ready = min(ready, ((volatile int*)progress)[me - pencils2 - 1]);");
+    w.line("if (p1 > 0) ready = min(ready, wf_acquire(&progress[me - pencils2]));");
+    w.line("if (p2 > 0) ready = min(ready, wf_acquire(&progress[me - 1]));");
+    w.line("if (p1 > 0 && p2 > 0) ready = min(ready, wf_acquire(&progress[me - pencils2 - 1]));");
     w.close(" while (ready < min(need, X0));");
-    w.line("__threadfence(); // their planes' values seen after their flags");
     w.close("");
     w.line("// Old values of this pencil and of the pencils after it, new values of those before it; and the");
     w.line("// read-only fields.");
