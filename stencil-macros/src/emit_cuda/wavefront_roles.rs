@@ -166,7 +166,7 @@ fn emit_loader_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
 
 /// The loader's copies of chunk j's planes `[loaded, need)`. A loader thread owns the same
 /// cells (a, b) of every plane, so a cell's coordinates and addresses are worked out once a
-/// chunk and its planes follow at constant strides: a copy costs two additions and a
+/// chunk and its planes follow at constant strides: a copy costs a few additions and a
 /// compare, not the divisions that would find its cell.
 fn copy_owned_cells(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("const int slot = WF_SLOT(loaded); // the chunk's planes fill slots [slot, slot + WF_CHUNK)");
