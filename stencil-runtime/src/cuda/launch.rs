@@ -66,6 +66,14 @@ impl Kernel {
             .map_err(driver_error("raising the kernel's shared-memory limit"))
     }
 
+    /// How many blocks of `threads` threads and `shared` bytes of dynamic shared memory a
+    /// multiprocessor holds at once, as the driver computes it for this kernel.
+    pub fn blocks_per_multiprocessor(&self, threads: u32, shared: usize) -> Result<u32> {
+        self.function
+            .occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)
+            .map_err(driver_error("asking the kernel's occupancy"))
+    }
+
     /// The loaded function's parameters as the driver sees them: (offset, size) of each.
     pub fn loaded_params(&self) -> Result<Vec<(usize, usize)>> {
         let mut params = Vec::new();

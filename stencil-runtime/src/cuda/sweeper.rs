@@ -147,9 +147,9 @@ impl<T: Real> Sweeper<T> {
             _ => None,
         };
         // The lane kernel has no tile: the pencils' geometry is computed only where they run.
-        let (kind, defines, shared, chunk, window) = if let Some(lines) = lanes {
-            let shared = LaneGrid::new(S::KERNELS, &shape, T::BYTES, lines)?.shape.shared;
-            (KernelKind::Lanes, vec![("LN_LINES", lines)], shared, 0, 0)
+        let (kind, defines, launch, chunk, window) = if let Some(lines) = lanes {
+            let launch = LaneGrid::new(S::KERNELS, &shape, T::BYTES, lines)?.shape;
+            (KernelKind::Lanes, vec![("LN_LINES", lines)], launch, 0, 0)
         } else {
             let pencils = loop {
                 let limits = gpu.limits();
@@ -159,12 +159,20 @@ impl<T: Real> Sweeper<T> {
                 }
             };
             let defines = vec![("WF_TILE", tile), ("WF_CHUNK", pencils.chunk), ("WF_WIN", pencils.window)];
-            (KernelKind::Wavefront, defines, pencils.shape.shared, pencils.chunk, pencils.window)
+            (KernelKind::Wavefront, defines, pencils.shape, pencils.chunk, pencils.window)
         };
-        log::debug!("`{}` sweeps with the {kind:?} kernel", meta.name);
+        let (shared, threads) = (launch.shared as usize, launch.block[0]);
         let (module, jit) = Module::<S>::load::<T, N>(gpu, options, S::KERNELS.view(&shape, 1), &[kind], &defines)?;
         let kernel = module.kernel::<N>(kind)?;
-        kernel.allow_shared(shared as usize)?;
+        kernel.allow_shared(shared)?;
+        if log::log_enabled!(log::Level::Debug) {
+            let blocks = kernel.blocks_per_multiprocessor(threads, shared)?;
+            log::debug!(
+                "`{}` sweeps with the {kind:?} kernel, {defines:?}: {shared} B of shared memory and {threads} threads a \
+                 block, {blocks} blocks a multiprocessor",
+                meta.name
+            );
+        }
         let windows = Vec::new();
         let sweeper = Self { meta, manifest: S::KERNELS, kernel, tile, chunk, window, lanes, windows, scalars };
         Ok((sweeper, jit))
