@@ -11,7 +11,6 @@
 //! [(j mod WF_STAGES)·WF_CHUNK, …) of the window.
 
 use super::common::*;
-use super::wavefront_parts::emit_step;
 use crate::ir::Stencil;
 use crate::writer::Writer;
 
@@ -92,22 +91,65 @@ pub(super) fn emit_roles(w: &mut Writer, s: &Stencil, windows: &[usize], unknown
 }
 
 /// The lanes: a step is the pencil's hyperplane, with a barrier of the lanes' warps after it.
+/// The steps run in groups of WF_CHUNK, unrolled: a lane works out which of its steps are
+/// grid points once, and the slots of the planes a group reads once a group, so a step is its
+/// reads at constant offsets, the point, its write and the barrier. The waits for loaded
+/// chunks and the arrivals on finished ones sit at the group's steps where a chunk can
+/// change (the group starts on a chunk's first step).
 fn emit_lanes_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("const int t1 = tid / WF_T2, t2 = tid % WF_T2;");
     w.line("const int z1 = base1 + t1, z2 = base2 + t2;");
     w.line("const int x2 = z2 - WF_K2 * z1;");
+    w.line("// The lane's grid points: z0 in [z_lo, z_hi), where x1 = z1 − K1·z0 lies in [0, X1) (z1 ≥ 0).");
+    w.line("int z_lo = 0, z_hi = X0;");
+    w.open("if (WF_K1 > 0)");
+    w.line("const int a = z1 - X1 + 1;");
+    w.line("z_lo = a > 0 ? (a + WF_K1 - 1) / max(WF_K1, 1) : 0;");
+    w.line("z_hi = min(X0, z1 / max(WF_K1, 1) + 1);");
+    w.reopen("else if (z1 >= X1)");
+    w.line("z_hi = 0;");
+    w.close("");
+    w.line("if (tid >= WF_LANES || x2 < 0 || x2 >= X2) z_hi = 0;");
+    w.line("// Step s computes a point where s − first < span (unsigned).");
+    w.line("const int first = z_lo + t1 + t2;");
+    w.line("const unsigned span = (unsigned)max(z_hi - z_lo, 0);");
+    w.line("// The lane's cell of plane slot 0 in the first window.");
+    w.line("real* const lane_win = win + (t1 + WF_RZ1) * WF_E2 + (t2 + WF_RZ2);");
     w.line("int have = 0, freed = 0;");
-    w.open("for (int s = 0; s < steps; ++s)");
+    w.open("for (int g = 0; g < steps; g += WF_CHUNK)");
+    w.line("// The offsets of the planes the group reads, zg − WF_RZ0 to zg + WF_CHUNK − 1 + WF_RZ0.");
+    w.line("const int zg = g - t1 - t2;");
+    w.line("int plane[WF_CHUNK + 2 * WF_RZ0];");
+    w.line("#pragma unroll");
+    w.line("for (int i = 0; i < WF_CHUNK + 2 * WF_RZ0; ++i) plane[i] = WF_SLOT(zg - WF_RZ0 + i) * (WF_E1 * WF_E2);");
+    w.line("#pragma unroll");
+    w.open("for (int u = 0; u < WF_CHUNK; ++u)");
+    w.line("const int s = g + u;");
     w.line("// The step reads planes up to s + WF_RZ0 (lane 0's), in chunk (s + 2·WF_RZ0) / WF_CHUNK.");
+    w.open("if (u == 0 || (u + 2 * WF_RZ0) % WF_CHUNK == 0)");
     w.line("const int need = min((s + 2 * WF_RZ0) / WF_CHUNK, chunks - 1);");
     w.line("for (; have <= need; ++have) wf_wait(WF_FULL(have), WF_PARITY(have));");
-    emit_step(w, s, windows, "tid < WF_LANES");
+    w.close("");
+    w.open("if ((unsigned)(s - first) < span)");
+    for (k, &f) in windows.iter().enumerate() {
+        w.line(format!(
+            "#define AT_{}(e0, e1, e2) lane_win[{k} * WF_WIN * WF_E1 * WF_E2 + plane[u + WF_RZ0 + WF_DZ0(e0, e1, e2)] + WF_DZ1(e0, e1, e2) * WF_E2 + WF_DZ2(e0, e1, e2)]",
+            c_name(&s.fields[f].name)
+        ));
+    }
+    point_call(w, s);
+    undefine_access(w, s);
+    w.line("lane_win[plane[u + WF_RZ0]] = v;");
+    w.close("");
     w.line("asm volatile(\"bar.sync 1, %0;\" ::\"n\"(WF_COMPUTE) : \"memory\");");
     w.line("// Chunk j is finished when its last plane's last reader, the last lane WF_RZ0 planes on, has run:");
     w.line("// after step (j + 1)·WF_CHUNK − 1 + WF_LAG. Every thread arrives for its own reads and writes.");
+    w.open("if (((u - WF_LAG + 1) % WF_CHUNK + WF_CHUNK) % WF_CHUNK == 0)");
     w.line(
         "for (; freed < chunks && (freed + 1) * WF_CHUNK - 1 + WF_LAG <= s; ++freed) wf_arrive(WF_FINISHED(freed));",
     );
+    w.close("");
+    w.close("");
     w.close("");
     w.line("for (; freed < chunks; ++freed) wf_arrive(WF_FINISHED(freed));");
 }
