@@ -11,16 +11,24 @@ pub(super) fn emit_step(w: &mut Writer, s: &Stencil, windows: &[usize], lane: &s
     w.line("const int z0 = s - t1 - t2;");
     w.line("const int x1 = z1 - WF_K1 * z0;");
     w.open(format!("if ({lane} && z0 >= 0 && z0 < X0 && x1 >= 0 && x1 < X1 && x2 >= 0 && x2 < X2)"));
+    let cell = |k: usize| {
+        format!(
+            "WF_CELL({k}, z0 + WF_DZ0(e0, e1, e2), t1 + WF_RZ1 + WF_DZ1(e0, e1, e2), t2 + WF_RZ2 + WF_DZ2(e0, e1, e2))"
+        )
+    };
+    emit_point(w, s, windows, cell, "WF_CELL(0, z0, t1 + WF_RZ1, t2 + WF_RZ2)");
+    w.close("");
+}
+
+/// The lane's point: its reads from the windows, window k's cell at offset (e0, e1, e2) being
+/// `cell(k)`, and the new value written to `own` (the unknown's cell of the point).
+pub(super) fn emit_point(w: &mut Writer, s: &Stencil, windows: &[usize], cell: impl Fn(usize) -> String, own: &str) {
     for (k, &f) in windows.iter().enumerate() {
-        w.line(format!(
-            "#define AT_{}(e0, e1, e2) WF_CELL({k}, z0 + WF_DZ0(e0, e1, e2), t1 + WF_RZ1 + WF_DZ1(e0, e1, e2), t2 + WF_RZ2 + WF_DZ2(e0, e1, e2))",
-            c_name(&s.fields[f].name)
-        ));
+        w.line(format!("#define AT_{}(e0, e1, e2) {}", c_name(&s.fields[f].name), cell(k)));
     }
     point_call(w, s);
     undefine_access(w, s);
-    w.line("WF_CELL(0, z0, t1 + WF_RZ1, t2 + WF_RZ2) = v;");
-    w.close("");
+    w.line(format!("{own} = v;"));
 }
 
 /// The window cell of load `cell` from plane `loaded` on (plane `p`, window lanes `a`, `b`,

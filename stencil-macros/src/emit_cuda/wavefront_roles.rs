@@ -11,6 +11,7 @@
 //! [(j mod WF_STAGES)·WF_CHUNK, …) of the window.
 
 use super::common::*;
+use super::wavefront_parts::emit_point;
 use crate::ir::Stencil;
 use crate::writer::Writer;
 
@@ -131,15 +132,12 @@ fn emit_lanes_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("for (; have <= need; ++have) wf_wait(WF_FULL(have), WF_PARITY(have));");
     w.close("");
     w.open("if ((unsigned)(s - first) < span)");
-    for (k, &f) in windows.iter().enumerate() {
-        w.line(format!(
-            "#define AT_{}(e0, e1, e2) lane_win[{k} * WF_WIN * WF_E1 * WF_E2 + plane[u + WF_RZ0 + WF_DZ0(e0, e1, e2)] + WF_DZ1(e0, e1, e2) * WF_E2 + WF_DZ2(e0, e1, e2)]",
-            c_name(&s.fields[f].name)
-        ));
-    }
-    point_call(w, s);
-    undefine_access(w, s);
-    w.line("lane_win[plane[u + WF_RZ0]] = v;");
+    let cell = |k: usize| {
+        format!(
+            "lane_win[{k} * WF_WIN * WF_E1 * WF_E2 + plane[u + WF_RZ0 + WF_DZ0(e0, e1, e2)] + WF_DZ1(e0, e1, e2) * WF_E2 + WF_DZ2(e0, e1, e2)]"
+        )
+    };
+    emit_point(w, s, windows, cell, "lane_win[plane[u + WF_RZ0]]");
     w.close("");
     w.line("asm volatile(\"bar.sync 1, %0;\" ::\"n\"(WF_COMPUTE) : \"memory\");");
     w.line("// Chunk j is finished when its last plane's last reader, the last lane WF_RZ0 planes on, has run:");
