@@ -37,8 +37,15 @@ pub(super) fn roles_helpers(w: &mut Writer) {
     w.line("             : \"=r\"(ok) : \"r\"(wf_smem(bar)), \"r\"(parity) : \"memory\");");
     w.line("return ok != 0;");
     w.close("");
+    w.line("// Until the phase of `parity` has completed. From compute capability 9.0 on the thread sleeps in");
+    w.line("// `try_wait` instead of spinning, so a waiting block takes no issue slots from the block beside it.");
     w.open("__device__ __forceinline__ void wf_wait(unsigned long long* bar, const unsigned parity)");
+    w.line("#if __CUDA_ARCH__ >= 900");
+    w.line("asm volatile(\"{ .reg .pred p; WF_WAIT: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1; @!p bra WF_WAIT; }\"");
+    w.line("             ::\"r\"(wf_smem(bar)), \"r\"(parity) : \"memory\");");
+    w.line("#else");
     w.line("while (!wf_done(bar, parity)) {}");
+    w.line("#endif");
     w.close("");
     w.line("// A pencil's ready flag, read with acquire semantics: the copies after it see the planes it counts. A");
     w.line("// fence instead would also wait for this thread's copies still in flight.");
@@ -179,7 +186,7 @@ fn emit_storer_role(w: &mut Writer, unknown: &str) {
 /// The loader warps: chunk j's planes copied in once its slots are stored (chunk
 /// j − WF_STAGES) and the pencils before this one have published them.
 fn emit_loader_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
-    w.line("const int lid = tid - WF_COMPUTE - WF_STORERS;");
+    w.line("const int lid = tid - WF_COMPUTE - WF_STORERS, lane = tid & 31;");
     w.line("// Planes the pencils before this one have published, as last seen.");
     w.line("int ready = 0;");
     w.open("for (int j = 0; j < chunks; ++j)");
@@ -190,12 +197,16 @@ fn emit_loader_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.close("");
     w.line("const int loaded = j * WF_CHUNK - WF_RZ0, need = min(loaded + WF_CHUNK, X0 + WF_RZ0);");
     w.open("if (ready < min(need, X0))");
+    w.line("// Lanes 0, 1 and 2 of each loader warp read the three flags at once, one round trip a poll; the warp's");
+    w.line("// barrier after the reads orders its other lanes' copies after the acquiring lanes' reads.");
     w.open("do");
-    w.line("ready = X0;");
-    w.line("if (p1 > 0) ready = min(ready, wf_acquire(&progress[me - pencils2]));");
-    w.line("if (p2 > 0) ready = min(ready, wf_acquire(&progress[me - 1]));");
-    w.line("if (p1 > 0 && p2 > 0) ready = min(ready, wf_acquire(&progress[me - pencils2 - 1]));");
+    w.line("int seen = X0;");
+    w.line("if (lane == 0 && p1 > 0) seen = wf_acquire(&progress[me - pencils2]);");
+    w.line("if (lane == 1 && p2 > 0) seen = wf_acquire(&progress[me - 1]);");
+    w.line("if (lane == 2 && p1 > 0 && p2 > 0) seen = wf_acquire(&progress[me - pencils2 - 1]);");
+    w.line("ready = __reduce_min_sync(0xffffffffu, seen);");
     w.close(" while (ready < min(need, X0));");
+    w.line("__syncwarp();");
     w.close("");
     w.line("// Old values of this pencil and of the pencils after it, new values of those before it; and the");
     w.line("// read-only fields.");
