@@ -37,9 +37,10 @@ pub(super) fn lanes_helpers(w: &mut Writer) {
     w.line(
         "// The meeting of the compute warp, the loader, the storer and fast mode's parts warp (the receiver keeps to",
     );
-    w.line("// itself).");
+    w.line("// itself). Not `bar.sync` (`barrier.sync.aligned`): a warp may come to it not yet reconverged after its");
+    w.line("// lanes' own branches, which the aligned form does not allow (compute-sanitizer's synccheck reports it).");
     w.open("__device__ __forceinline__ void ln_meet()");
-    w.line("asm volatile(\"bar.sync 1, %0;\" ::\"n\"(LN_MEET) : \"memory\");");
+    w.line("asm volatile(\"barrier.sync 1, %0;\" ::\"n\"(LN_MEET) : \"memory\");");
     w.close("");
     w.line(
         "// A row of the line before in the block's ring, as its LN_LLW tagged words, put by the receiver and taken",

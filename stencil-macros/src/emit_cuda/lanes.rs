@@ -33,14 +33,18 @@
 //! slopes that vary) a group ahead, so the compute warp's step is a fused multiply–add per new
 //! read — a warp of its own, because a warp's shared-memory load waits for its copies or
 //! stores to global memory in flight (measured: the loader and storer doing it made the step
-//! slower). The compute warp, loader, storer and parts warp meet at one barrier a group, which
+//! slower). With one line a lane in single precision, fast mode's step substitutes the line
+//! before once (`lane_lookahead.rs`), so no shuffle is on the chain from one step to the next.
+//! The compute warp, loader, storer and parts warp meet at one barrier a group, which
 //! waits on no memory. Compute capability 8.0 on.
 
 use super::common::*;
 use super::lane_defines::lanes_defines;
-use super::lane_parts::{emit_parts_setup, emit_parts_update};
-use super::lane_plan::{LanePlan, Source, array, window_read};
+use super::lane_lookahead::{emit_lookahead_setup, lookahead_slots};
+use super::lane_parts::emit_parts_setup;
+use super::lane_plan::{LanePlan, array, window_read};
 use super::lane_sync::lanes_helpers;
+use super::lane_update::{Update, emit_shuffles, emit_step_update};
 use super::signature::{Kind, signature};
 use super::slope::slope_name;
 use crate::ir::Stencil;
@@ -151,16 +155,6 @@ fn emit_helpers_turn(w: &mut Writer, parts: bool) {
     }
 }
 
-/// How a compute warp's step computes its output.
-#[derive(Clone, Copy)]
-enum Update<'a> {
-    /// The point function as written, its old values from the window arrays.
-    Point,
-    /// Fast mode: the step's parts (see `lane_parts.rs`) plus each new read times its
-    /// slope; for each new read, whether its slope varies (is a part) or not (is computed once).
-    Parts(&'a [bool]),
-}
-
 /// The block's shared memory, its warps' roles, its ticket and each lane's line.
 fn emit_block_setup(w: &mut Writer, line_before: bool, parts: bool) {
     w.line("extern __shared__ __align__(16) unsigned char ln_raw[];");
@@ -227,6 +221,9 @@ fn emit_compute_setup(w: &mut Writer, s: &Stencil, plan: &LanePlan, unknown: &st
                 zeros.join(", "),
                 scalar_args(s)
             ));
+        }
+        if let Some((_, before)) = lookahead_slots(plan, varying) {
+            emit_lookahead_setup(w, before);
         }
         w.line("#endif");
     }
@@ -380,25 +377,7 @@ fn emit_step_loop(w: &mut Writer, s: &Stencil, plan: &LanePlan, inside: bool, up
     if plan.reads_line_before() {
         emit_line_before_check(w, inside);
     }
-    let args = plan.step_args();
-    w.line("// Every line's output in order (line m > 0 reads line m − 1's of this step), then the histories.");
-    w.line("real v[LN_LINES];");
-    w.line("#pragma unroll");
-    w.open("for (int m = 0; m < LN_LINES; ++m)");
-    match update {
-        Update::Point => w.line(format!("v[m] = {}_point({}{});", s.name, args.join(", "), scalar_args(s))),
-        Update::Parts(varying) => emit_parts_update(w, plan, varying, &args),
-    }
-    w.close("");
-    w.line("#pragma unroll");
-    w.open("for (int m = 0; m < LN_LINES; ++m)");
-    w.line("#pragma unroll");
-    w.line("for (int d = LN_HISTORY; d > 1; --d) hist[m][d] = on[m] ? hist[m][d - 1] : hist[m][d];");
-    w.line("hist[m][1] = on[m] ? v[m] : hist[m][1];");
-    w.close("");
-    w.line("// The next step's shuffles as soon as this step's output is known, before its shared-memory traffic");
-    w.line("// (measured: double precision 2.36 → 2.14 ms a step, single precision unchanged).");
-    emit_shuffles(w, plan, "");
+    emit_step_update(w, s, plan, update);
     w.line("#pragma unroll");
     w.line("for (int m = 0; m < LN_LINES; ++m) if (on[m]) wout[m][u * LN_PITCH] = v[m];");
     if plan.reads_line_before() {
@@ -442,21 +421,6 @@ fn emit_line_before_check(w: &mut Writer, inside: bool) {
     w.line("bw[LN_BEFORE] = ln_word_value(word);");
     w.line("// The slot's next word: loaded here in single precision, after the step's output in double (measured).");
     w.line(format!("if (sizeof(real) == 4) word = {PEEK_LOAD};"));
-}
-
-/// The shuffles of the line before's values a step needs (lane j − 1's last line's outputs), into
-/// `up<-a>` for each line-before read at row offset `a`; `declare` is `"real "` where the
-/// variables are declared.
-fn emit_shuffles(w: &mut Writer, plan: &LanePlan, declare: &str) {
-    let mut shuffled: Vec<i64> = Vec::new();
-    for source in &plan.sources {
-        if let Source::LineBefore(a) = *source
-            && !shuffled.contains(&a)
-        {
-            shuffled.push(a);
-            w.line(format!("{declare}up{} = __shfl_up_sync(0xffffffffu, hist[LN_LINES - 1][{}], 1);", -a, 1 - a));
-        }
-    }
 }
 
 /// The helpers' copies into the window (the loader's) and stores out of it (the storer's),

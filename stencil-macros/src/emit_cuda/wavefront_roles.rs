@@ -146,7 +146,8 @@ fn emit_lanes_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     };
     emit_point(w, s, windows, cell, "lane_win[plane[u + WF_RZ0]]");
     w.close("");
-    w.line("asm volatile(\"bar.sync 1, %0;\" ::\"n\"(WF_COMPUTE) : \"memory\");");
+    w.line("// Not the aligned `bar.sync`: the lanes come from their own branches, maybe not yet reconverged.");
+    w.line("asm volatile(\"barrier.sync 1, %0;\" ::\"n\"(WF_COMPUTE) : \"memory\");");
     w.line("// Chunk j is finished when its last plane's last reader, the last lane WF_RZ0 planes on, has run:");
     w.line("// after step (j + 1)·WF_CHUNK − 1 + WF_LAG. Every thread arrives for its own reads and writes.");
     w.open("if (((u - WF_LAG + 1) % WF_CHUNK + WF_CHUNK) % WF_CHUNK == 0)");
@@ -174,10 +175,10 @@ fn emit_storer_role(w: &mut Writer, unknown: &str) {
     store_owned_cells(w, unknown);
     w.line("wf_arrive(WF_STORED(j));");
     w.line("if (sid == 0) wf_publish[j & 1] = j + 1 == chunks || j - published >= 1 || !wf_done(WF_FINISHED(j + 1), WF_PARITY(j + 1));");
-    w.line("asm volatile(\"bar.sync 2, %0;\" ::\"n\"(WF_STORERS) : \"memory\");");
+    w.line("asm volatile(\"barrier.sync 2, %0;\" ::\"n\"(WF_STORERS) : \"memory\");");
     w.line("if (!wf_publish[j & 1]) continue;");
     w.line("asm volatile(\"fence.acq_rel.gpu;\" ::: \"memory\"); // the stores above, made visible before the flag");
-    w.line("asm volatile(\"bar.sync 2, %0;\" ::\"n\"(WF_STORERS) : \"memory\");");
+    w.line("asm volatile(\"barrier.sync 2, %0;\" ::\"n\"(WF_STORERS) : \"memory\");");
     w.line("if (sid == 0) ((volatile int*)progress)[me] = done;");
     w.line("published = j + 1;");
     w.close("");
