@@ -9,7 +9,8 @@
 //! ```
 //!
 //! so lane j's step t (row k = t − j) reads lane j − 1's `a` of step t − 1 and lane j − 2's
-//! output of step t − 2, both shuffled a step before they are used: the shuffle leaves the
+//! output of step t − 2, each shuffled as soon as it is known, a step or two before it is
+//! used (the latter held a step in a register): the shuffle leaves the
 //! chain from one step to the next, which is then one fused multiply–add (the lane's own last
 //! output times s₁), while the lanes keep their one-step skew. Lane 0 takes the line before
 //! from the ring as before, and lane 1 takes the ring's row of the step before in place of
