@@ -258,6 +258,26 @@ fn fast_lane_kernel_is_within_rounding_of_the_sequential_sweep() {
     }
 }
 
+/// Sweeps between two checks overlap in launches of the pencil kernel (up to 16 a launch,
+/// each sweep's pencils following the sweep before's): the values are those of one sweep
+/// after another, across launches too, for windows that reach one pencil on and, at a tile of
+/// 1 lane with radius-2 reads, several.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn overlapped_sweeps_equal_one_sweep_after_another() {
+    require_gpu();
+    let pencils = |tile| (Schedule::Wavefront { tile }, WavefrontKernel::Pencils, None);
+    for tile in [1, 4, 16] {
+        let differ = compare::<_, f32, 3>(Gs7, [27, 22, 35], &["f"], &[("h2", 0.01)], pencils(tile), 21);
+        assert_eq!(differ, 0, "gs7 f32 tile {tile}");
+    }
+    for tile in [1, 2, 3] {
+        assert_eq!(compare::<_, f64, 2>(Reach2, [29, 41], &["f"], &[], pencils(tile), 18), 0, "reach2 tile {tile}");
+        assert_eq!(compare::<_, f64, 3>(Diag3, [11, 13, 9], &["f"], &[], pencils(tile), 17), 0, "diag3 tile {tile}");
+        assert_eq!(compare::<_, f64, 1>(Line, [300], &["f"], &[], pencils(tile), 19), 0, "line tile {tile}");
+    }
+}
+
 /// The same stopping iteration and residuals on both backends: ρ is measured by one plain
 /// application after the sweep, and ρ(u⁰) before the first for a relative tolerance.
 #[test]

@@ -143,6 +143,20 @@ pub(crate) trait Engine<T: Real, const N: usize> {
     /// of the run (0 for one stencil), in its declared order.
     fn sweep(&mut self, which: usize, planes: Range<usize>) -> Result<()>;
 
+    /// `count` sweeps of the whole interior `planes` with stencil `which`, one after another,
+    /// the outer layers filled before each but the first (which the caller fills). An engine
+    /// may overlap them, each sweep following the one before through the grid, where nothing
+    /// between two sweeps needs the whole grid: the values are the same.
+    fn sweeps(&mut self, which: usize, planes: Range<usize>, count: usize) -> Result<()> {
+        for k in 0..count {
+            if k > 0 {
+                self.fill()?;
+            }
+            self.sweep(which, planes.clone())?;
+        }
+        Ok(())
+    }
+
     /// Marks the updates queued so far: [`stage`](Self::stage) waits for them only.
     fn mark(&mut self) -> Result<()>;
 

@@ -107,12 +107,15 @@ pub enum ParamRole {
     BlockSum,
     /// The smallest flat index whose new value is not finite (all ones: none).
     FirstBad,
-    /// A wavefront's pencils in the order blocks take them: (p₁, p₂) pairs.
+    /// A wavefront's pencils in the order blocks take them: (p₁, p₂ + n·pencils₂) pairs, n the
+    /// sweep of the launch the pencil belongs to.
     PencilOrder,
-    /// A wavefront's ready flag per pencil (zeroed before the launch).
+    /// A wavefront's ready flag per pencil and sweep of the launch (zeroed before it).
     PencilProgress,
     /// A wavefront's ticket counter (zeroed before the launch).
     Ticket,
+    /// A wavefront's pencils on the first lane axis.
+    PencilsOnFirstAxis,
     /// A wavefront's pencils on the last lane axis.
     PencilsOnLastAxis,
     /// The boundary fill's low outer slices on kernel axis `k`: `[0, low)`.

@@ -94,6 +94,7 @@ pub(super) enum Role {
     PencilOrder,
     PencilProgress,
     Ticket,
+    PencilsOnFirstAxis,
     PencilsOnLastAxis,
     FillLow(usize),
     FillLowFrom(usize),
@@ -128,6 +129,7 @@ impl Role {
             Role::PencilOrder => unit("PencilOrder"),
             Role::PencilProgress => unit("PencilProgress"),
             Role::Ticket => unit("Ticket"),
+            Role::PencilsOnFirstAxis => unit("PencilsOnFirstAxis"),
             Role::PencilsOnLastAxis => unit("PencilsOnLastAxis"),
             Role::FillLow(k) => quote!(#p::ParamRole::FillLow(#k)),
             Role::FillLowFrom(k) => quote!(#p::ParamRole::FillLowFrom(#k)),
@@ -363,6 +365,7 @@ pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
                 Param::new("order", Role::PencilOrder, CType::ConstIntPtr),
                 Param::new("progress", Role::PencilProgress, CType::IntPtr),
                 Param::new("ticket", Role::Ticket, CType::UIntPtr),
+                Param::new("pencils1", Role::PencilsOnFirstAxis, CType::Int),
                 Param::new("pencils2", Role::PencilsOnLastAxis, CType::Int),
             ];
             (grid_params(s, true).into_iter().chain(pencils).collect(), wavefront_defines())

@@ -80,8 +80,11 @@ pub(super) fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     w.line("wf_pencil[1] = order[2 * k + 1];");
     w.close("");
     w.line("__syncthreads();");
-    w.line("const int p1 = wf_pencil[0], p2 = wf_pencil[1];");
-    w.line("const int me = p1 * pencils2 + p2;");
+    w.line("// A launch may run several sweeps, each with its own ready flags: the order's second entry carries");
+    w.line("// the pencil's sweep.");
+    w.line("const int sweep = wf_pencil[1] / pencils2, p1 = wf_pencil[0], p2 = wf_pencil[1] % pencils2;");
+    w.line("const int me = p1 * pencils2 + p2, pencils = pencils1 * pencils2;");
+    w.line("int* const flags = progress + (idx)sweep * pencils;");
     w.line("const int base1 = p1 * WF_T1, base2 = p2 * WF_T2;");
     w.line("const int steps = X0 + WF_LAG;");
     w.line("#if __CUDA_ARCH__ >= 800");
@@ -111,7 +114,7 @@ fn emit_lockstep(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) 
     w.line("__syncthreads();");
     w.open("if (tid == 0)");
     w.line("__threadfence();");
-    w.line("((volatile int*)progress)[me] = X0;");
+    w.line("((volatile int*)flags)[me] = X0;");
     w.close("");
 }
 
@@ -134,6 +137,9 @@ fn wavefront_defines(w: &mut Writer, s: &Stencil, axes: &SweepAxes) {
     w.line(format!("#define WF_T1 {}", lanes(1)));
     w.line(format!("#define WF_T2 {}", lanes(2)));
     w.line("#define WF_LAG ((WF_T1 - 1) + (WF_T2 - 1))");
+    w.line("// Pencils on along each lane axis whose cells a window's halo holds.");
+    w.line("#define WF_A1 ((WF_RZ1 + WF_T1 - 1) / WF_T1)");
+    w.line("#define WF_A2 ((WF_RZ2 + WF_T2 - 1) / WF_T2)");
     w.line("// The lanes, the threads of their warps, the storer threads after them and the loader threads last.");
     w.line("#define WF_LANES (WF_T1 * WF_T2)");
     w.line("#define WF_COMPUTE ((WF_LANES + 31) / 32 * 32)");
@@ -189,11 +195,11 @@ fn emit_boundary(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) 
     w.line("const int need = min(s + WF_CHUNK + WF_RZ0, X0 + WF_RZ0);");
     w.open("if (tid == 0)");
     w.line("__threadfence(); // the stores above, made visible before the flag");
-    w.line("((volatile int*)progress)[me] = done;");
+    w.line("((volatile int*)flags)[me] = done;");
     w.line("const int wait = min(need, X0);");
-    w.line("if (p1 > 0) while (((volatile int*)progress)[me - pencils2] < wait) {}");
-    w.line("if (p2 > 0) while (((volatile int*)progress)[me - 1] < wait) {}");
-    w.line("if (p1 > 0 && p2 > 0) while (((volatile int*)progress)[me - pencils2 - 1] < wait) {}");
+    w.line("if (p1 > 0) while (((volatile int*)flags)[me - pencils2] < wait) {}");
+    w.line("if (p2 > 0) while (((volatile int*)flags)[me - 1] < wait) {}");
+    w.line("if (p1 > 0 && p2 > 0) while (((volatile int*)flags)[me - pencils2 - 1] < wait) {}");
     w.line("__threadfence();");
     w.close("");
     w.line("__syncthreads();");

@@ -179,7 +179,7 @@ fn emit_storer_role(w: &mut Writer, unknown: &str) {
     w.line("if (!wf_publish[j & 1]) continue;");
     w.line("asm volatile(\"fence.acq_rel.gpu;\" ::: \"memory\"); // the stores above, made visible before the flag");
     w.line("asm volatile(\"barrier.sync 2, %0;\" ::\"n\"(WF_STORERS) : \"memory\");");
-    w.line("if (sid == 0) ((volatile int*)progress)[me] = done;");
+    w.line("if (sid == 0) ((volatile int*)flags)[me] = done;");
     w.line("published = j + 1;");
     w.close("");
 }
@@ -190,6 +190,10 @@ fn emit_loader_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("const int lid = tid - WF_COMPUTE - WF_STORERS, lane = tid & 31;");
     w.line("// Planes the pencils before this one have published, as last seen.");
     w.line("int ready = 0;");
+    w.line("// In a sweep after the first of the launch, the window's old values are the sweep before's: they are");
+    w.line("// there once the furthest pencil whose cells the window holds has published them in that sweep (the");
+    w.line("// pencils between come before it there).");
+    w.line("const int after = min(p1 + WF_A1, pencils1 - 1) * pencils2 + min(p2 + WF_A2, pencils2 - 1);");
     w.open("for (int j = 0; j < chunks; ++j)");
     w.open("if (j >= WF_STAGES)");
     w.line("// The slots' last chunk read by the lanes and stored (the stores follow the lanes' finish).");
@@ -202,9 +206,10 @@ fn emit_loader_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("// barrier after the reads orders its other lanes' copies after the acquiring lanes' reads.");
     w.open("do");
     w.line("int seen = X0;");
-    w.line("if (lane == 0 && p1 > 0) seen = wf_acquire(&progress[me - pencils2]);");
-    w.line("if (lane == 1 && p2 > 0) seen = wf_acquire(&progress[me - 1]);");
-    w.line("if (lane == 2 && p1 > 0 && p2 > 0) seen = wf_acquire(&progress[me - pencils2 - 1]);");
+    w.line("if (lane == 0 && p1 > 0) seen = wf_acquire(&flags[me - pencils2]);");
+    w.line("if (lane == 1 && p2 > 0) seen = wf_acquire(&flags[me - 1]);");
+    w.line("if (lane == 2 && p1 > 0 && p2 > 0) seen = wf_acquire(&flags[me - pencils2 - 1]);");
+    w.line("if (lane == 3 && sweep > 0) seen = wf_acquire(&flags[after - pencils]);");
     w.line("ready = __reduce_min_sync(0xffffffffu, seen);");
     w.close(" while (ready < min(need, X0));");
     w.line("__syncwarp();");

@@ -97,8 +97,8 @@ impl Kernel {
 /// non-finite index.
 pub(crate) type Checks<'a> = (CudaViewMut<'a, f64>, CudaViewMut<'a, f64>, CudaViewMut<'a, u64>);
 
-/// A wavefront's pencil order, ready flags, ticket counter, and pencils on the last lane axis.
-pub(crate) type PencilArgs<'a> = (CudaView<'a, i32>, CudaViewMut<'a, i32>, CudaViewMut<'a, u32>, i32);
+/// A wavefront's pencil order, ready flags, ticket counter, and pencils on the two lane axes.
+pub(crate) type PencilArgs<'a> = (CudaView<'a, i32>, CudaViewMut<'a, i32>, CudaViewMut<'a, u32>, [i32; 2]);
 
 /// The values of one launch, by the role the manifest gives them.
 pub(crate) struct Args<'a, T: Real> {
@@ -243,9 +243,9 @@ pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'
         Some((max, sum, bad)) => (Some(max), Some(sum), Some(bad)),
         None => (None, None, None),
     };
-    let (order, mut progress, mut ticket, pencils2) = match pencils {
+    let (order, mut progress, mut ticket, [pencils1, pencils2]) = match pencils {
         Some((order, progress, ticket, count)) => (Some(order), Some(progress), Some(ticket), count),
-        None => (None, None, None, 0),
+        None => (None, None, None, [0, 0]),
     };
     let (mut output, mut in_place) = (output.as_mut(), in_place.as_mut());
     let (mut block_max, mut block_sum, mut first_bad) = (block_max.as_mut(), block_sum.as_mut(), first_bad.as_mut());
@@ -282,6 +282,7 @@ pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'
             ParamRole::PencilOrder => builder.arg(order.as_ref().ok_or_else(missing)?),
             ParamRole::PencilProgress => builder.arg(progress.take().ok_or_else(missing)?),
             ParamRole::Ticket => builder.arg(ticket.take().ok_or_else(missing)?),
+            ParamRole::PencilsOnFirstAxis => builder.arg(&pencils1),
             ParamRole::PencilsOnLastAxis => builder.arg(&pencils2),
             ParamRole::FillLow(k) => builder.arg(&fill[k.min(2)][0]),
             ParamRole::FillLowFrom(k) => builder.arg(&fill[k.min(2)][1]),

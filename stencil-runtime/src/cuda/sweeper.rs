@@ -26,27 +26,40 @@ use super::module::{JitTime, Module};
 use super::options::{CudaOptions, WavefrontKernel};
 use crate::kernel::KernelKind;
 use crate::plan::lanes::{LaneGrid, lanes_fit};
-use crate::plan::launch::{Pencils, Shape};
+use crate::plan::launch::Pencils;
 use crate::{Error, Real, Result, ScalarValue, Schedule, Stencil, StencilMeta};
 
+/// The most sweeps one launch of the pencil kernel runs, each following the one before
+/// through the grid. Beyond a few the launch's time is the pencils' work, not its chain.
+const SWEEPS_A_LAUNCH: usize = 16;
+
 /// The ready flags (or the lanes' hand-over words) and the ticket counter of one window's
-/// blocks, zeroed before every sweep.
+/// blocks, zeroed before every launch, and the pencils' orders uploaded so far.
 struct Flags {
-    order: CudaSlice<i32>,
+    /// By the sweeps a launch runs (the lane kernel's: one placeholder).
+    orders: Vec<(usize, CudaSlice<i32>)>,
     progress: CudaSlice<i32>,
     ticket: CudaSlice<u32>,
 }
 
 impl Flags {
-    /// The flags of blocks taking work in `order` (pairs; empty for the lane kernel), `words`
-    /// ready flags (one per block) or hand-over words.
-    fn new(gpu: &Gpu, stream: &Arc<CudaStream>, order: &[i32], words: usize) -> Result<Self> {
-        let order = if order.is_empty() { &[0][..] } else { order };
+    /// `words` ready flags (one per pencil and sweep of a launch) or hand-over words.
+    fn new(gpu: &Gpu, stream: &Arc<CudaStream>, words: usize) -> Result<Self> {
         Ok(Self {
-            order: gpu.upload(stream, order, "the wavefront's pencil order")?,
+            orders: vec![(0, gpu.upload(stream, &[0], "the wavefront's pencil order")?)],
             progress: gpu.alloc_zeros(stream, words, "the wavefront's ready flags")?,
             ticket: gpu.alloc_zeros(stream, 1, "the wavefront's ticket")?,
         })
+    }
+
+    /// The order of `pencils` for a launch of `sweeps` sweeps, uploaded on first use.
+    fn order(&mut self, gpu: &Gpu, stream: &Arc<CudaStream>, pencils: &Pencils, sweeps: usize) -> Result<usize> {
+        if let Some(at) = self.orders.iter().position(|(n, _)| *n == sweeps) {
+            return Ok(at);
+        }
+        let order = gpu.upload(stream, &pencils.order(sweeps), "the wavefront's pencil order")?;
+        self.orders.push((sweeps, order));
+        Ok(self.orders.len() - 1)
     }
 }
 
@@ -64,25 +77,10 @@ impl Geometry {
         }
     }
 
-    fn shape(&self) -> Shape {
-        match self {
-            Geometry::Pencils(p) => p.shape,
-            Geometry::Lanes(l) => l.shape,
-        }
-    }
-
-    /// The pencils on the last lane axis (the kernel's `pencils2`; 0 for the lanes).
-    fn pencils2(&self) -> i32 {
-        match self {
-            Geometry::Pencils(p) => p.count[1] as i32,
-            Geometry::Lanes(_) => 0,
-        }
-    }
-
     fn flags(&self, gpu: &Gpu, stream: &Arc<CudaStream>) -> Result<Flags> {
         match self {
-            Geometry::Pencils(p) => Flags::new(gpu, stream, &p.order, p.count[0] * p.count[1]),
-            Geometry::Lanes(l) => Flags::new(gpu, stream, &[], l.handoff_words),
+            Geometry::Pencils(p) => Flags::new(gpu, stream, p.count[0] * p.count[1] * SWEEPS_A_LAUNCH),
+            Geometry::Lanes(l) => Flags::new(gpu, stream, l.handoff_words),
         }
     }
 }
@@ -117,6 +115,9 @@ pub(crate) struct Sweeper<T: Real> {
     window: usize,
     /// The lines a lane owns where the lane kernel runs (`None`: the pencils run).
     lanes: Option<usize>,
+    /// The sweeps one launch may run: several for the pencil kernel's helper warps (compute
+    /// capability 8.0 on), else one.
+    sweeps_a_launch: usize,
     /// The geometry and flags of each window swept so far, by its number of planes.
     windows: Vec<(usize, Geometry, Flags)>,
     scalars: Vec<ScalarValue<T>>,
@@ -178,12 +179,18 @@ impl<T: Real> Sweeper<T> {
             );
         }
         let windows = Vec::new();
-        let sweeper = Self { meta, manifest: S::KERNELS, kernel, tile, chunk, window, lanes, windows, scalars };
+        let sweeps_a_launch = if lanes.is_none() && gpu.limits().major >= 8 { SWEEPS_A_LAUNCH } else { 1 };
+        let manifest = S::KERNELS;
+        let sweeper = Self { meta, manifest, kernel, tile, chunk, window, lanes, sweeps_a_launch, windows, scalars };
         Ok((sweeper, jit))
     }
 
-    /// Sweeps local interior `planes` of `current` (a grid of `shape`) in place on `stream`,
-    /// with the read-only fields `fields` (declaration order, the unknown's place `None`).
+    /// Sweeps local interior `planes` of `current` (a grid of `shape`) in place on `stream`
+    /// `sweeps` times, with the read-only fields `fields` (declaration order, the unknown's
+    /// place `None`). The pencil kernel runs up to [`SWEEPS_A_LAUNCH`] of them in one launch,
+    /// each sweep's pencils following the sweep before's through the grid; the values are the
+    /// same as one sweep after another.
+    #[allow(clippy::too_many_arguments)]
     pub fn sweep<const N: usize>(
         &mut self,
         gpu: &Gpu,
@@ -192,6 +199,7 @@ impl<T: Real> Sweeper<T> {
         shape: [usize; N],
         fields: &[Option<&CudaSlice<T>>],
         planes: Range<usize>,
+        sweeps: usize,
     ) -> Result<()> {
         if planes.is_empty() {
             return Ok(());
@@ -207,15 +215,25 @@ impl<T: Real> Sweeper<T> {
             None => self.add_window(gpu, stream, shape, window.len())?,
         };
         let (_, geometry, flags) = &mut self.windows[at];
-        stream.memset_zeros(&mut flags.progress).map_err(driver_error("clearing the ready flags"))?;
-        stream.memset_zeros(&mut flags.ticket).map_err(driver_error("clearing the ready flags"))?;
-        let views = fields.iter().map(|f| f.map(|f| f.slice(elements.clone()))).collect();
-        let extents = geometry.extents().map(|n| n as i64);
-        let mut args = Args::new(extents, views, &self.scalars);
-        args.in_place = Some(current.slice_mut(elements));
-        let count = geometry.pencils2();
-        args.pencils = Some((flags.order.as_view(), flags.progress.as_view_mut(), flags.ticket.as_view_mut(), count));
-        launch(stream, &self.kernel, args, geometry.shape())
+        let mut left = sweeps;
+        while left > 0 {
+            let now = left.min(self.sweeps_a_launch);
+            left -= now;
+            let (order, count, shape) = match geometry {
+                Geometry::Pencils(p) => (flags.order(gpu, stream, p, now)?, p.count.map(|c| c as i32), p.shape_of(now)),
+                Geometry::Lanes(l) => (0, [0, 0], l.shape),
+            };
+            stream.memset_zeros(&mut flags.progress).map_err(driver_error("clearing the ready flags"))?;
+            stream.memset_zeros(&mut flags.ticket).map_err(driver_error("clearing the ready flags"))?;
+            let views = fields.iter().map(|f| f.map(|f| f.slice(elements.clone()))).collect();
+            let extents = geometry.extents().map(|n| n as i64);
+            let mut args = Args::new(extents, views, &self.scalars);
+            args.in_place = Some(current.slice_mut(elements.clone()));
+            let order = flags.orders[order].1.as_view();
+            args.pencils = Some((order, flags.progress.as_view_mut(), flags.ticket.as_view_mut(), count));
+            launch(stream, &self.kernel, args, shape)?;
+        }
+        Ok(())
     }
 
     /// The pencils and flags of a window of `planes` planes.

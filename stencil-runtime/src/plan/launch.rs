@@ -281,8 +281,11 @@ pub(crate) struct Pencils {
     pub chunk: usize,
     /// Planes of the shared-memory window (`WF_WIN`).
     pub window: usize,
-    /// (p₁, p₂) in the order blocks take them.
-    pub order: Vec<i32>,
+    /// Pencils on along each lane axis whose cells a pencil's window holds (the reads'
+    /// radius in z over the lanes, rounded up): a sweep after the first of a launch waits for
+    /// the furthest of them in the sweep before (the kernel's `WF_A1`, `WF_A2`).
+    pub reach: [usize; 2],
+    /// One sweep's launch: a block per pencil.
     pub shape: Shape,
 }
 
@@ -347,13 +350,29 @@ impl Pencils {
         };
         let shared = window * plane_bytes;
         let count = [(z1_max + 1).div_ceil(lanes[0]), (z2_max + 1).div_ceil(lanes[1])];
-        let mut pencils: Vec<[usize; 2]> = (0..count[0]).flat_map(|p1| (0..count[1]).map(move |p2| [p1, p2])).collect();
-        // Tile-hyperplane order: every pencil comes after those it waits for.
-        pencils.sort_by_key(|&[p1, p2]| (p1 + p2, p1));
-        let order = pencils.iter().flat_map(|p| p.map(|x| x as i32)).collect();
+        let reach = [facts.z_radius[1].div_ceil(lanes[0]), facts.z_radius[2].div_ceil(lanes[1])];
         let block = facts.block(lanes);
         let shape = Shape { grid: [(count[0] * count[1]) as u32, 1, 1], block, shared: shared as u32 };
-        Ok(Self { extents, tile, lanes, count, chunk, window, order, shape })
+        Ok(Self { extents, tile, lanes, count, chunk, window, reach, shape })
+    }
+
+    /// The launch of `sweeps` sweeps one after another: a block per pencil and sweep.
+    pub fn shape_of(&self, sweeps: usize) -> Shape {
+        Shape { grid: [(self.count[0] * self.count[1] * sweeps) as u32, 1, 1], ..self.shape }
+    }
+
+    /// The pencils of `sweeps` sweeps in the order blocks take them, as the kernel reads them:
+    /// (p₁, p₂ + n·pencils₂) for pencil (p₁, p₂) of sweep n. Every pencil comes after those it
+    /// waits for: in its sweep the pencils before it on each lane axis (p₁ + p₂ smaller), in
+    /// the sweep before the furthest one its window reaches (p₁ + p₂ larger by at most
+    /// `reach[0] + reach[1]`), so the order is by p₁ + p₂ + n·(reach[0] + reach[1] + 1).
+    pub fn order(&self, sweeps: usize) -> Vec<i32> {
+        let [c1, c2] = self.count;
+        let stride = self.reach[0] + self.reach[1] + 1;
+        let mut pencils: Vec<[usize; 3]> =
+            (0..sweeps).flat_map(|n| (0..c1).flat_map(move |p1| (0..c2).map(move |p2| [n, p1, p2]))).collect();
+        pencils.sort_by_key(|&[n, p1, p2]| (p1 + p2 + n * stride, n, p1));
+        pencils.iter().flat_map(|&[n, p1, p2]| [p1 as i32, (p2 + n * c2) as i32]).collect()
     }
 }
 
@@ -438,5 +457,33 @@ pub(crate) mod tests {
         assert!(wide.contains("1216 threads per block") && wide.contains("at most 28"), "{wide}");
         let deep = Pencils::new(&meta, &m, &[258, 258, 258], 16, Some(64), 8, LIMITS).unwrap_err().to_string();
         assert!(deep.contains("shared memory"), "{deep}");
+    }
+
+    #[test]
+    fn sweeps_of_a_launch_take_each_pencil_once_after_those_it_waits_for() {
+        let (meta, m) = gs7();
+        for (shape, tile) in [([258, 258, 258], 16), ([40, 30, 20], 4), ([12, 9, 30], 1)] {
+            let p = Pencils::new(&meta, &m, &shape, tile, None, 4, LIMITS).unwrap();
+            let [c1, c2] = p.count;
+            assert_eq!(p.reach, [1, 1], "reads one cell away on each lane axis");
+            assert_eq!(p.order(1).len(), 2 * c1 * c2);
+            let order = p.order(5);
+            assert_eq!(p.shape_of(5).grid[0] as usize * 2, order.len());
+            let taken: std::collections::HashMap<[usize; 3], usize> = order
+                .chunks(2)
+                .enumerate()
+                .map(|(at, e)| ([e[1] as usize / c2, e[0] as usize, e[1] as usize % c2], at))
+                .collect();
+            assert_eq!(taken.len(), 5 * c1 * c2, "every pencil of every sweep once");
+            for (&[n, p1, p2], &at) in &taken {
+                let mut waited = vec![[n, p1.saturating_sub(1), p2], [n, p1, p2.saturating_sub(1)]];
+                if n > 0 {
+                    waited.push([n - 1, (p1 + p.reach[0]).min(c1 - 1), (p2 + p.reach[1]).min(c2 - 1)]);
+                }
+                for w in waited.into_iter().filter(|w| *w != [n, p1, p2]) {
+                    assert!(taken[&w] < at, "{w:?} before {:?} ({shape:?}, tile {tile})", [n, p1, p2]);
+                }
+            }
+        }
     }
 }

@@ -297,6 +297,22 @@ impl<'g, S: Stencil<N>, T: Real, const N: usize> GpuEngine<'g, S, T, N> {
         Ok(self)
     }
 
+    /// `count` sweeps of `planes` with stencil `which`, as many a launch as its sweeper runs.
+    fn sweeps_at_once(&mut self, which: usize, planes: Range<usize>, count: usize) -> Result<()> {
+        self.layers.current = false;
+        let Self { gpu, compute, sweepers, inputs, other_inputs, current, shape, .. } = self;
+        let sweeper = sweepers.get_mut(which).ok_or_else(|| Error::Launch {
+            kernel: S::META.name.into(),
+            reason: format!("this run has no sweep stencil {which}"),
+        })?;
+        let fields = match which {
+            0 => &inputs[..],
+            k => &other_inputs[k - 1][..],
+        };
+        let fields: Vec<Option<&CudaSlice<T>>> = fields.iter().map(Option::as_ref).collect();
+        sweeper.sweep(gpu, compute, current, *shape, &fields, planes, count)
+    }
+
     /// The tile of the first sweeper (for the report of a sweep run).
     pub fn sweep_tile(&self) -> Option<usize> {
         self.sweepers.first().map(|s| s.tile)
@@ -379,18 +395,21 @@ impl<S: Stencil<N>, T: Real, const N: usize> Engine<T, N> for GpuEngine<'_, S, T
     }
 
     fn sweep(&mut self, which: usize, planes: Range<usize>) -> Result<()> {
-        self.layers.current = false;
-        let Self { gpu, compute, sweepers, inputs, other_inputs, current, shape, .. } = self;
-        let sweeper = sweepers.get_mut(which).ok_or_else(|| Error::Launch {
-            kernel: S::META.name.into(),
-            reason: format!("this run has no sweep stencil {which}"),
-        })?;
-        let fields = match which {
-            0 => &inputs[..],
-            k => &other_inputs[k - 1][..],
-        };
-        let fields: Vec<Option<&CudaSlice<T>>> = fields.iter().map(Option::as_ref).collect();
-        sweeper.sweep(gpu, compute, current, *shape, &fields, planes)
+        self.sweeps_at_once(which, planes, 1)
+    }
+
+    fn sweeps(&mut self, which: usize, planes: Range<usize>, count: usize) -> Result<()> {
+        if self.fill.is_some() {
+            // Periodic and Neumann layers are filled between sweeps.
+            for k in 0..count {
+                if k > 0 {
+                    self.fill()?;
+                }
+                self.sweeps_at_once(which, planes.clone(), 1)?;
+            }
+            return Ok(());
+        }
+        self.sweeps_at_once(which, planes, count)
     }
 
     fn mark(&mut self) -> Result<()> {

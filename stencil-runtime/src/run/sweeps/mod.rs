@@ -57,6 +57,10 @@ use crate::stop::StopRule;
 use crate::{Boundaries, Direction, Grid, Real, Result, Tolerance};
 use pipeline::Pipeline;
 
+/// The most sweeps one unit of a run alone holds: between checks the engine may overlap
+/// them.
+const SWEEPS_A_UNIT: usize = 64;
+
 /// Sweeps of one stencil, or of several in turn, on an engine: the pipeline across ranks,
 /// one sweep of the whole interior in one process.
 pub(crate) struct Swept<'p, P: Peers, E, T: Real, const N: usize> {
@@ -129,7 +133,20 @@ impl<P: Peers, E: Engine<T, N>, T: Real, const N: usize> Advance<T, N> for Swept
         }
         let k = iteration + 1;
         self.engine.fill()?;
-        self.pipeline.sweep(self.peers, k, &mut self.engine)?;
+        // Alone, the sweeps up to the next check are one unit: the engine may overlap them.
+        let k = match self.pipeline.alone() {
+            Some(planes) => {
+                let last =
+                    (k..).take(SWEEPS_A_UNIT).find(|&j| self.stop.checks_at(j) || self.stop.max_iterations == Some(j));
+                let last = last.unwrap_or(k + SWEEPS_A_UNIT - 1);
+                self.engine.sweeps(0, planes, last + 1 - k)?;
+                last
+            }
+            None => {
+                self.pipeline.sweep(self.peers, k, &mut self.engine)?;
+                k
+            }
+        };
         self.swept = k;
         if !self.stop.checks_at(k) {
             return Ok(Some(Unit { end: k, record_at: None, host_holds: !E::QUEUED }));

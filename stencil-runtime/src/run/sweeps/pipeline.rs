@@ -234,6 +234,14 @@ impl<T: Real> Pipeline<T> {
         self.first_fill = (copies, shape);
     }
 
+    /// The planes every sweep updates when this rank is alone and sweeps one stencil: then
+    /// nothing passes between sweeps, and several can run as one unit.
+    pub(crate) fn alone(&self) -> Option<Range<usize>> {
+        let [order] = &self.cycle.orders[..] else { return None };
+        let alone = order.earlier.is_none() && order.later.is_none() && self.wraps.is_empty();
+        alone.then(|| order.own.clone())
+    }
+
     /// Sweep `k` (counted from 1; every sweep before it has been run) of this rank's own
     /// planes.
     pub(crate) fn sweep<const N: usize>(
