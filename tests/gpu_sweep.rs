@@ -1,7 +1,8 @@
 //! The GPU wavefront against the CPU's sequential sweep in declared order, bit for bit in
 //! exact mode: the alternate-triangular half-steps, a 9-point sweep (hyperplane (2, 1),
 //! skewed tiles), descending directions, 3-D with diagonal and radius-2 reads, and 1-D;
-//! tiles of 1 lane to more than the grid, prime sizes, f32 and f64; the lane kernel (2-D
+//! tiles of 1 lane to more than the grid, prime sizes, f32 and f64, pencils shifted onto
+//! sectors; the lane kernel (2-D
 //! sweeps on the antidiagonal) and the pencil kernel both. Needs a GPU: the tests are ignored
 //! unless asked for (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then
 //! fail without one.
@@ -61,6 +62,13 @@ stencil! {
     /// function as it is.
     sweep(+, +) fn product(mut u: Field2, f: Field2) -> Real {
         (u[-1, 0] * u[0, -1] + u[1, 0] + u[0, 1] + f[0, 0]) / 4.5
+    }
+
+    /// 3-D, the contiguous axis descending with radius-2 reads and no skew: the pencils'
+    /// origin on it depends on the grid's length.
+    sweep(+, -, -) fn back7(mut u: Field3, f: Field3) -> Real {
+        (u[-1, 0, 0] + u[1, 0, 0] + 0.5 * u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + 0.25 * u[0, 0, 2]
+            + u[0, 0, 1] + 0.75 * u[0, 0, -2] + f[0, 0, 0]) / 6.5
     }
 
     /// A 1-D sweep of radius 2, descending.
@@ -275,6 +283,31 @@ fn overlapped_sweeps_equal_one_sweep_after_another() {
         assert_eq!(compare::<_, f64, 2>(Reach2, [29, 41], &["f"], &[], pencils(tile), 18), 0, "reach2 tile {tile}");
         assert_eq!(compare::<_, f64, 3>(Diag3, [11, 13, 9], &["f"], &[], pencils(tile), 17), 0, "diag3 tile {tile}");
         assert_eq!(compare::<_, f64, 1>(Line, [300], &["f"], &[], pencils(tile), 19), 0, "line tile {tile}");
+    }
+}
+
+/// Pencils shifted so that their rows start on 32-byte sectors (tiles spanning whole sectors
+/// on an unskewed contiguous axis): ascending and descending, radius 1 and 2, every residue of
+/// the grid's length, 2-D and 3-D, f32 and f64, one sweep and overlapped ones.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pencils_shifted_onto_sectors_equal_the_sequential_sweep() {
+    require_gpu();
+    let pencils = |tile| (Schedule::Wavefront { tile }, WavefrontKernel::Pencils, None);
+    for n in 33..41 {
+        for tile in [8, 16] {
+            let what = format!("{n} tile {tile}");
+            assert_eq!(compare::<_, f32, 3>(Back7, [9, 11, n], &["f"], &[], pencils(tile), 3), 0, "back7 f32 {what}");
+            assert_eq!(compare::<_, f64, 3>(Back7, [7, 6, n], &["f"], &[], pencils(tile), 18), 0, "back7 f64 {what}");
+            let gs7 = compare::<_, f32, 3>(Gs7, [10, 9, n], &["f"], &[("h2", 0.01)], pencils(tile), 17);
+            assert_eq!(gs7, 0, "gs7 f32 {what}");
+            assert_eq!(compare::<_, f64, 2>(Back5, [13, 3 * n], &["f"], &[], pencils(tile), 2), 0, "back5 f64 {what}");
+            assert_eq!(
+                compare::<_, f32, 2>(Reach2, [12, 2 * n], &["f"], &[], pencils(tile), 17),
+                0,
+                "reach2 f32 {what}"
+            );
+        }
     }
 }
 

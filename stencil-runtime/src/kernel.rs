@@ -118,6 +118,9 @@ pub enum ParamRole {
     PencilsOnFirstAxis,
     /// A wavefront's pencils on the last lane axis.
     PencilsOnLastAxis,
+    /// A wavefront's shift of its pencils on lane axis `k` (0 or 1): pencil p covers
+    /// z in `[p·tile − origin, …)`.
+    PencilOrigin(usize),
     /// The boundary fill's low outer slices on kernel axis `k`: `[0, low)`.
     FillLow(usize),
     /// The slice a low outer slice x of axis `k` reads: `low_from + low_step · x`.

@@ -96,6 +96,7 @@ pub(super) enum Role {
     Ticket,
     PencilsOnFirstAxis,
     PencilsOnLastAxis,
+    PencilOrigin(usize),
     FillLow(usize),
     FillLowFrom(usize),
     FillLowStep(usize),
@@ -131,6 +132,7 @@ impl Role {
             Role::Ticket => unit("Ticket"),
             Role::PencilsOnFirstAxis => unit("PencilsOnFirstAxis"),
             Role::PencilsOnLastAxis => unit("PencilsOnLastAxis"),
+            Role::PencilOrigin(k) => quote!(#p::ParamRole::PencilOrigin(#k)),
             Role::FillLow(k) => quote!(#p::ParamRole::FillLow(#k)),
             Role::FillLowFrom(k) => quote!(#p::ParamRole::FillLowFrom(#k)),
             Role::FillLowStep(k) => quote!(#p::ParamRole::FillLowStep(#k)),
@@ -367,6 +369,8 @@ pub(super) fn signature(s: &Stencil, kind: Kind) -> Signature {
                 Param::new("ticket", Role::Ticket, CType::UIntPtr),
                 Param::new("pencils1", Role::PencilsOnFirstAxis, CType::Int),
                 Param::new("pencils2", Role::PencilsOnLastAxis, CType::Int),
+                Param::new("origin1", Role::PencilOrigin(0), CType::Int),
+                Param::new("origin2", Role::PencilOrigin(1), CType::Int),
             ];
             (grid_params(s, true).into_iter().chain(pencils).collect(), wavefront_defines())
         }

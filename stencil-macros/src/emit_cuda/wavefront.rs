@@ -85,7 +85,11 @@ pub(super) fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     w.line("const int sweep = wf_pencil[1] / pencils2, p1 = wf_pencil[0], p2 = wf_pencil[1] % pencils2;");
     w.line("const int me = p1 * pencils2 + p2, pencils = pencils1 * pencils2;");
     w.line("int* const flags = progress + (idx)sweep * pencils;");
-    w.line("const int base1 = p1 * WF_T1, base2 = p2 * WF_T2;");
+    w.line(
+        "// Pencil p covers z in [p·T − origin, …): the runtime shifts the pencils on the grid's contiguous axis so",
+    );
+    w.line("// that each pencil's rows start on a 32-byte sector, and its stores write whole sectors.");
+    w.line("const int base1 = p1 * WF_T1 - origin1, base2 = p2 * WF_T2 - origin2;");
     w.line("const int steps = X0 + WF_LAG;");
     w.line("#if __CUDA_ARCH__ >= 800");
     emit_roles(w, s, &windows, &unknown);

@@ -108,13 +108,16 @@ fn emit_lanes_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("const int t1 = tid / WF_T2, t2 = tid % WF_T2;");
     w.line("const int z1 = base1 + t1, z2 = base2 + t2;");
     w.line("const int x2 = z2 - WF_K2 * z1;");
-    w.line("// The lane's grid points: z0 in [z_lo, z_hi), where x1 = z1 − K1·z0 lies in [0, X1) (z1 ≥ 0).");
+    w.line(
+        "// The lane's grid points: z0 in [z_lo, z_hi), where x1 = z1 − K1·z0 lies in [0, X1) (z1 ≥ 0 where K1 > 0:",
+    );
+    w.line("// the pencils are shifted only on an axis without skew).");
     w.line("int z_lo = 0, z_hi = X0;");
     w.open("if (WF_K1 > 0)");
     w.line("const int a = z1 - X1 + 1;");
     w.line("z_lo = a > 0 ? (a + WF_K1 - 1) / max(WF_K1, 1) : 0;");
     w.line("z_hi = min(X0, z1 / max(WF_K1, 1) + 1);");
-    w.reopen("else if (z1 >= X1)");
+    w.reopen("else if (z1 < 0 || z1 >= X1)");
     w.line("z_hi = 0;");
     w.close("");
     w.line("if (tid >= WF_LANES || x2 < 0 || x2 >= X2) z_hi = 0;");

@@ -97,8 +97,9 @@ impl Kernel {
 /// non-finite index.
 pub(crate) type Checks<'a> = (CudaViewMut<'a, f64>, CudaViewMut<'a, f64>, CudaViewMut<'a, u64>);
 
-/// A wavefront's pencil order, ready flags, ticket counter, and pencils on the two lane axes.
-pub(crate) type PencilArgs<'a> = (CudaView<'a, i32>, CudaViewMut<'a, i32>, CudaViewMut<'a, u32>, [i32; 2]);
+/// A wavefront's pencil order, ready flags, ticket counter, pencils on the two lane axes and
+/// their origins on them.
+pub(crate) type PencilArgs<'a> = (CudaView<'a, i32>, CudaViewMut<'a, i32>, CudaViewMut<'a, u32>, [i32; 2], [i32; 2]);
 
 /// The values of one launch, by the role the manifest gives them.
 pub(crate) struct Args<'a, T: Real> {
@@ -197,7 +198,7 @@ fn check_sizes<T: Real>(spec: &KernelSpec, args: &Args<'_, T>, shape: &Shape) ->
             return Err(fail("the non-finite flag", 0, 1));
         }
     }
-    if let Some((order, progress, ticket, _)) = args.pencils.as_ref() {
+    if let Some((order, progress, ticket, ..)) = args.pencils.as_ref() {
         // One flag per block; the pencil kernel reads a pair of the order per block too.
         let blocks = shape.blocks();
         let ordered = spec.params.iter().any(|p| p.role == ParamRole::PencilOrder);
@@ -243,9 +244,9 @@ pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'
         Some((max, sum, bad)) => (Some(max), Some(sum), Some(bad)),
         None => (None, None, None),
     };
-    let (order, mut progress, mut ticket, [pencils1, pencils2]) = match pencils {
-        Some((order, progress, ticket, count)) => (Some(order), Some(progress), Some(ticket), count),
-        None => (None, None, None, [0, 0]),
+    let (order, mut progress, mut ticket, [pencils1, pencils2], origin) = match pencils {
+        Some((order, progress, ticket, count, origin)) => (Some(order), Some(progress), Some(ticket), count, origin),
+        None => (None, None, None, [0, 0], [0, 0]),
     };
     let (mut output, mut in_place) = (output.as_mut(), in_place.as_mut());
     let (mut block_max, mut block_sum, mut first_bad) = (block_max.as_mut(), block_sum.as_mut(), first_bad.as_mut());
@@ -284,6 +285,7 @@ pub(crate) fn launch<T: Real>(stream: &CudaStream, kernel: &Kernel, args: Args<'
             ParamRole::Ticket => builder.arg(ticket.take().ok_or_else(missing)?),
             ParamRole::PencilsOnFirstAxis => builder.arg(&pencils1),
             ParamRole::PencilsOnLastAxis => builder.arg(&pencils2),
+            ParamRole::PencilOrigin(k) => builder.arg(&origin[k.min(1)]),
             ParamRole::FillLow(k) => builder.arg(&fill[k.min(2)][0]),
             ParamRole::FillLowFrom(k) => builder.arg(&fill[k.min(2)][1]),
             ParamRole::FillLowStep(k) => builder.arg(&fill[k.min(2)][2]),

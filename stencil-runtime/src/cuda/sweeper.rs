@@ -219,9 +219,12 @@ impl<T: Real> Sweeper<T> {
         while left > 0 {
             let now = left.min(self.sweeps_a_launch);
             left -= now;
-            let (order, count, shape) = match geometry {
-                Geometry::Pencils(p) => (flags.order(gpu, stream, p, now)?, p.count.map(|c| c as i32), p.shape_of(now)),
-                Geometry::Lanes(l) => (0, [0, 0], l.shape),
+            let (order, count, origin, shape) = match geometry {
+                Geometry::Pencils(p) => {
+                    let order = flags.order(gpu, stream, p, now)?;
+                    (order, p.count.map(|c| c as i32), p.origin.map(|o| o as i32), p.shape_of(now))
+                }
+                Geometry::Lanes(l) => (0, [0, 0], [0, 0], l.shape),
             };
             stream.memset_zeros(&mut flags.progress).map_err(driver_error("clearing the ready flags"))?;
             stream.memset_zeros(&mut flags.ticket).map_err(driver_error("clearing the ready flags"))?;
@@ -230,7 +233,7 @@ impl<T: Real> Sweeper<T> {
             let mut args = Args::new(extents, views, &self.scalars);
             args.in_place = Some(current.slice_mut(elements.clone()));
             let order = flags.orders[order].1.as_view();
-            args.pencils = Some((order, flags.progress.as_view_mut(), flags.ticket.as_view_mut(), count));
+            args.pencils = Some((order, flags.progress.as_view_mut(), flags.ticket.as_view_mut(), count, origin));
             launch(stream, &self.kernel, args, shape)?;
         }
         Ok(())

@@ -5,6 +5,7 @@
 
 use crate::kernel::{KernelKind, KernelManifest, WAVEFRONT_HELPERS, WAVEFRONT_STAGE_BYTES, WavefrontFacts};
 use crate::schedule::CycleSizes;
+use crate::stencil::{Direction, SweepMeta};
 use crate::{Error, Result, StencilMeta};
 
 /// What a launch needs from the device: its limits.
@@ -266,6 +267,45 @@ fn window_of(facts: &WavefrontFacts, tile: usize, chunk: usize, plane_bytes: usi
         .find(|&planes| window_bytes(planes, chunk, plane_bytes) <= limits.max_shared)
 }
 
+/// Bytes of the memory's sectors: a store that covers one whole is written without reading it.
+const SECTOR_BYTES: usize = 32;
+
+/// The pencils' origins on the lane axes. On the grid's contiguous axis (the last lane
+/// axis), where it has no skew and a tile spans whole sectors, the shift that starts every
+/// pencil's rows on a sector boundary of an aligned array: its storers then write whole
+/// sectors, where unshifted rows leave two sectors a row partly written, which the memory
+/// fills by reading them. Zero elsewhere, and on an axis whose rows do not start on sectors
+/// the shift is merely harmless.
+fn sector_origin(
+    sweep: &SweepMeta,
+    extents: &[usize; 3],
+    radius: &[usize; 3],
+    skew: &[usize; 3],
+    lanes: [usize; 2],
+    lane_axes: usize,
+    elem: usize,
+) -> [usize; 2] {
+    let mut origin = [0, 0];
+    if lane_axes == 0 || elem == 0 || !SECTOR_BYTES.is_multiple_of(elem) {
+        return origin;
+    }
+    // Lane axis k runs along the stencil's axis k + 1; the last axis is the contiguous one.
+    let (lane_axis, axis) = (lane_axes - 1, lane_axes);
+    let per_sector = SECTOR_BYTES / elem;
+    if skew[axis] != 0 || !lanes[lane_axis].is_multiple_of(per_sector) {
+        return origin;
+    }
+    // Interior coordinate c lies at memory index r + c ascending and n − 1 − r − c
+    // descending, so a pencil's lowest index is ≡ r − o or n − r + o modulo a sector.
+    let (r, n) = (radius[axis] as i64, extents[axis] as i64);
+    let shift = match sweep.directions.get(axis) {
+        Some(Direction::Descending) => r - n,
+        _ => r,
+    };
+    origin[lane_axis] = shift.rem_euclid(per_sector as i64) as usize;
+    origin
+}
+
 /// A sweep stencil's pencils over a grid: what the wavefront kernel is launched with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Pencils {
@@ -281,6 +321,9 @@ pub(crate) struct Pencils {
     pub chunk: usize,
     /// Planes of the shared-memory window (`WF_WIN`).
     pub window: usize,
+    /// The pencils' shift on each lane axis: pencil p covers z in `[p·lanes − origin, …)`
+    /// ([`sector_origin`]).
+    pub origin: [usize; 2],
     /// Pencils on along each lane axis whose cells a pencil's window holds (the reads'
     /// radius in z over the lanes, rounded up): a sweep after the first of a launch waits for
     /// the furthest of them in the sweep before (the kernel's `WF_A1`, `WF_A2`).
@@ -349,11 +392,12 @@ impl Pencils {
             )));
         };
         let shared = window * plane_bytes;
-        let count = [(z1_max + 1).div_ceil(lanes[0]), (z2_max + 1).div_ceil(lanes[1])];
+        let origin = sector_origin(sweep, &extents, &radius, &skew, lanes, facts.lane_axes, elem);
+        let count = [(z1_max + 1 + origin[0]).div_ceil(lanes[0]), (z2_max + 1 + origin[1]).div_ceil(lanes[1])];
         let reach = [facts.z_radius[1].div_ceil(lanes[0]), facts.z_radius[2].div_ceil(lanes[1])];
         let block = facts.block(lanes);
         let shape = Shape { grid: [(count[0] * count[1]) as u32, 1, 1], block, shared: shared as u32 };
-        Ok(Self { extents, tile, lanes, count, chunk, window, reach, shape })
+        Ok(Self { extents, tile, lanes, count, origin, chunk, window, reach, shape })
     }
 
     /// The launch of `sweeps` sweeps one after another: a block per pencil and sweep.
@@ -446,7 +490,8 @@ pub(crate) mod tests {
         assert_eq!(p.shape.block, [256 + 192, 1, 1]);
         assert_eq!((p.chunk, p.window), (8, 64), "41 planes needed, a chunk ahead, a power of two");
         assert_eq!(p.shape.shared as usize, 64 * 18 * 18 * 2 * 4);
-        assert_eq!(p.count, [16, 16]);
+        assert_eq!(p.count, [16, 17], "the contiguous axis's pencils shifted by a cell: 257 cells");
+        assert_eq!(p.origin, [0, 1]);
         let f64_16 = Pencils::new(&meta, &m, &[258, 258, 258], 16, None, 8, LIMITS).unwrap();
         assert_eq!((f64_16.chunk, f64_16.window), (4, 44), "f64: 48 planes of chunks of 8 do not fit, 44 of 4 do");
         let odd = Pencils::new(&meta, &m, &[258, 258, 258], 8, Some(6), 4, LIMITS).unwrap();
@@ -457,6 +502,37 @@ pub(crate) mod tests {
         assert!(wide.contains("1216 threads per block") && wide.contains("at most 28"), "{wide}");
         let deep = Pencils::new(&meta, &m, &[258, 258, 258], 16, Some(64), 8, LIMITS).unwrap_err().to_string();
         assert!(deep.contains("shared memory"), "{deep}");
+    }
+
+    #[test]
+    fn pencils_rows_start_on_sectors_where_the_contiguous_axis_allows() {
+        use crate::stencil::{Direction::*, SweepMeta};
+        let ascending = SweepMeta { directions: &[Ascending; 3], hyperplane: &[1, 1, 1], skew: &[0, 0, 0] };
+        let descending = SweepMeta { directions: &[Ascending, Descending, Descending], ..ascending };
+        // The memory index of the lowest cell on the contiguous axis of pencil p's row.
+        let lowest = |sweep: &SweepMeta, axis: usize, n: usize, r: usize, tile: usize, o: usize, p: usize| {
+            let first = p * tile - o;
+            match sweep.directions[axis] {
+                Ascending => r + first,
+                Descending => n - 1 - r - (first + tile - 1),
+            }
+        };
+        for sweep in [&ascending, &descending] {
+            for (n, r, elem, tile) in [(258, 1, 4, 16), (515, 1, 4, 8), (517, 2, 8, 4), (300, 2, 8, 16), (99, 3, 2, 16)]
+            {
+                let o3 = sector_origin(sweep, &[n; 3], &[r; 3], &[0; 3], [tile, tile], 2, elem);
+                let o2 = sector_origin(sweep, &[n, n, 1], &[r, r, 0], &[0; 3], [tile, 1], 1, elem);
+                assert_eq!((o3[0], o2[1]), (0, 0), "only the contiguous axis moves");
+                for p in 1..4 {
+                    assert_eq!(lowest(sweep, 2, n, r, tile, o3[1], p) * elem % 32, 0, "3-D {n} {r} {elem} {tile}");
+                    assert_eq!(lowest(sweep, 1, n, r, tile, o2[0], p) * elem % 32, 0, "2-D {n} {r} {elem} {tile}");
+                }
+            }
+        }
+        let skewed = SweepMeta { skew: &[0, 1, 0], ..ascending };
+        assert_eq!(sector_origin(&skewed, &[99, 99, 1], &[1, 1, 0], &[0, 1, 0], [16, 1], 1, 4), [0, 0], "skewed");
+        assert_eq!(sector_origin(&ascending, &[99; 3], &[1; 3], &[0; 3], [4, 4], 2, 4), [0, 0], "half a sector");
+        assert_eq!(sector_origin(&ascending, &[99, 1, 1], &[1, 0, 0], &[0; 3], [1, 1], 0, 4), [0, 0], "no lanes");
     }
 
     #[test]
