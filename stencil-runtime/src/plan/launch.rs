@@ -280,19 +280,18 @@ fn sector_origin(
     sweep: &SweepMeta,
     extents: &[usize; 3],
     radius: &[usize; 3],
-    skew: &[usize; 3],
     lanes: [usize; 2],
     lane_axes: usize,
     elem: usize,
 ) -> [usize; 2] {
     let mut origin = [0, 0];
-    if lane_axes == 0 || elem == 0 || !SECTOR_BYTES.is_multiple_of(elem) {
+    if lane_axes == 0 || !SECTOR_BYTES.is_multiple_of(elem) {
         return origin;
     }
     // Lane axis k runs along the stencil's axis k + 1; the last axis is the contiguous one.
     let (lane_axis, axis) = (lane_axes - 1, lane_axes);
     let per_sector = SECTOR_BYTES / elem;
-    if skew[axis] != 0 || !lanes[lane_axis].is_multiple_of(per_sector) {
+    if sweep.skew.get(axis).is_some_and(|&k| k != 0) || !lanes[lane_axis].is_multiple_of(per_sector) {
         return origin;
     }
     // Interior coordinate c lies at memory index r + c ascending and n − 1 − r − c
@@ -392,7 +391,7 @@ impl Pencils {
             )));
         };
         let shared = window * plane_bytes;
-        let origin = sector_origin(sweep, &extents, &radius, &skew, lanes, facts.lane_axes, elem);
+        let origin = sector_origin(sweep, &extents, &radius, lanes, facts.lane_axes, elem);
         let count = [(z1_max + 1 + origin[0]).div_ceil(lanes[0]), (z2_max + 1 + origin[1]).div_ceil(lanes[1])];
         let reach = [facts.z_radius[1].div_ceil(lanes[0]), facts.z_radius[2].div_ceil(lanes[1])];
         let block = facts.block(lanes);
@@ -520,8 +519,8 @@ pub(crate) mod tests {
         for sweep in [&ascending, &descending] {
             for (n, r, elem, tile) in [(258, 1, 4, 16), (515, 1, 4, 8), (517, 2, 8, 4), (300, 2, 8, 16), (99, 3, 2, 16)]
             {
-                let o3 = sector_origin(sweep, &[n; 3], &[r; 3], &[0; 3], [tile, tile], 2, elem);
-                let o2 = sector_origin(sweep, &[n, n, 1], &[r, r, 0], &[0; 3], [tile, 1], 1, elem);
+                let o3 = sector_origin(sweep, &[n; 3], &[r; 3], [tile, tile], 2, elem);
+                let o2 = sector_origin(sweep, &[n, n, 1], &[r, r, 0], [tile, 1], 1, elem);
                 assert_eq!((o3[0], o2[1]), (0, 0), "only the contiguous axis moves");
                 for p in 1..4 {
                     assert_eq!(lowest(sweep, 2, n, r, tile, o3[1], p) * elem % 32, 0, "3-D {n} {r} {elem} {tile}");
@@ -530,9 +529,9 @@ pub(crate) mod tests {
             }
         }
         let skewed = SweepMeta { skew: &[0, 1, 0], ..ascending };
-        assert_eq!(sector_origin(&skewed, &[99, 99, 1], &[1, 1, 0], &[0, 1, 0], [16, 1], 1, 4), [0, 0], "skewed");
-        assert_eq!(sector_origin(&ascending, &[99; 3], &[1; 3], &[0; 3], [4, 4], 2, 4), [0, 0], "half a sector");
-        assert_eq!(sector_origin(&ascending, &[99, 1, 1], &[1, 0, 0], &[0; 3], [1, 1], 0, 4), [0, 0], "no lanes");
+        assert_eq!(sector_origin(&skewed, &[99, 99, 1], &[1, 1, 0], [16, 1], 1, 4), [0, 0], "skewed");
+        assert_eq!(sector_origin(&ascending, &[99; 3], &[1; 3], [4, 4], 2, 4), [0, 0], "half a sector");
+        assert_eq!(sector_origin(&ascending, &[99, 1, 1], &[1, 0, 0], [1, 1], 0, 4), [0, 0], "no lanes");
     }
 
     #[test]
