@@ -2,10 +2,10 @@
 //! exact mode: the alternate-triangular half-steps, a 9-point sweep (hyperplane (2, 1),
 //! skewed tiles), descending directions, 3-D with diagonal and radius-2 reads, and 1-D;
 //! tiles of 1 lane to more than the grid, prime sizes, f32 and f64, pencils shifted onto
-//! sectors; the lane kernel (2-D
-//! sweeps on the antidiagonal) and the pencil kernel both. Needs a GPU: the tests are ignored
-//! unless asked for (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then
-//! fail without one.
+//! sectors, fields read only at the point staged without a halo; the lane kernel (2-D sweeps
+//! on the antidiagonal) and the pencil kernel both. Needs a GPU: the tests are ignored unless
+//! asked for (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail
+//! without one.
 
 use stencil::builtin::{AtHalf1, AtHalf2, alternate_triangular};
 use stencil::cuda::{CudaOptions, Mode, WavefrontKernel};
@@ -69,6 +69,13 @@ stencil! {
     sweep(+, -, -) fn back7(mut u: Field3, f: Field3) -> Real {
         (u[-1, 0, 0] + u[1, 0, 0] + 0.5 * u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + 0.25 * u[0, 0, 2]
             + u[0, 0, 1] + 0.75 * u[0, 0, -2] + f[0, 0, 0]) / 6.5
+    }
+
+    /// Read-only fields read only at the point (`f`, `g`, staged without a halo) declared
+    /// around one read at offsets (`k`, staged with the unknown's halo).
+    sweep(+, -, +) fn mixed7(mut u: Field3, f: Field3, k: Field3, g: Field3) -> Real {
+        (u[-1, 0, 0] + u[1, 0, 0] + k[0, 0, 0] * u[0, -1, 0] + u[0, 1, 0] + u[0, 0, -1] + 0.5 * u[0, 0, 1]
+            + 0.25 * k[1, -1, 0] + k[0, 0, -1] + f[0, 0, 0] * g[0, 0, 0]) / 7.25
     }
 
     /// A 1-D sweep of radius 2, descending.
@@ -307,6 +314,24 @@ fn pencils_shifted_onto_sectors_equal_the_sequential_sweep() {
                 0,
                 "reach2 f32 {what}"
             );
+        }
+    }
+}
+
+/// Fields read only at the point staged in windows without a halo, after a field read at
+/// offsets: f32 and f64, tiles from 1 lane to 16 (shifted onto sectors), one sweep and
+/// overlapped ones.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fields_read_at_the_point_alone_equal_the_sequential_sweep() {
+    require_gpu();
+    let pencils = |tile| (Schedule::Wavefront { tile }, WavefrontKernel::Pencils, None);
+    let fields = ["f", "k", "g"];
+    for tile in [1, 3, 8, 16] {
+        for (shape, sweeps) in [([9, 12, 37], 1), ([13, 11, 40], 17)] {
+            let what = format!("{shape:?} tile {tile}, {sweeps} sweeps");
+            assert_eq!(compare::<_, f32, 3>(Mixed7, shape, &fields, &[], pencils(tile), sweeps), 0, "f32 {what}");
+            assert_eq!(compare::<_, f64, 3>(Mixed7, shape, &fields, &[], pencils(tile), sweeps), 0, "f64 {what}");
         }
     }
 }

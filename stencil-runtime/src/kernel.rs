@@ -233,9 +233,12 @@ pub const WAVEFRONT_STAGE_BYTES: usize = 24;
 /// The facts a sweep stencil's wavefront kernel's geometry follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WavefrontFacts {
-    /// Fields staged in shared-memory windows: the unknown first, then every read-only
-    /// field the point function reads.
+    /// Fields staged in shared-memory windows: the unknown first, then the read-only fields
+    /// the point function reads at an offset, then those it reads only at the point.
     pub windows: &'static [usize],
+    /// How many of the last `windows` hold fields read only at the point: their windows
+    /// have no halo, a plane of them being the pencil's lanes alone.
+    pub point_windows: usize,
     /// The reads' radius in the skewed coordinates z, on the stencil's own axes padded to
     /// three: the windows' halo.
     pub z_radius: [usize; 3],
@@ -273,7 +276,8 @@ impl WavefrontFacts {
     /// elements of `elem` bytes.
     pub const fn plane_bytes(&self, tile: usize, elem: usize) -> usize {
         let [a, b] = self.lanes(tile);
-        self.windows.len() * (a + 2 * self.z_radius[1]) * (b + 2 * self.z_radius[2]) * elem
+        let halo = self.windows.len() - self.point_windows;
+        (halo * (a + 2 * self.z_radius[1]) * (b + 2 * self.z_radius[2]) + self.point_windows * a * b) * elem
     }
 }
 

@@ -10,7 +10,7 @@ use super::hierarchical::{hierarchical_staged, register_fields};
 use super::lane_plan::{LINES, LanePlan};
 use super::signature::{REGISTER_WIDTH, kernels, plain_block, signature};
 use super::stream::stream_rings;
-use super::wavefront::{SweepAxes, wavefront_windows};
+use super::wavefront::{SweepAxes, point_windows, wavefront_windows};
 use crate::ir::Stencil;
 
 /// The kernel manifest of `s` as a constant expression of type `&'static KernelManifest`.
@@ -47,11 +47,12 @@ pub fn manifest(s: &Stencil) -> TokenStream {
     let wavefront = match &s.sweep {
         Some(sweep) => {
             let windows = wavefront_windows(s);
+            let point_windows = point_windows(s);
             let z = SweepAxes::new(s, sweep).z_radius.map(|r| r as usize);
             let lane_axes = s.dim - 1;
             let lane_reals = LINES.map(|lines| LanePlan::new(s).map_or(0, |plan| plan.block_reals(lines)));
             quote!(::core::option::Option::Some(#p::WavefrontFacts {
-                windows: &[#(#windows),*], z_radius: [#(#z),*], lane_axes: #lane_axes, lane_reals: [#(#lane_reals),*],
+                windows: &[#(#windows),*], point_windows: #point_windows, z_radius: [#(#z),*], lane_axes: #lane_axes, lane_reals: [#(#lane_reals),*],
             }))
         }
         None => quote!(::core::option::Option::None),

@@ -2,7 +2,7 @@
 
 use super::common::*;
 use super::signature::{Kind, define_defaults, signature};
-use super::wavefront_parts::{emit_step, open_loaded_cell, store_planes};
+use super::wavefront_parts::{emit_step, open_loaded_cell, point_cell_inside, store_planes};
 use super::wavefront_roles::{emit_role_barriers, emit_roles, roles_helpers};
 use crate::ir::{self, Stencil};
 use crate::writer::Writer;
@@ -37,11 +37,25 @@ impl SweepAxes {
 }
 
 /// The fields the wavefront kernel stages in shared-memory windows: the unknown first, then
-/// every read-only field that the point function reads, in declaration order. A global load
-/// in a step would put the memory's latency on the sweep's critical path once per step.
+/// the read-only fields the point function reads at an offset, then those it reads only at
+/// the point, each group in declaration order. A global load in a step would put the
+/// memory's latency on the sweep's critical path once per step.
 pub(super) fn wavefront_windows(s: &Stencil) -> Vec<usize> {
     let read = |f: usize| s.reads.iter().any(|r| r.field == f);
-    std::iter::once(s.unknown).chain((0..s.fields.len()).filter(|&f| f != s.unknown && read(f))).collect()
+    let others = (0..s.fields.len()).filter(|&f| f != s.unknown && read(f));
+    let (point, halo): (Vec<usize>, Vec<usize>) = others.partition(|&f| point_only(s, f));
+    std::iter::once(s.unknown).chain(halo).chain(point).collect()
+}
+
+/// The number of [`wavefront_windows`] read only at the point, the last ones: they are
+/// staged without a halo, a plane of them one cell a lane.
+pub(super) fn point_windows(s: &Stencil) -> usize {
+    wavefront_windows(s).iter().filter(|&&f| f != s.unknown && point_only(s, f)).count()
+}
+
+/// Whether every read of field `f` is at the point itself.
+fn point_only(s: &Stencil, f: usize) -> bool {
+    s.reads.iter().filter(|r| r.field == f).all(|r| r.offset.iter().all(|&d| d == 0))
 }
 
 /// The wavefront kernel of a sweep stencil (`Schedule::Wavefront`). Each block owns a
@@ -186,6 +200,12 @@ fn wavefront_defines(w: &mut Writer, s: &Stencil, axes: &SweepAxes) {
     w.line("#define WF_PLANE_BYTES (WF_E1 * WF_E2 * (int)sizeof(real))");
     w.line("#define WF_SLOT_CELL(k, slot, a, b) win[(((k) * WF_WIN + (slot)) * WF_E1 + (a)) * WF_E2 + (b)]");
     w.line("#define WF_CELL(k, p, a, b) WF_SLOT_CELL(k, WF_SLOT(p), a, b)");
+    w.line("// The windows of the fields read only at the point, after the WF_NH with a halo: a plane is the lanes");
+    w.line("// (a, b) alone.");
+    w.line(format!("#define WF_NH {}", wavefront_windows(s).len() - point_windows(s)));
+    w.line("#define WF_HALO_REALS (WF_NH * WF_WIN * WF_E1 * WF_E2)");
+    w.line("#define WF_POINT_PLANE_BYTES (WF_T1 * WF_T2 * (int)sizeof(real))");
+    w.line("#define WF_POINT_CELL(k, slot, a, b) win[WF_HALO_REALS + ((((k) - WF_NH) * WF_WIN + (slot)) * WF_T1 + (a)) * WF_T2 + (b)]");
 }
 
 /// Every WF_CHUNK steps: store the planes this pencil has finished, publish them, wait for
@@ -217,10 +237,14 @@ fn emit_boundary(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) 
     w.open("for (int j = 0; j < WF_BATCH; ++j)");
     open_loaded_cell(w, "c0 + j * threads");
     w.line("const idx g = WF_I0(p) * s0 + WF_I1(c1) * s1 + WF_I2(c2);");
+    let halo = windows.len() - point_windows(s);
     for (k, &f) in windows.iter().enumerate() {
         let n = &c_name(&s.fields[f].name);
         let load = if f == s.unknown { "__ldcg" } else { "__ldg" };
-        w.line(format!("batch[j][{k}] = {load}(&f_{n}[g]);"));
+        match k < halo {
+            true => w.line(format!("batch[j][{k}] = {load}(&f_{n}[g]);")),
+            false => w.line(format!("batch[j][{k}] = {} ? {load}(&f_{n}[g]) : (real)0;", point_cell_inside("a", "b"))),
+        }
     }
     w.close("");
     w.close("");
@@ -228,7 +252,13 @@ fn emit_boundary(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) 
     w.open("for (int j = 0; j < WF_BATCH; ++j)");
     open_loaded_cell(w, "c0 + j * threads");
     for k in 0..windows.len() {
-        w.line(format!("WF_CELL({k}, p, a, b) = batch[j][{k}];"));
+        match k < halo {
+            true => w.line(format!("WF_CELL({k}, p, a, b) = batch[j][{k}];")),
+            false => w.line(format!(
+                "if ({}) WF_POINT_CELL({k}, WF_SLOT(p), a - WF_RZ1, b - WF_RZ2) = batch[j][{k}];",
+                point_cell_inside("a", "b")
+            )),
+        }
     }
     w.close("");
     w.close("");
@@ -236,4 +266,22 @@ fn emit_boundary(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) 
     w.line("loaded = need;");
     w.line("__syncthreads();");
     w.close("");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_read_only_at_the_point_are_staged_last_without_a_halo() {
+        let item = syn::parse2(quote::quote! {
+            sweep(+, +) fn at(mut u: Field2, f: Field2, k: Field2, g: Field2) -> Real {
+                (u[-1, 0] + u[0, -1] + k[0, 0] * u[1, 0] + k[0, 1] + f[0, 0] * g[0, 0]) / 5.0
+            }
+        })
+        .expect("parses");
+        let s = crate::validate::lower(&item).expect("lowers");
+        assert_eq!(wavefront_windows(&s), [0, 2, 1, 3]);
+        assert_eq!(point_windows(&s), 2);
+    }
 }

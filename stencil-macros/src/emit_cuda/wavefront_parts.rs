@@ -2,6 +2,7 @@
 //! loaded and the store of finished planes.
 
 use super::common::*;
+use super::wavefront::point_windows;
 use crate::ir::Stencil;
 use crate::writer::Writer;
 
@@ -11,10 +12,12 @@ pub(super) fn emit_step(w: &mut Writer, s: &Stencil, windows: &[usize], lane: &s
     w.line("const int z0 = s - t1 - t2;");
     w.line("const int x1 = z1 - WF_K1 * z0;");
     w.open(format!("if ({lane} && z0 >= 0 && z0 < X0 && x1 >= 0 && x1 < X1 && x2 >= 0 && x2 < X2)"));
-    let cell = |k: usize| {
-        format!(
+    let halo = windows.len() - point_windows(s);
+    let cell = |k: usize| match k < halo {
+        true => format!(
             "WF_CELL({k}, z0 + WF_DZ0(e0, e1, e2), t1 + WF_RZ1 + WF_DZ1(e0, e1, e2), t2 + WF_RZ2 + WF_DZ2(e0, e1, e2))"
-        )
+        ),
+        false => format!("WF_POINT_CELL({k}, WF_SLOT(z0), t1, t2)"),
     };
     emit_point(w, s, windows, cell, "WF_CELL(0, z0, t1 + WF_RZ1, t2 + WF_RZ2)");
     w.close("");
@@ -40,6 +43,12 @@ pub(super) fn open_loaded_cell(w: &mut Writer, cell: &str) {
     w.line("const int y1 = base1 - WF_RZ1 + a, y2 = base2 - WF_RZ2 + b;");
     w.line("const int c1 = y1 - WF_K1 * p, c2 = y2 - WF_K2 * y1;");
     w.open("if (p < need && c1 >= -WF_R1 && c1 < X1 + WF_R1 && c2 >= -WF_R2 && c2 < X2 + WF_R2)");
+}
+
+/// Whether window cell (`a`, `b`) (lanes with the halo) is a lane's own cell, the cells a
+/// window of a field read only at the point holds.
+pub(super) fn point_cell_inside(a: &str, b: &str) -> String {
+    format!("({a} >= WF_RZ1 && {a} < WF_RZ1 + WF_T1 && {b} >= WF_RZ2 && {b} < WF_RZ2 + WF_T2)")
 }
 
 /// Stores the pencil's own points of planes `[stored, done)` from the window, thread `id`

@@ -11,7 +11,8 @@
 //! [(j mod WF_STAGES)·WF_CHUNK, …) of the window.
 
 use super::common::*;
-use super::wavefront_parts::emit_point;
+use super::wavefront::point_windows;
+use super::wavefront_parts::{emit_point, point_cell_inside};
 use crate::ir::Stencil;
 use crate::writer::Writer;
 
@@ -126,6 +127,11 @@ fn emit_lanes_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("const unsigned span = (unsigned)max(z_hi - z_lo, 0);");
     w.line("// The lane's cell of plane slot 0 in the first window.");
     w.line("real* const lane_win = win + (t1 + WF_RZ1) * WF_E2 + (t2 + WF_RZ2);");
+    let halo = windows.len() - point_windows(s);
+    if halo < windows.len() {
+        w.line("// And of the first window of a field read only at the point.");
+        w.line("real* const lane_point = &WF_POINT_CELL(WF_NH, 0, t1, t2);");
+    }
     w.line("int have = 0, freed = 0;");
     w.open("for (int g = 0; g < steps; g += WF_CHUNK)");
     w.line("// The offsets of the planes the group reads, zg − WF_RZ0 to zg + WF_CHUNK − 1 + WF_RZ0.");
@@ -133,6 +139,11 @@ fn emit_lanes_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("int plane[WF_CHUNK + 2 * WF_RZ0];");
     w.line("#pragma unroll");
     w.line("for (int i = 0; i < WF_CHUNK + 2 * WF_RZ0; ++i) plane[i] = WF_SLOT(zg - WF_RZ0 + i) * (WF_E1 * WF_E2);");
+    if halo < windows.len() {
+        w.line("int point_plane[WF_CHUNK];");
+        w.line("#pragma unroll");
+        w.line("for (int i = 0; i < WF_CHUNK; ++i) point_plane[i] = WF_SLOT(zg + i) * (WF_T1 * WF_T2);");
+    }
     w.line("#pragma unroll");
     w.open("for (int u = 0; u < WF_CHUNK; ++u)");
     w.line("const int s = g + u;");
@@ -142,10 +153,11 @@ fn emit_lanes_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("for (; have <= need; ++have) wf_wait(WF_FULL(have), WF_PARITY(have));");
     w.close("");
     w.open("if ((unsigned)(s - first) < span)");
-    let cell = |k: usize| {
-        format!(
+    let cell = |k: usize| match k < halo {
+        true => format!(
             "lane_win[{k} * WF_WIN * WF_E1 * WF_E2 + plane[u + WF_RZ0 + WF_DZ0(e0, e1, e2)] + WF_DZ1(e0, e1, e2) * WF_E2 + WF_DZ2(e0, e1, e2)]"
-        )
+        ),
+        false => format!("lane_point[({k} - WF_NH) * WF_WIN * WF_T1 * WF_T2 + point_plane[u]]"),
     };
     emit_point(w, s, windows, cell, "lane_win[plane[u + WF_RZ0]]");
     w.close("");
@@ -237,13 +249,23 @@ fn copy_owned_cells(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("if (c >= WF_E1 * WF_E2 || c2 < -WF_R2 || c2 >= X2 + WF_R2) continue;");
     w.line("const idx g = WF_I0(loaded) * s0 + WF_I1(y1 - WF_K1 * loaded) * s1 + WF_I2(c2);");
     w.line("const unsigned at = wf_smem(&WF_SLOT_CELL(0, slot, a, b));");
+    let halo = windows.len() - point_windows(s);
+    if halo < windows.len() {
+        w.line(format!("const bool inside = {};", point_cell_inside("a", "b")));
+        w.line("const unsigned point_at = inside ? wf_smem(&WF_POINT_CELL(WF_NH, slot, a - WF_RZ1, b - WF_RZ2)) : 0u;");
+    }
     w.line("#pragma unroll");
     w.open("for (int q = 0; q < WF_CHUNK; ++q)");
     w.line("const int c1 = y1 - WF_K1 * (loaded + q);");
     w.line("if (q >= need - loaded || c1 < -WF_R1 || c1 >= X1 + WF_R1) continue;");
     for (k, &f) in windows.iter().enumerate() {
         let n = &c_name(&s.fields[f].name);
-        w.line(format!("wf_copy_to(at + ({k} * WF_WIN + q) * WF_PLANE_BYTES, &f_{n}[g + q * plane_stride]);"));
+        match k < halo {
+            true => w.line(format!("wf_copy_to(at + ({k} * WF_WIN + q) * WF_PLANE_BYTES, &f_{n}[g + q * plane_stride]);")),
+            false => w.line(format!(
+                "if (inside) wf_copy_to(point_at + (({k} - WF_NH) * WF_WIN + q) * WF_POINT_PLANE_BYTES, &f_{n}[g + q * plane_stride]);"
+            )),
+        }
     }
     w.close("");
     w.close("");

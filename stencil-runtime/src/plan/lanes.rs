@@ -88,7 +88,13 @@ mod tests {
     fn lane_manifest(lane_reals: [usize; 2]) -> KernelManifest {
         KernelManifest {
             kernels: &[LANES],
-            wavefront: Some(WavefrontFacts { windows: &[0, 1], z_radius: [1, 1, 0], lane_axes: 1, lane_reals }),
+            wavefront: Some(WavefrontFacts {
+                windows: &[0, 1],
+                point_windows: 0,
+                z_radius: [1, 1, 0],
+                lane_axes: 1,
+                lane_reals,
+            }),
             ..manifest([1, 0, 1], &[0, 2])
         }
     }

@@ -478,7 +478,13 @@ pub(crate) mod tests {
             flops: 8,
             arrays_per_point: 3,
         };
-        let facts = WavefrontFacts { windows: &[0, 1], z_radius: [1, 1, 1], lane_axes: 2, lane_reals: [0, 0] };
+        let facts = WavefrontFacts {
+            windows: &[0, 1],
+            point_windows: 0,
+            z_radius: [1, 1, 1],
+            lane_axes: 2,
+            lane_reals: [0, 0],
+        };
         (meta, KernelManifest { wavefront: Some(facts), ..manifest([1, 1, 1], &[0, 1, 2]) })
     }
 
