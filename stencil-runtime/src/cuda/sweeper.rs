@@ -26,7 +26,7 @@ use super::module::{JitTime, Module};
 use super::options::{CudaOptions, WavefrontKernel};
 use crate::kernel::KernelKind;
 use crate::plan::lanes::{LaneGrid, lanes_fit};
-use crate::plan::launch::Pencils;
+use crate::plan::pencils::Pencils;
 use crate::{Error, Real, Result, ScalarValue, Schedule, Stencil, StencilMeta};
 
 /// The most sweeps one launch of the pencil kernel runs, each following the one before

@@ -9,6 +9,7 @@ pub(crate) mod lanes;
 pub(crate) mod launch;
 pub(crate) mod layout;
 pub mod model;
+pub(crate) mod pencils;
 pub(crate) mod planes;
 pub(crate) mod slabs;
 pub(crate) mod stream;
