@@ -2,10 +2,10 @@
 //! exact mode: the alternate-triangular half-steps, a 9-point sweep (hyperplane (2, 1),
 //! skewed tiles), descending directions, 3-D with diagonal and radius-2 reads, and 1-D;
 //! tiles of 1 lane to more than the grid, prime sizes, f32 and f64, pencils shifted onto
-//! sectors, fields read only at the point staged without a halo; the lane kernel (2-D sweeps
-//! on the antidiagonal) and the pencil kernel both. Needs a GPU: the tests are ignored unless
-//! asked for (`cargo test -- --include-ignored`, as `.gpu/run-tests` does), and then fail
-//! without one.
+//! sectors, fields read only at the point staged without a halo, windows asked for; the lane
+//! kernel (2-D sweeps on the antidiagonal) and the pencil kernel both. Needs a GPU: the tests
+//! are ignored unless asked for (`cargo test -- --include-ignored`, as `.gpu/run-tests`
+//! does), and then fail without one.
 
 use stencil::builtin::{AtHalf1, AtHalf2, alternate_triangular};
 use stencil::cuda::{CudaOptions, Mode, WavefrontKernel};
@@ -99,7 +99,21 @@ fn compare<S: Stencil<N>, T: Real, const N: usize>(
     gpu: GpuRun,
     sweeps: usize,
 ) -> usize {
-    let (cpu, gpu) = sweep_both::<S, T, N>(stencil, shape, inputs, params, gpu, Mode::Exact, sweeps);
+    compare_with::<S, T, N>(stencil, shape, inputs, params, gpu, CudaOptions::default(), sweeps)
+}
+
+/// The same with `options` (in exact mode) beside the run's kernel and lines.
+fn compare_with<S: Stencil<N>, T: Real, const N: usize>(
+    stencil: S,
+    shape: [usize; N],
+    inputs: &[&str],
+    params: &[(&str, f64)],
+    gpu: GpuRun,
+    options: CudaOptions,
+    sweeps: usize,
+) -> usize {
+    let options = CudaOptions { mode: Mode::Exact, ..options };
+    let (cpu, gpu) = sweep_both::<S, T, N>(stencil, shape, inputs, params, gpu, options, sweeps);
     differing(&cpu, &gpu)
 }
 
@@ -113,7 +127,8 @@ fn fast_error<S: Stencil<N>, T: Real, const N: usize>(
     lanes: GpuRun,
     sweeps: usize,
 ) -> f64 {
-    let (cpu, gpu) = sweep_both::<S, T, N>(stencil, shape, inputs, params, lanes, Mode::Fast, sweeps);
+    let options = CudaOptions { mode: Mode::Fast, ..CudaOptions::default() };
+    let (cpu, gpu) = sweep_both::<S, T, N>(stencil, shape, inputs, params, lanes, options, sweeps);
     let (cpu, gpu) = (cpu.as_slice(), gpu.as_slice());
     let largest = cpu.iter().fold(0.0f64, |m, x| m.max(x.to_f64().abs()));
     let error = cpu.iter().zip(gpu).fold(0.0f64, |m, (x, y)| m.max((x.to_f64() - y.to_f64()).abs()));
@@ -121,20 +136,20 @@ fn fast_error<S: Stencil<N>, T: Real, const N: usize>(
 }
 
 /// `sweeps` sweeps from the same start on the CPU (sequential, declared order) and on the
-/// GPU with `gpu` in `mode`: both results.
+/// GPU with `gpu` and `options`: both results.
 fn sweep_both<S: Stencil<N>, T: Real, const N: usize>(
     stencil: S,
     shape: [usize; N],
     inputs: &[&str],
     params: &[(&str, f64)],
     gpu: GpuRun,
-    mode: Mode,
+    options: CudaOptions,
     sweeps: usize,
 ) -> (Grid<T, N>, Grid<T, N>) {
     let fields: Vec<Grid<T, N>> = (0..inputs.len()).map(|i| random::<T, N>(shape, 2 + i as u64)).collect();
     let run = |backend, (schedule, wavefront_kernel, lane_lines): GpuRun| {
         let mut u = random::<T, N>(shape, 1);
-        let options = CudaOptions { mode, wavefront_kernel, lane_lines, ..CudaOptions::default() };
+        let options = CudaOptions { wavefront_kernel, lane_lines, ..options };
         let mut solver = Solver::new(stencil).backend(backend).schedule(schedule).cuda(options).max_iterations(sweeps);
         for (name, field) in inputs.iter().zip(&fields) {
             solver = solver.input(name, field);
@@ -332,6 +347,38 @@ fn fields_read_at_the_point_alone_equal_the_sequential_sweep() {
             let what = format!("{shape:?} tile {tile}, {sweeps} sweeps");
             assert_eq!(compare::<_, f32, 3>(Mixed7, shape, &fields, &[], pencils(tile), sweeps), 0, "f32 {what}");
             assert_eq!(compare::<_, f64, 3>(Mixed7, shape, &fields, &[], pencils(tile), sweeps), 0, "f64 {what}");
+        }
+    }
+}
+
+/// Windows of as many planes as asked for, down to the fewest the lanes read (so that two
+/// blocks share a multiprocessor), with chunks chosen or asked for: f32 at tile 16 and f64 at
+/// tile 8, one sweep and overlapped ones.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn windows_asked_for_equal_the_sequential_sweep() {
+    require_gpu();
+    let pencils = |tile| (Schedule::Wavefront { tile }, WavefrontKernel::Pencils, None);
+    let staged = |chunk, window| CudaOptions {
+        wavefront_chunk: chunk,
+        wavefront_window: Some(window),
+        ..CudaOptions::default()
+    };
+    let fields = ["f", "k", "g"];
+    for (shape, sweeps) in [([9, 12, 37], 1), ([21, 11, 40], 17)] {
+        for (chunk, window) in [(None, 48), (Some(4), 40), (None, 56)] {
+            let what = format!("{shape:?}, chunk {chunk:?}, window {window}, {sweeps} sweeps");
+            let options = staged(chunk, window);
+            let mixed = compare_with::<_, f32, 3>(Mixed7, shape, &fields, &[], pencils(16), options, sweeps);
+            assert_eq!(mixed, 0, "mixed7 f32 {what}");
+            let gs7 = compare_with::<_, f32, 3>(Gs7, shape, &["f"], &[("h2", 0.01)], pencils(16), options, sweeps);
+            assert_eq!(gs7, 0, "gs7 f32 {what}");
+        }
+        for (chunk, window) in [(None, 32), (Some(2), 26), (None, 40)] {
+            let what = format!("{shape:?}, chunk {chunk:?}, window {window}, {sweeps} sweeps");
+            let options = staged(chunk, window);
+            let mixed = compare_with::<_, f64, 3>(Mixed7, shape, &fields, &[], pencils(8), options, sweeps);
+            assert_eq!(mixed, 0, "mixed7 f64 {what}");
         }
     }
 }

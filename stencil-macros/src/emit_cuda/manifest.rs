@@ -10,7 +10,8 @@ use super::hierarchical::{hierarchical_staged, register_fields};
 use super::lane_plan::{LINES, LanePlan};
 use super::signature::{REGISTER_WIDTH, kernels, plain_block, signature};
 use super::stream::stream_rings;
-use super::wavefront::{SweepAxes, point_windows, wavefront_windows};
+use super::wavefront::SweepAxes;
+use super::wavefront_parts::{point_windows, wavefront_windows};
 use crate::ir::Stencil;
 
 /// The kernel manifest of `s` as a constant expression of type `&'static KernelManifest`.

@@ -2,7 +2,9 @@
 
 use super::common::*;
 use super::signature::{Kind, define_defaults, signature};
-use super::wavefront_parts::{emit_step, open_loaded_cell, point_cell_inside, store_planes};
+use super::wavefront_parts::{
+    emit_step, open_loaded_cell, point_cell_inside, point_windows, store_planes, wavefront_windows,
+};
 use super::wavefront_roles::{emit_role_barriers, emit_roles, roles_helpers};
 use crate::ir::{self, Stencil};
 use crate::writer::Writer;
@@ -34,28 +36,6 @@ impl SweepAxes {
         }
         Self { direction, skew, z_radius }
     }
-}
-
-/// The fields the wavefront kernel stages in shared-memory windows: the unknown first, then
-/// the read-only fields the point function reads at an offset, then those it reads only at
-/// the point, each group in declaration order. A global load in a step would put the
-/// memory's latency on the sweep's critical path once per step.
-pub(super) fn wavefront_windows(s: &Stencil) -> Vec<usize> {
-    let read = |f: usize| s.reads.iter().any(|r| r.field == f);
-    let others = (0..s.fields.len()).filter(|&f| f != s.unknown && read(f));
-    let (point, halo): (Vec<usize>, Vec<usize>) = others.partition(|&f| point_only(s, f));
-    std::iter::once(s.unknown).chain(halo).chain(point).collect()
-}
-
-/// The number of [`wavefront_windows`] read only at the point, the last ones: they are
-/// staged without a halo, a plane of them one cell a lane.
-pub(super) fn point_windows(s: &Stencil) -> usize {
-    wavefront_windows(s).iter().filter(|&&f| f != s.unknown && point_only(s, f)).count()
-}
-
-/// Whether every read of field `f` is at the point itself.
-fn point_only(s: &Stencil, f: usize) -> bool {
-    s.reads.iter().filter(|r| r.field == f).all(|r| r.offset.iter().all(|&d| d == 0))
 }
 
 /// The wavefront kernel of a sweep stencil (`Schedule::Wavefront`). Each block owns a
@@ -266,22 +246,4 @@ fn emit_boundary(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) 
     w.line("loaded = need;");
     w.line("__syncthreads();");
     w.close("");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fields_read_only_at_the_point_are_staged_last_without_a_halo() {
-        let item = syn::parse2(quote::quote! {
-            sweep(+, +) fn at(mut u: Field2, f: Field2, k: Field2, g: Field2) -> Real {
-                (u[-1, 0] + u[0, -1] + k[0, 0] * u[1, 0] + k[0, 1] + f[0, 0] * g[0, 0]) / 5.0
-            }
-        })
-        .expect("parses");
-        let s = crate::validate::lower(&item).expect("lowers");
-        assert_eq!(wavefront_windows(&s), [0, 2, 1, 3]);
-        assert_eq!(point_windows(&s), 2);
-    }
 }

@@ -1,10 +1,31 @@
-//! What both forms of the pencil kernel share: a lane's step, a cell of the planes being
-//! loaded and the store of finished planes.
+//! What both forms of the pencil kernel share: the fields staged in windows, a lane's step, a
+//! cell of the planes being loaded and the store of finished planes.
 
 use super::common::*;
-use super::wavefront::point_windows;
 use crate::ir::Stencil;
 use crate::writer::Writer;
+
+/// The fields the wavefront kernel stages in shared-memory windows: the unknown first, then
+/// the read-only fields the point function reads at an offset, then those it reads only at
+/// the point, each group in declaration order. A global load in a step would put the
+/// memory's latency on the sweep's critical path once per step.
+pub(super) fn wavefront_windows(s: &Stencil) -> Vec<usize> {
+    let read = |f: usize| s.reads.iter().any(|r| r.field == f);
+    let others = (0..s.fields.len()).filter(|&f| f != s.unknown && read(f));
+    let (point, halo): (Vec<usize>, Vec<usize>) = others.partition(|&f| point_only(s, f));
+    std::iter::once(s.unknown).chain(halo).chain(point).collect()
+}
+
+/// The number of [`wavefront_windows`] read only at the point, the last ones: they are
+/// staged without a halo, a plane of them one cell a lane.
+pub(super) fn point_windows(s: &Stencil) -> usize {
+    wavefront_windows(s).iter().filter(|&&f| f != s.unknown && point_only(s, f)).count()
+}
+
+/// Whether every read of field `f` is at the point itself.
+fn point_only(s: &Stencil, f: usize) -> bool {
+    s.reads.iter().filter(|r| r.field == f).all(|r| r.offset.iter().all(|&d| d == 0))
+}
 
 /// One step of the march: the lane's point of the step's hyperplane, computed from the
 /// windows and written back into the unknown's window, by threads where `lane` holds.
@@ -62,4 +83,22 @@ pub(super) fn store_planes(w: &mut Writer, unknown: &str, id: &str, count: &str)
     w.line(format!("f_{unknown}[WF_I0(p) * s0 + WF_I1(c1) * s1 + WF_I2(c2)] = WF_CELL(0, p, a + WF_RZ1, b + WF_RZ2);"));
     w.close("");
     w.close("");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_read_only_at_the_point_are_staged_last_without_a_halo() {
+        let item = syn::parse2(quote::quote! {
+            sweep(+, +) fn at(mut u: Field2, f: Field2, k: Field2, g: Field2) -> Real {
+                (u[-1, 0] + u[0, -1] + k[0, 0] * u[1, 0] + k[0, 1] + f[0, 0] * g[0, 0]) / 5.0
+            }
+        })
+        .expect("parses");
+        let s = crate::validate::lower(&item).expect("lowers");
+        assert_eq!(wavefront_windows(&s), [0, 2, 1, 3]);
+        assert_eq!(point_windows(&s), 2);
+    }
 }

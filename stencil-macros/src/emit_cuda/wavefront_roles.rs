@@ -11,8 +11,7 @@
 //! [(j mod WF_STAGES)·WF_CHUNK, …) of the window.
 
 use super::common::*;
-use super::wavefront::point_windows;
-use super::wavefront_parts::{emit_point, point_cell_inside};
+use super::wavefront_parts::{emit_point, point_cell_inside, point_windows};
 use crate::ir::Stencil;
 use crate::writer::Writer;
 

@@ -51,11 +51,6 @@ impl Kernel {
         self.vector
     }
 
-    /// The kernel's manifest entry.
-    pub fn spec(&self) -> &'static KernelSpec {
-        self.spec
-    }
-
     /// Lets the kernel use `bytes` of dynamic shared memory, beyond the default limit.
     pub fn allow_shared(&self, bytes: usize) -> Result<()> {
         self.function

@@ -32,7 +32,7 @@ pub use cache::{Compiled, get as compile_cached};
 pub use nvrtc::{CompileOptions, Cubin, Output, Ptx, compile};
 pub use options::{
     CudaOptions, HIER_KERNEL_VAR, HierarchicalKernel, LANE_LINES_VAR, SHAPE_VAR, STREAM_THREADS_VAR, VECTOR_VAR,
-    WAVEFRONT_CHUNK_VAR, WAVEFRONT_KERNEL_VAR, WavefrontKernel,
+    WAVEFRONT_CHUNK_VAR, WAVEFRONT_KERNEL_VAR, WAVEFRONT_WINDOW_VAR, WavefrontKernel,
 };
 pub use probe::copy_bandwidth;
 

@@ -4,6 +4,7 @@
 
 use crate::kernel::KernelManifest;
 use crate::plan::lanes::LANE_LINES;
+use crate::plan::pencils::Staging;
 use crate::{Error, Result};
 
 pub use super::nvrtc::Mode;
@@ -23,6 +24,10 @@ pub const HIER_KERNEL_VAR: &str = "STENCIL_CUDA_HIER";
 /// Environment variable overriding the planes a wavefront's helpers pass at a time
 /// (see [`CudaOptions::wavefront_chunk`]).
 pub const WAVEFRONT_CHUNK_VAR: &str = "STENCIL_CUDA_WAVEFRONT_CHUNK";
+
+/// Environment variable overriding the planes of the pencil kernel's shared-memory window
+/// (see [`CudaOptions::wavefront_window`]).
+pub const WAVEFRONT_WINDOW_VAR: &str = "STENCIL_CUDA_WAVEFRONT_WINDOW";
 
 /// Environment variable choosing the wavefront kernel: `pencils` forces the pencil kernel
 /// where the lane kernel would run (see [`CudaOptions::wavefront_kernel`]).
@@ -91,6 +96,14 @@ pub struct CudaOptions {
     /// Planes a wavefront's helpers pass at a time (the pencil kernel's loaders copy in, and
     /// its storer writes back and publishes, chunks of this many planes); `None`: 8.
     pub wavefront_chunk: Option<usize>,
+    /// Planes of the pencil kernel's shared-memory window, a ring of chunks: a multiple of
+    /// the chunk, at least the chunk the loaders fill, the lag between a tile's first and
+    /// last lanes and the reads' reach both ways. Fewer planes take less shared memory, so
+    /// that more blocks may share a multiprocessor; more let the loaders run further ahead.
+    /// `None`: the planes needed and a chunk more, a power of two where that fits. A window
+    /// that is not a multiple of the chunk, too small or too large for shared memory is an
+    /// error, whatever the tile (a tile not asked for is not halved to make it fit).
+    pub wavefront_window: Option<usize>,
     /// Lines each lane of the lane kernel owns, 1 or 2: lane j of a block owns M consecutive
     /// lines and computes one row of each in a step, so a block takes 32·M lines and the grid
     /// needs M times fewer blocks (and hand-overs between them). `None`: 1, the faster on
@@ -106,7 +119,8 @@ pub struct CudaOptions {
 impl CudaOptions {
     /// These options with every environment variable that is set ([`SHAPE_VAR`],
     /// [`VECTOR_VAR`], [`HIER_KERNEL_VAR`], [`WAVEFRONT_KERNEL_VAR`], [`WAVEFRONT_CHUNK_VAR`],
-    /// [`LANE_LINES_VAR`], [`STREAM_THREADS_VAR`]) in place of its own.
+    /// [`WAVEFRONT_WINDOW_VAR`], [`LANE_LINES_VAR`], [`STREAM_THREADS_VAR`]) in place of its
+    /// own.
     ///
     /// **Errors**: [`Error::Launch`] for a variable that does not parse.
     pub fn with_environment(mut self) -> Result<Self> {
@@ -143,6 +157,10 @@ impl CudaOptions {
             let chunk = text.trim().parse::<usize>().ok().filter(|&c| c > 0);
             self.wavefront_chunk = Some(chunk.ok_or_else(|| fail(WAVEFRONT_CHUNK_VAR, &text, "a positive number"))?);
         }
+        if let Ok(text) = std::env::var(WAVEFRONT_WINDOW_VAR) {
+            let planes = text.trim().parse::<usize>().ok().filter(|&c| c > 0);
+            self.wavefront_window = Some(planes.ok_or_else(|| fail(WAVEFRONT_WINDOW_VAR, &text, "a positive number"))?);
+        }
         if let Ok(text) = std::env::var(LANE_LINES_VAR) {
             let lines = text.trim().parse::<u32>().ok().filter(|&l| LANE_LINES.contains(&(l as usize)));
             self.lane_lines = Some(lines.ok_or_else(|| fail(LANE_LINES_VAR, &text, "1 or 2"))?);
@@ -162,6 +180,11 @@ impl CudaOptions {
             Some([x, y, m]) => [x, if dim == 3 { y } else { 1 }, if dim == 1 { 1 } else { m }],
             None => manifest.plain_block,
         }
+    }
+
+    /// How the pencil kernel stages its planes, as asked for.
+    pub(crate) fn staging(&self) -> Staging {
+        Staging { chunk: self.wavefront_chunk, window: self.wavefront_window }
     }
 
     /// Lines a lane of the lane kernel asks for: the option, else 1.

@@ -26,7 +26,7 @@ use super::module::{JitTime, Module};
 use super::options::{CudaOptions, WavefrontKernel};
 use crate::kernel::KernelKind;
 use crate::plan::lanes::{LaneGrid, lanes_fit};
-use crate::plan::pencils::Pencils;
+use crate::plan::pencils::{Pencils, Staging};
 use crate::{Error, Real, Result, ScalarValue, Schedule, Stencil, StencilMeta};
 
 /// The most sweeps one launch of the pencil kernel runs, each following the one before
@@ -127,7 +127,7 @@ impl<T: Real> Sweeper<T> {
     /// `S`'s wavefront kernel for a grid of `shape` under `schedule`, with `scalars`, and the
     /// time taken to get it: the lane kernel where `options` allow it and the stencil has one
     /// whose windows fit, else the pencil kernel. A pencils' tile that was not asked for
-    /// (`Plain`, `Auto`) is halved until its windows fit. One wider than the grid's longest
+    /// (`Plain`, `Auto`) is halved until its windows fit, unless a window is asked for. One wider than the grid's longest
     /// axis (in skewed coordinates, at most the sum of the axes times the largest skew factor
     /// plus one) is lowered to it: its pencils hold the whole of every lane extent either
     /// way, so the sweep is the same.
@@ -154,8 +154,10 @@ impl<T: Real> Sweeper<T> {
         } else {
             let pencils = loop {
                 let limits = gpu.limits();
-                match Pencils::new(meta, S::KERNELS, &shape, tile, options.wavefront_chunk, T::BYTES, limits) {
-                    Err(Error::Launch { .. }) if !explicit && tile > 1 => tile /= 2,
+                match Pencils::new(meta, S::KERNELS, &shape, tile, options.staging(), T::BYTES, limits) {
+                    Err(Error::Launch { .. }) if !explicit && tile > 1 && options.wavefront_window.is_none() => {
+                        tile /= 2
+                    }
                     result => break result?,
                 }
             };
@@ -254,17 +256,8 @@ impl<T: Real> Sweeper<T> {
             self.windows.push((planes, geometry, flags));
             return Ok(self.windows.len() - 1);
         }
-        let pencils =
-            Pencils::new(self.meta, self.manifest, &shape, self.tile, Some(self.chunk), T::BYTES, gpu.limits())?;
-        if pencils.window != self.window {
-            return Err(Error::Launch {
-                kernel: self.kernel.spec().symbol.into(),
-                reason: format!(
-                    "a window of {planes} planes needs {} planes of shared memory, the kernel has {}",
-                    pencils.window, self.window
-                ),
-            });
-        }
+        let staging = Staging { chunk: Some(self.chunk), window: Some(self.window) };
+        let pencils = Pencils::new(self.meta, self.manifest, &shape, self.tile, staging, T::BYTES, gpu.limits())?;
         let geometry = Geometry::Pencils(pencils);
         let flags = geometry.flags(gpu, stream)?;
         self.windows.push((planes, geometry, flags));

@@ -30,6 +30,63 @@ fn window_of(facts: &WavefrontFacts, tile: usize, chunk: usize, plane_bytes: usi
         .find(|&planes| window_bytes(planes, chunk, plane_bytes) <= limits.max_shared)
 }
 
+/// How a wavefront block stages its planes, as asked for: the planes its helpers pass at a
+/// time and the planes of its shared-memory window (`None`: chosen to fit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Staging {
+    /// Planes a chunk (`WF_CHUNK`).
+    pub chunk: Option<usize>,
+    /// Planes of the window (`WF_WIN`).
+    pub window: Option<usize>,
+}
+
+impl Staging {
+    /// The chunk and window planes for tiles of `tile` and planes of `plane_bytes` bytes, or
+    /// why none fit. A chunk not asked for is 8, halved until a window fits (one asked for,
+    /// or the planes needed and a chunk more, [`window_of`]).
+    fn choose(
+        self,
+        facts: &WavefrontFacts,
+        tile: usize,
+        plane_bytes: usize,
+        limits: Limits,
+    ) -> std::result::Result<(usize, usize), String> {
+        let chunks = match self.chunk {
+            Some(chunk) => vec![chunk.max(1)],
+            None => std::iter::successors(Some(DEFAULT_CHUNK), |&c| (c > 1).then_some(c / 2)).collect(),
+        };
+        let fits = |planes: usize, chunk: usize| window_bytes(planes, chunk, plane_bytes) <= limits.max_shared;
+        let chosen = |chunk: usize| match self.window {
+            Some(planes) => {
+                (planes.is_multiple_of(chunk) && planes >= facts.window_planes(tile, chunk) && fits(planes, chunk))
+                    .then_some(planes)
+            }
+            None => window_of(facts, tile, chunk, plane_bytes, limits),
+        };
+        if let Some(fitting) = chunks.iter().find_map(|&c| chosen(c).map(|w| (c, w))) {
+            return Ok(fitting);
+        }
+        let chunk = chunks[chunks.len() - 1];
+        let needed = facts.window_planes(tile, chunk);
+        let planes = self.window.unwrap_or(needed);
+        let bytes = window_bytes(planes, chunk, plane_bytes);
+        let fields = facts.windows.len();
+        Err(match self.window {
+            Some(planes) if planes < needed || !planes.is_multiple_of(chunk) => format!(
+                "a window of {planes} planes for a tile of {tile} lanes and chunks of {chunk}: it needs a multiple of \
+                 the chunk of at least {needed} planes (a chunk being loaded, the lag between the tile's first and last \
+                 lanes and the reads' reach)"
+            ),
+            _ => format!(
+                "the windows of a tile of {tile} lanes ({fields} fields, {planes} planes) need {bytes} B of shared \
+                 memory, and the device allows {} B per block: use a smaller tile{}",
+                limits.max_shared,
+                if self.window.is_some() { " or window" } else { "" }
+            ),
+        })
+    }
+}
+
 /// Bytes of the memory's sectors: a store that covers one whole is written without reading it.
 const SECTOR_BYTES: usize = 32;
 
@@ -95,15 +152,14 @@ pub(crate) struct Pencils {
 }
 
 impl Pencils {
-    /// The pencils of a grid of `shape` for tiles of `tile` lanes per axis and `chunk` planes
-    /// passed at a time (default 8, halved until the window fits), elements of `elem` bytes, checked against
-    /// the device's limits.
+    /// The pencils of a grid of `shape` for tiles of `tile` lanes per axis, their planes staged
+    /// as `staging` asks, elements of `elem` bytes, checked against the device's limits.
     pub fn new(
         meta: &StencilMeta,
         manifest: &KernelManifest,
         shape: &[usize],
         tile: usize,
-        chunk: Option<usize>,
+        staging: Staging,
         elem: usize,
         limits: Limits,
     ) -> Result<Self> {
@@ -136,23 +192,7 @@ impl Pencils {
             )));
         }
         let plane_bytes = facts.plane_bytes(tile, elem);
-        // A chunk that was not asked for is halved until the window fits.
-        let chunks = match chunk {
-            Some(chunk) => vec![chunk.max(1)],
-            None => std::iter::successors(Some(DEFAULT_CHUNK), |&c| (c > 1).then_some(c / 2)).collect(),
-        };
-        let fitting = chunks.iter().find_map(|&c| window_of(facts, tile, c, plane_bytes, limits).map(|w| (c, w)));
-        let Some((chunk, window)) = fitting else {
-            let chunk = chunks[chunks.len() - 1];
-            let planes = facts.window_planes(tile, chunk);
-            return Err(fail(format!(
-                "the windows of a tile of {tile} lanes ({} fields, {planes} planes) need {} B of shared memory, \
-                 and the device allows {} B per block: use a smaller tile",
-                facts.windows.len(),
-                window_bytes(planes, chunk, plane_bytes),
-                limits.max_shared
-            )));
-        };
+        let (chunk, window) = staging.choose(facts, tile, plane_bytes, limits).map_err(fail)?;
         let shared = window * plane_bytes;
         let origin = sector_origin(sweep, &extents, &radius, lanes, facts.lane_axes, elem);
         let count = [(z1_max + 1 + origin[0]).div_ceil(lanes[0]), (z2_max + 1 + origin[1]).div_ceil(lanes[1])];
@@ -187,7 +227,8 @@ mod tests {
     use super::*;
     use crate::plan::launch::tests::{LIMITS, manifest};
 
-    /// `gs7`'s facts: a 3-D sweep staging the unknown and one field, reads one plane away.
+    /// `gs7`'s facts: a 3-D sweep staging the unknown and a field read at the point, reads one
+    /// plane away.
     fn gs7() -> (StencilMeta, KernelManifest) {
         use crate::kernel::WavefrontFacts;
         use crate::stencil::{Direction, SweepMeta};
@@ -208,7 +249,7 @@ mod tests {
         };
         let facts = WavefrontFacts {
             windows: &[0, 1],
-            point_windows: 0,
+            point_windows: 1,
             z_radius: [1, 1, 1],
             lane_axes: 2,
             lane_reals: [0, 0],
@@ -219,22 +260,42 @@ mod tests {
     #[test]
     fn pencils_hold_their_lanes_warps_their_helpers_and_whole_chunks() {
         let (meta, m) = gs7();
-        let p = Pencils::new(&meta, &m, &[258, 258, 258], 16, None, 4, LIMITS).unwrap();
+        let chosen = Staging::default();
+        let chunk = |chunk| Staging { chunk: Some(chunk), window: None };
+        let p = Pencils::new(&meta, &m, &[258, 258, 258], 16, chosen, 4, LIMITS).unwrap();
         assert_eq!(p.shape.block, [256 + 192, 1, 1]);
         assert_eq!((p.chunk, p.window), (8, 64), "41 planes needed, a chunk ahead, a power of two");
-        assert_eq!(p.shape.shared as usize, 64 * 18 * 18 * 2 * 4);
+        assert_eq!(p.shape.shared as usize, 64 * (18 * 18 + 16 * 16) * 4, "`f` has no halo");
         assert_eq!(p.count, [16, 17], "the contiguous axis's pencils shifted by a cell: 257 cells");
         assert_eq!(p.origin, [0, 1]);
-        let f64_16 = Pencils::new(&meta, &m, &[258, 258, 258], 16, None, 8, LIMITS).unwrap();
-        assert_eq!((f64_16.chunk, f64_16.window), (4, 44), "f64: 48 planes of chunks of 8 do not fit, 44 of 4 do");
-        let odd = Pencils::new(&meta, &m, &[258, 258, 258], 8, Some(6), 4, LIMITS).unwrap();
+        let f64_16 = Pencils::new(&meta, &m, &[258, 258, 258], 16, chosen, 8, LIMITS).unwrap();
+        assert_eq!((f64_16.chunk, f64_16.window), (8, 48), "f64: 64 or 56 planes do not fit, the 48 needed do");
+        let odd = Pencils::new(&meta, &m, &[258, 258, 258], 8, chunk(6), 4, LIMITS).unwrap();
         assert_eq!(odd.window % 6, 0, "a chunk that is not a power of two: whole chunks");
         assert!(odd.window > 6 + 14 + 2, "more than a chunk, the lag and the reach");
-        assert_eq!(Pencils::new(&meta, &m, &[10, 10, 10], 3, None, 4, LIMITS).unwrap().shape.block, [32 + 192, 1, 1]);
-        let wide = Pencils::new(&meta, &m, &[258, 258, 258], 32, None, 4, LIMITS).unwrap_err().to_string();
+        assert_eq!(Pencils::new(&meta, &m, &[10, 10, 10], 3, chosen, 4, LIMITS).unwrap().shape.block, [32 + 192, 1, 1]);
+        let wide = Pencils::new(&meta, &m, &[258, 258, 258], 32, chosen, 4, LIMITS).unwrap_err().to_string();
         assert!(wide.contains("1216 threads per block") && wide.contains("at most 28"), "{wide}");
-        let deep = Pencils::new(&meta, &m, &[258, 258, 258], 16, Some(64), 8, LIMITS).unwrap_err().to_string();
+        let deep = Pencils::new(&meta, &m, &[258, 258, 258], 16, chunk(64), 8, LIMITS).unwrap_err().to_string();
         assert!(deep.contains("shared memory"), "{deep}");
+    }
+
+    #[test]
+    fn a_window_asked_for_is_whole_chunks_above_what_the_lanes_read_and_fits() {
+        let (meta, m) = gs7();
+        let window = |chunk, window| Staging { chunk, window: Some(window) };
+        let pencils = |staging, elem| Pencils::new(&meta, &m, &[258, 258, 258], 16, staging, elem, LIMITS);
+        let two_blocks = pencils(window(None, 48), 4).unwrap();
+        assert_eq!((two_blocks.chunk, two_blocks.window), (8, 48));
+        assert!(2 * two_blocks.shape.shared as usize <= LIMITS.max_shared, "two blocks share a multiprocessor");
+        let halved = pencils(window(None, 44), 4).unwrap();
+        assert_eq!((halved.chunk, halved.window), (4, 44), "a chunk not asked for is halved until it divides");
+        let short = pencils(window(Some(8), 40), 4).unwrap_err().to_string();
+        assert!(short.contains("a window of 40 planes") && short.contains("at least 48"), "{short}");
+        let uneven = pencils(window(Some(8), 52), 4).unwrap_err().to_string();
+        assert!(uneven.contains("a multiple of the chunk"), "{uneven}");
+        let large = pencils(window(Some(8), 64), 8).unwrap_err().to_string();
+        assert!(large.contains("shared memory") && large.contains("smaller tile or window"), "{large}");
     }
 
     #[test]
@@ -272,7 +333,7 @@ mod tests {
     fn sweeps_of_a_launch_take_each_pencil_once_after_those_it_waits_for() {
         let (meta, m) = gs7();
         for (shape, tile) in [([258, 258, 258], 16), ([40, 30, 20], 4), ([12, 9, 30], 1)] {
-            let p = Pencils::new(&meta, &m, &shape, tile, None, 4, LIMITS).unwrap();
+            let p = Pencils::new(&meta, &m, &shape, tile, Staging::default(), 4, LIMITS).unwrap();
             let [c1, c2] = p.count;
             assert_eq!(p.reach, [1, 1], "reads one cell away on each lane axis");
             assert_eq!(p.order(1).len(), 2 * c1 * c2);
