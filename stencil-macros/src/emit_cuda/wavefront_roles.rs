@@ -11,7 +11,7 @@
 //! [(j mod WF_STAGES)·WF_CHUNK, …) of the window.
 
 use super::common::*;
-use super::wavefront_parts::{emit_point, point_cell_inside, point_windows};
+use super::wavefront_parts::{emit_point, point_windows};
 use crate::ir::Stencil;
 use crate::writer::Writer;
 
@@ -57,6 +57,10 @@ pub(super) fn roles_helpers(w: &mut Writer) {
     w.line("// One value copied asynchronously into shared memory, at a shared-memory address.");
     w.open("__device__ __forceinline__ void wf_copy_to(const unsigned dst, const real* src)");
     w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2;\" ::\"r\"(dst), \"l\"(src), \"n\"(sizeof(real)) : \"memory\");");
+    w.close("");
+    w.line("// Sixteen bytes copied asynchronously, past L1, between addresses on 16 bytes.");
+    w.open("__device__ __forceinline__ void wf_copy16_to(const unsigned dst, const void* src)");
+    w.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" ::\"r\"(dst), \"l\"(src) : \"memory\");");
     w.close("");
     w.line("// The thread's copies so far arrive on `bar` once they have landed (the barrier counts one arrival per");
     w.line("// loader thread and chunk).");
@@ -240,6 +244,7 @@ fn emit_loader_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
 /// chunk and its planes follow at constant strides: a copy costs a few additions and a
 /// compare, not the divisions that would find its cell.
 fn copy_owned_cells(w: &mut Writer, s: &Stencil, windows: &[usize]) {
+    let halo = windows.len() - point_windows(s);
     w.line("const int slot = WF_SLOT(loaded); // the chunk's planes fill slots [slot, slot + WF_CHUNK)");
     w.line("#pragma unroll 1");
     w.open("for (int m = 0; m < (WF_E1 * WF_E2 + WF_LOADERS - 1) / WF_LOADERS; ++m)");
@@ -248,24 +253,48 @@ fn copy_owned_cells(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("if (c >= WF_E1 * WF_E2 || c2 < -WF_R2 || c2 >= X2 + WF_R2) continue;");
     w.line("const idx g = WF_I0(loaded) * s0 + WF_I1(y1 - WF_K1 * loaded) * s1 + WF_I2(c2);");
     w.line("const unsigned at = wf_smem(&WF_SLOT_CELL(0, slot, a, b));");
-    let halo = windows.len() - point_windows(s);
-    if halo < windows.len() {
-        w.line(format!("const bool inside = {};", point_cell_inside("a", "b")));
-        w.line("const unsigned point_at = inside ? wf_smem(&WF_POINT_CELL(WF_NH, slot, a - WF_RZ1, b - WF_RZ2)) : 0u;");
-    }
     w.line("#pragma unroll");
     w.open("for (int q = 0; q < WF_CHUNK; ++q)");
     w.line("const int c1 = y1 - WF_K1 * (loaded + q);");
     w.line("if (q >= need - loaded || c1 < -WF_R1 || c1 >= X1 + WF_R1) continue;");
-    for (k, &f) in windows.iter().enumerate() {
+    for (k, &f) in windows.iter().enumerate().take(halo) {
         let n = &c_name(&s.fields[f].name);
-        match k < halo {
-            true => w.line(format!("wf_copy_to(at + ({k} * WF_WIN + q) * WF_PLANE_BYTES, &f_{n}[g + q * plane_stride]);")),
-            false => w.line(format!(
-                "if (inside) wf_copy_to(point_at + (({k} - WF_NH) * WF_WIN + q) * WF_POINT_PLANE_BYTES, &f_{n}[g + q * plane_stride]);"
-            )),
-        }
+        w.line(format!("wf_copy_to(at + ({k} * WF_WIN + q) * WF_PLANE_BYTES, &f_{n}[g + q * plane_stride]);"));
     }
+    w.close("");
+    w.close("");
+    for (k, &f) in windows.iter().enumerate().skip(halo) {
+        copy_point_rows(w, k, &c_name(&s.fields[f].name));
+    }
+}
+
+/// The loaders' copies of chunk j's planes `[loaded, need)` of window `k`, a field `f_{name}`
+/// read only at the point: a row of the pencil's lanes a thread, in 16-byte copies where the
+/// row runs forward in memory, lies inside the grid and starts on 16 bytes in both memories
+/// (as the pencils shifted onto sectors put it), else a value at a time.
+fn copy_point_rows(w: &mut Writer, k: usize, name: &str) {
+    w.line("#pragma unroll 1");
+    w.open("for (int r = lid; r < WF_CHUNK * WF_T1; r += WF_LOADERS)");
+    w.line("const int q = r / WF_T1, a = r % WF_T1, p = loaded + q;");
+    w.line("const int y1 = base1 + a, c1 = y1 - WF_K1 * p, c2 = base2 - WF_K2 * y1;");
+    w.line("if (p >= need || c1 < -WF_R1 || c1 >= X1 + WF_R1) continue;");
+    w.line(format!("const real* const from = &f_{name}[WF_I0(p) * s0 + WF_I1(c1) * s1 + WF_I2(c2)];"));
+    w.line(format!("const unsigned to = wf_smem(&WF_POINT_CELL({k}, slot + q, a, 0));"));
+    w.line(
+        "const bool whole = WF_D2 > 0 && (WF_T2 * sizeof(real)) % 16 == 0 && c2 >= -WF_R2 && c2 + WF_T2 <= X2 + WF_R2",
+    );
+    w.line("    && ((size_t)from % 16 == 0) && to % 16 == 0;");
+    w.open("if (whole)");
+    w.line("#pragma unroll");
+    w.line("for (int v = 0; v < (int)(WF_T2 * sizeof(real) / 16); ++v) wf_copy16_to(to + 16 * v, (const char*)from + 16 * v);");
+    w.reopen("else");
+    w.line("#pragma unroll 1");
+    w.open("for (int b = 0; b < WF_T2; ++b)");
+    w.line("if (c2 + b < -WF_R2 || c2 + b >= X2 + WF_R2) continue;");
+    w.line(format!(
+        "wf_copy_to(to + b * (int)sizeof(real), &f_{name}[WF_I0(p) * s0 + WF_I1(c1) * s1 + WF_I2(c2 + b)]);"
+    ));
+    w.close("");
     w.close("");
     w.close("");
 }
