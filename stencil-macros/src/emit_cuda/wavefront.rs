@@ -3,7 +3,7 @@
 use super::common::*;
 use super::signature::{Kind, define_defaults, signature};
 use super::wavefront_parts::{
-    emit_step, open_loaded_cell, point_cell_inside, point_windows, store_planes, wavefront_windows,
+    emit_step, halo_windows, open_loaded_cell, point_cell_inside, store_planes, wavefront_windows,
 };
 use super::wavefront_roles::{emit_role_barriers, emit_roles, roles_helpers};
 use crate::ir::{self, Stencil};
@@ -182,7 +182,7 @@ fn wavefront_defines(w: &mut Writer, s: &Stencil, axes: &SweepAxes) {
     w.line("#define WF_CELL(k, p, a, b) WF_SLOT_CELL(k, WF_SLOT(p), a, b)");
     w.line("// The windows of the fields read only at the point, after the WF_NH with a halo: a plane is the lanes");
     w.line("// (a, b) alone.");
-    w.line(format!("#define WF_NH {}", wavefront_windows(s).len() - point_windows(s)));
+    w.line(format!("#define WF_NH {}", halo_windows(s)));
     w.line("#define WF_HALO_REALS (WF_NH * WF_WIN * WF_E1 * WF_E2)");
     w.line("#define WF_POINT_PLANE_BYTES (WF_T1 * WF_T2 * (int)sizeof(real))");
     w.line("#define WF_POINT_CELL(k, slot, a, b) win[WF_HALO_REALS + ((((k) - WF_NH) * WF_WIN + (slot)) * WF_T1 + (a)) * WF_T2 + (b)]");
@@ -217,7 +217,7 @@ fn emit_boundary(w: &mut Writer, s: &Stencil, windows: &[usize], unknown: &str) 
     w.open("for (int j = 0; j < WF_BATCH; ++j)");
     open_loaded_cell(w, "c0 + j * threads");
     w.line("const idx g = WF_I0(p) * s0 + WF_I1(c1) * s1 + WF_I2(c2);");
-    let halo = windows.len() - point_windows(s);
+    let halo = halo_windows(s);
     for (k, &f) in windows.iter().enumerate() {
         let n = &c_name(&s.fields[f].name);
         let load = if f == s.unknown { "__ldcg" } else { "__ldg" };

@@ -22,6 +22,11 @@ pub(super) fn point_windows(s: &Stencil) -> usize {
     wavefront_windows(s).iter().filter(|&&f| f != s.unknown && point_only(s, f)).count()
 }
 
+/// The number of [`wavefront_windows`] with a halo, the first ones (the kernel's `WF_NH`).
+pub(super) fn halo_windows(s: &Stencil) -> usize {
+    wavefront_windows(s).len() - point_windows(s)
+}
+
 /// Whether every read of field `f` is at the point itself.
 fn point_only(s: &Stencil, f: usize) -> bool {
     s.reads.iter().filter(|r| r.field == f).all(|r| r.offset.iter().all(|&d| d == 0))
@@ -33,7 +38,7 @@ pub(super) fn emit_step(w: &mut Writer, s: &Stencil, windows: &[usize], lane: &s
     w.line("const int z0 = s - t1 - t2;");
     w.line("const int x1 = z1 - WF_K1 * z0;");
     w.open(format!("if ({lane} && z0 >= 0 && z0 < X0 && x1 >= 0 && x1 < X1 && x2 >= 0 && x2 < X2)"));
-    let halo = windows.len() - point_windows(s);
+    let halo = halo_windows(s);
     let cell = |k: usize| match k < halo {
         true => format!(
             "WF_CELL({k}, z0 + WF_DZ0(e0, e1, e2), t1 + WF_RZ1 + WF_DZ1(e0, e1, e2), t2 + WF_RZ2 + WF_DZ2(e0, e1, e2))"

@@ -11,7 +11,7 @@
 //! [(j mod WF_STAGES)·WF_CHUNK, …) of the window.
 
 use super::common::*;
-use super::wavefront_parts::{emit_point, point_windows};
+use super::wavefront_parts::{emit_point, halo_windows};
 use crate::ir::Stencil;
 use crate::writer::Writer;
 
@@ -130,7 +130,7 @@ fn emit_lanes_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("const unsigned span = (unsigned)max(z_hi - z_lo, 0);");
     w.line("// The lane's cell of plane slot 0 in the first window.");
     w.line("real* const lane_win = win + (t1 + WF_RZ1) * WF_E2 + (t2 + WF_RZ2);");
-    let halo = windows.len() - point_windows(s);
+    let halo = halo_windows(s);
     if halo < windows.len() {
         w.line("// And of the first window of a field read only at the point.");
         w.line("real* const lane_point = &WF_POINT_CELL(WF_NH, 0, t1, t2);");
@@ -244,7 +244,7 @@ fn emit_loader_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
 /// chunk and its planes follow at constant strides: a copy costs a few additions and a
 /// compare, not the divisions that would find its cell.
 fn copy_owned_cells(w: &mut Writer, s: &Stencil, windows: &[usize]) {
-    let halo = windows.len() - point_windows(s);
+    let halo = halo_windows(s);
     w.line("const int slot = WF_SLOT(loaded); // the chunk's planes fill slots [slot, slot + WF_CHUNK)");
     w.line("#pragma unroll 1");
     w.open("for (int m = 0; m < (WF_E1 * WF_E2 + WF_LOADERS - 1) / WF_LOADERS; ++m)");

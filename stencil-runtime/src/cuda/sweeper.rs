@@ -127,10 +127,10 @@ impl<T: Real> Sweeper<T> {
     /// `S`'s wavefront kernel for a grid of `shape` under `schedule`, with `scalars`, and the
     /// time taken to get it: the lane kernel where `options` allow it and the stencil has one
     /// whose windows fit, else the pencil kernel. A pencils' tile that was not asked for
-    /// (`Plain`, `Auto`) is halved until its windows fit, unless a window is asked for. One wider than the grid's longest
-    /// axis (in skewed coordinates, at most the sum of the axes times the largest skew factor
-    /// plus one) is lowered to it: its pencils hold the whole of every lane extent either
-    /// way, so the sweep is the same.
+    /// (`Plain`, `Auto`) is halved until its windows fit, unless a window is asked for. One
+    /// wider than the grid's longest axis (in skewed coordinates, at most the sum of the axes
+    /// times the largest skew factor plus one) is lowered to it: its pencils hold the whole
+    /// of every lane extent either way, so the sweep is the same.
     pub fn new<S: Stencil<N>, const N: usize>(
         gpu: &Gpu,
         options: &CudaOptions,
