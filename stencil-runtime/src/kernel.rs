@@ -277,8 +277,34 @@ impl WavefrontFacts {
     pub const fn plane_bytes(&self, tile: usize, elem: usize) -> usize {
         let [a, b] = self.lanes(tile);
         let halo = self.windows.len() - self.point_windows;
-        (halo * (a + 2 * self.z_radius[1]) * (b + 2 * self.z_radius[2]) + self.point_windows * a * b) * elem
+        (halo * self.halo_plane_reals(tile, elem) + self.point_windows * a * b) * elem
     }
+
+    /// Elements of one plane of a window with a halo (the kernel's `WF_PLANE`): rows of the
+    /// lanes and the halo on the last lane axis, one row per lane and halo cell on the other.
+    /// Where a row's lanes are whole 16-byte copies of [`group_copy_values`], the rows are
+    /// padded so that each row's lanes start on 16 bytes, and the plane is whole copies; the
+    /// pad after a row's last halo cell is the next row's pad before its first.
+    pub const fn halo_plane_reals(&self, tile: usize, elem: usize) -> usize {
+        let [a, b] = self.lanes(tile);
+        let [r1, r2] = [self.z_radius[1], self.z_radius[2]];
+        let rows = a + 2 * r1;
+        let v = group_copy_values(elem);
+        if v < 2 || !(b * elem).is_multiple_of(16) {
+            return rows * (b + 2 * r2);
+        }
+        let pitch = (b + 2 * r2).div_ceil(v) * v;
+        let lead = r2.div_ceil(v) * v;
+        ((rows - 1) * pitch + lead + b + r2).div_ceil(v) * v
+    }
+}
+
+/// Values of `elem` bytes the pencil kernel's loaders copy at once, 16 bytes, into the rows of
+/// a window with a halo (the kernel's `WF_V`), or 1 where they copy a value at a time: only
+/// values of 8 bytes and more are copied so, as rows of 4-byte values padded to 16 bytes cost
+/// more than the fewer copies save.
+pub const fn group_copy_values(elem: usize) -> usize {
+    if elem >= 8 && 16usize.is_multiple_of(elem) { 16 / elem } else { 1 }
 }
 
 /// Everything the runtime needs to know about a stencil's generated kernels.

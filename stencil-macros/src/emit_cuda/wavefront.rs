@@ -59,7 +59,7 @@ pub(super) fn emit_wavefront(w: &mut Writer, s: &Stencil) {
     signature(s, Kind::Wavefront).open(w);
     index_prologue(w);
     w.line("const int X0 = (int)(N0 - 2 * WF_R0), X1 = (int)(N1 - 2 * WF_R1), X2 = (int)(N2 - 2 * WF_R2);");
-    w.line("extern __shared__ unsigned char wf_raw[];");
+    w.line("extern __shared__ __align__(16) unsigned char wf_raw[];");
     w.line("real* win = (real*)wf_raw;");
     w.line("__shared__ int wf_pencil[2];");
     w.line("const int tid = threadIdx.x;");
@@ -126,7 +126,7 @@ fn wavefront_defines(w: &mut Writer, s: &Stencil, axes: &SweepAxes) {
     w.line(
         "// point). Launch with blockDim = (WF_COMPUTE + WF_STORERS + WF_LOADERS, 1, 1), one block per pencil, and a window",
     );
-    w.line("// of WF_WIN × WF_E1 × WF_E2 reals of dynamic shared memory for each staged field.");
+    w.line("// of WF_WIN planes of dynamic shared memory for each staged field.");
     w.line("// WF_CHUNK: planes the helpers pass at a time. WF_WIN: planes in the window, a multiple of WF_CHUNK and");
     w.line("// more than WF_CHUNK + WF_LAG + 2·WF_RZ0 (the chunks the lanes read at once, and one being loaded); a");
     w.line("// power of two where it fits (a slot is then a mask). Set by the runtime.");
@@ -176,14 +176,35 @@ fn wavefront_defines(w: &mut Writer, s: &Stencil, axes: &SweepAxes) {
     }
     w.line("// Plane p's slot: chunk j's planes [j·WF_CHUNK − WF_RZ0, …) fill slots [(j mod WF_STAGES)·WF_CHUNK, …).");
     w.line("#define WF_SLOT(p) ((int)((unsigned int)((p) + WF_RZ0) % (unsigned int)WF_WIN))");
+    window_defines(w, s);
+}
+
+/// The macros of the windows' layout: a window's plane and cell, with a halo and without.
+fn window_defines(w: &mut Writer, s: &Stencil) {
+    w.line("// A plane of a window with a halo: WF_E1 rows of WF_P2 reals. Where a row's lanes are whole 16-byte");
+    w.line("// copies of WF_V values, each row's lanes start on 16 bytes (WF_LEAD2 reals into the row: the halo");
+    w.line("// before them and a pad) and the plane holds whole copies, so the loaders copy the lanes 16 bytes at a");
+    w.line("// time; the pad after a row's last halo cell is the next row's pad before its first. Only values of 8");
+    w.line("// bytes and more are copied so: rows of 4-byte values padded to 16 bytes cost more than the copies save.");
+    w.line("#define WF_V ((int)sizeof(real) >= 8 ? 16 / (int)sizeof(real) : 1)");
+    w.line("#define WF_GROUPED (WF_V > 1 && (WF_T2 * (int)sizeof(real)) % 16 == 0)");
+    w.line("#define WF_P2 (WF_GROUPED ? (WF_E2 + WF_V - 1) / WF_V * WF_V : WF_E2)");
+    w.line("#define WF_LEAD2 (WF_GROUPED ? (WF_RZ2 + WF_V - 1) / WF_V * WF_V : WF_RZ2)");
+    w.line(
+        "#define WF_PLANE (WF_GROUPED ? ((WF_E1 - 1) * WF_P2 + WF_LEAD2 + WF_T2 + WF_RZ2 + WF_V - 1) / WF_V * WF_V : WF_E1 * WF_E2)",
+    );
+    w.line("// The loaders copy a row of a window with a halo in pieces: its lanes in groups of WF_GROUP (a 16-byte");
+    w.line("// copy each where the row allows), then its halo cells.");
+    w.line("#define WF_GROUP (WF_GROUPED ? WF_V : 1)");
+    w.line("#define WF_PIECES (WF_T2 / WF_GROUP + 2 * WF_RZ2)");
     w.line("// Cell (plane p or slot, lanes a, b with the halo) of staged field k's window.");
-    w.line("#define WF_PLANE_BYTES (WF_E1 * WF_E2 * (int)sizeof(real))");
-    w.line("#define WF_SLOT_CELL(k, slot, a, b) win[(((k) * WF_WIN + (slot)) * WF_E1 + (a)) * WF_E2 + (b)]");
+    w.line("#define WF_PLANE_BYTES (WF_PLANE * (int)sizeof(real))");
+    w.line("#define WF_SLOT_CELL(k, slot, a, b) win[((k) * WF_WIN + (slot)) * WF_PLANE + (a) * WF_P2 + (b) + (WF_LEAD2 - WF_RZ2)]");
     w.line("#define WF_CELL(k, p, a, b) WF_SLOT_CELL(k, WF_SLOT(p), a, b)");
     w.line("// The windows of the fields read only at the point, after the WF_NH with a halo: a plane is the lanes");
     w.line("// (a, b) alone.");
     w.line(format!("#define WF_NH {}", halo_windows(s)));
-    w.line("#define WF_HALO_REALS (WF_NH * WF_WIN * WF_E1 * WF_E2)");
+    w.line("#define WF_HALO_REALS (WF_NH * WF_WIN * WF_PLANE)");
     w.line("#define WF_POINT_PLANE_BYTES (WF_T1 * WF_T2 * (int)sizeof(real))");
     w.line("#define WF_POINT_CELL(k, slot, a, b) win[WF_HALO_REALS + ((((k) - WF_NH) * WF_WIN + (slot)) * WF_T1 + (a)) * WF_T2 + (b)]");
 }

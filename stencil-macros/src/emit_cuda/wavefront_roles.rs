@@ -129,7 +129,7 @@ fn emit_lanes_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("const int first = z_lo + t1 + t2;");
     w.line("const unsigned span = (unsigned)max(z_hi - z_lo, 0);");
     w.line("// The lane's cell of plane slot 0 in the first window.");
-    w.line("real* const lane_win = win + (t1 + WF_RZ1) * WF_E2 + (t2 + WF_RZ2);");
+    w.line("real* const lane_win = &WF_SLOT_CELL(0, 0, t1 + WF_RZ1, t2 + WF_RZ2);");
     let halo = halo_windows(s);
     if halo < windows.len() {
         w.line("// And of the first window of a field read only at the point.");
@@ -141,7 +141,7 @@ fn emit_lanes_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("const int zg = g - t1 - t2;");
     w.line("int plane[WF_CHUNK + 2 * WF_RZ0];");
     w.line("#pragma unroll");
-    w.line("for (int i = 0; i < WF_CHUNK + 2 * WF_RZ0; ++i) plane[i] = WF_SLOT(zg - WF_RZ0 + i) * (WF_E1 * WF_E2);");
+    w.line("for (int i = 0; i < WF_CHUNK + 2 * WF_RZ0; ++i) plane[i] = WF_SLOT(zg - WF_RZ0 + i) * WF_PLANE;");
     if halo < windows.len() {
         w.line("int point_plane[WF_CHUNK];");
         w.line("#pragma unroll");
@@ -158,7 +158,7 @@ fn emit_lanes_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.open("if ((unsigned)(s - first) < span)");
     let cell = |k: usize| match k < halo {
         true => format!(
-            "lane_win[{k} * WF_WIN * WF_E1 * WF_E2 + plane[u + WF_RZ0 + WF_DZ0(e0, e1, e2)] + WF_DZ1(e0, e1, e2) * WF_E2 + WF_DZ2(e0, e1, e2)]"
+            "lane_win[{k} * WF_WIN * WF_PLANE + plane[u + WF_RZ0 + WF_DZ0(e0, e1, e2)] + WF_DZ1(e0, e1, e2) * WF_P2 + WF_DZ2(e0, e1, e2)]"
         ),
         false => format!("lane_point[({k} - WF_NH) * WF_WIN * WF_T1 * WF_T2 + point_plane[u]]"),
     };
@@ -239,33 +239,58 @@ fn emit_loader_role(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.close("");
 }
 
-/// The loader's copies of chunk j's planes `[loaded, need)`. A loader thread owns the same
-/// cells (a, b) of every plane, so a cell's coordinates and addresses are worked out once a
-/// chunk and its planes follow at constant strides: a copy costs a few additions and a
-/// compare, not the divisions that would find its cell.
+/// The loader's copies of chunk j's planes `[loaded, need)`: the windows with a halo, then
+/// those of the fields read only at the point.
 fn copy_owned_cells(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     let halo = halo_windows(s);
     w.line("const int slot = WF_SLOT(loaded); // the chunk's planes fill slots [slot, slot + WF_CHUNK)");
+    copy_halo_rows(w, s, &windows[..halo]);
+    for (k, &f) in windows.iter().enumerate().skip(halo) {
+        copy_point_rows(w, k, &c_name(&s.fields[f].name));
+    }
+}
+
+/// The loaders' copies of chunk j's planes `[loaded, need)` of the windows with a halo (the
+/// first `windows`). A row of a plane (WF_E2 cells on the last lane axis) is WF_PIECES
+/// pieces: its lanes in groups of WF_GROUP, then its halo cells one by one. A loader thread
+/// owns the same piece of every plane, so its coordinates and addresses are worked out once
+/// a chunk and its planes follow at constant strides. A group goes in one 16-byte copy past
+/// L1 where it runs forward in memory, lies inside the grid and starts on 16 bytes in both
+/// memories (the pencils shifted onto sectors and the window's padded rows put it there),
+/// else a value at a time.
+fn copy_halo_rows(w: &mut Writer, s: &Stencil, windows: &[usize]) {
     w.line("#pragma unroll 1");
-    w.open("for (int m = 0; m < (WF_E1 * WF_E2 + WF_LOADERS - 1) / WF_LOADERS; ++m)");
-    w.line("const int c = lid + m * WF_LOADERS, a = c / WF_E2, b = c % WF_E2;");
-    w.line("const int y1 = base1 - WF_RZ1 + a, c2 = base2 - WF_RZ2 + b - WF_K2 * y1;");
-    w.line("if (c >= WF_E1 * WF_E2 || c2 < -WF_R2 || c2 >= X2 + WF_R2) continue;");
+    w.open("for (int m = 0; m < (WF_E1 * WF_PIECES + WF_LOADERS - 1) / WF_LOADERS; ++m)");
+    w.line("const int c = lid + m * WF_LOADERS, a = c / WF_PIECES, piece = c % WF_PIECES;");
+    w.line("const bool group = piece < WF_T2 / WF_GROUP;");
+    w.line("// The piece's first cell b, counted from the row's first lane, and its cells n.");
+    w.line("const int h = piece - WF_T2 / WF_GROUP;");
+    w.line("const int b = group ? piece * WF_GROUP : h < WF_RZ2 ? h - WF_RZ2 : WF_T2 + h - WF_RZ2, n = group ? WF_GROUP : 1;");
+    w.line("const int y1 = base1 - WF_RZ1 + a, c2 = base2 + b - WF_K2 * y1;");
+    w.line("if (c >= WF_E1 * WF_PIECES || c2 + n <= -WF_R2 || c2 >= X2 + WF_R2) continue;");
+    w.line("const bool whole = WF_GROUP > 1 && group && WF_D2 > 0 && c2 >= -WF_R2 && c2 + WF_GROUP <= X2 + WF_R2;");
     w.line("const idx g = WF_I0(loaded) * s0 + WF_I1(y1 - WF_K1 * loaded) * s1 + WF_I2(c2);");
-    w.line("const unsigned at = wf_smem(&WF_SLOT_CELL(0, slot, a, b));");
+    w.line("const unsigned at = wf_smem(&WF_SLOT_CELL(0, slot, a, WF_RZ2 + b));");
     w.line("#pragma unroll");
     w.open("for (int q = 0; q < WF_CHUNK; ++q)");
     w.line("const int c1 = y1 - WF_K1 * (loaded + q);");
     w.line("if (q >= need - loaded || c1 < -WF_R1 || c1 >= X1 + WF_R1) continue;");
-    for (k, &f) in windows.iter().enumerate().take(halo) {
+    for (k, &f) in windows.iter().enumerate() {
         let n = &c_name(&s.fields[f].name);
-        w.line(format!("wf_copy_to(at + ({k} * WF_WIN + q) * WF_PLANE_BYTES, &f_{n}[g + q * plane_stride]);"));
+        w.line(format!("const real* const from{k} = &f_{n}[g + q * plane_stride];"));
+        w.line(format!("const unsigned to{k} = at + ({k} * WF_WIN + q) * WF_PLANE_BYTES;"));
+        w.line(format!("if (whole && (size_t)from{k} % 16 == 0 && to{k} % 16 == 0) wf_copy16_to(to{k}, from{k});"));
+        w.open("else");
+        w.line("#pragma unroll");
+        w.open("for (int e = 0; e < n; ++e)");
+        w.line(format!(
+            "if (c2 + e >= -WF_R2 && c2 + e < X2 + WF_R2) wf_copy_to(to{k} + e * (int)sizeof(real), from{k} + WF_D2 * e);"
+        ));
+        w.close("");
+        w.close("");
     }
     w.close("");
     w.close("");
-    for (k, &f) in windows.iter().enumerate().skip(halo) {
-        copy_point_rows(w, k, &c_name(&s.fields[f].name));
-    }
 }
 
 /// The loaders' copies of chunk j's planes `[loaded, need)` of window `k`, a field `f_{name}`
@@ -314,7 +339,7 @@ fn store_owned_cells(w: &mut Writer, unknown: &str) {
     w.open("for (int q = 0; q < WF_CHUNK; ++q)");
     w.line("const int c1 = y1 - WF_K1 * (stored + q);");
     w.line("if (q >= done - stored || c1 < 0 || c1 >= X1) continue;");
-    w.line(format!("f_{unknown}[g + q * plane_stride] = from[q * WF_E1 * WF_E2];"));
+    w.line(format!("f_{unknown}[g + q * plane_stride] = from[q * WF_PLANE];"));
     w.close("");
     w.close("");
 }

@@ -265,9 +265,16 @@ mod tests {
         let p = Pencils::new(&meta, &m, &[258, 258, 258], 16, chosen, 4, LIMITS).unwrap();
         assert_eq!(p.shape.block, [256 + 192, 1, 1]);
         assert_eq!((p.chunk, p.window), (8, 64), "41 planes needed, a chunk ahead, a power of two");
+        assert_eq!(m.wavefront.unwrap().halo_plane_reals(16, 4), 18 * 18, "f32: rows not padded");
         assert_eq!(p.shape.shared as usize, 64 * (18 * 18 + 16 * 16) * 4, "`f` has no halo");
         assert_eq!(p.count, [16, 17], "the contiguous axis's pencils shifted by a cell: 257 cells");
         assert_eq!(p.origin, [0, 1]);
+        // f64: 18 rows of 18, each row's 16 lanes on 16 bytes, 2 values in, after a pad and
+        // the halo cell; the last row's halo cell past its 18th value and a pad, 326 in all.
+        assert_eq!(m.wavefront.unwrap().halo_plane_reals(16, 8), 17 * 18 + 2 + 16 + 1 + 1);
+        assert_eq!(m.wavefront.unwrap().halo_plane_reals(12, 8), 13 * 14 + 2 + 12 + 1 + 1, "rows of 14");
+        assert_eq!(m.wavefront.unwrap().halo_plane_reals(3, 8), 5 * 5, "rows of 24 bytes: not padded");
+        assert_eq!(m.wavefront.unwrap().halo_plane_reals(1, 8), 3 * 3, "a lane a row: not padded");
         let f64_16 = Pencils::new(&meta, &m, &[258, 258, 258], 16, chosen, 8, LIMITS).unwrap();
         assert_eq!((f64_16.chunk, f64_16.window), (8, 48), "f64: 64 or 56 planes do not fit, the 48 needed do");
         let odd = Pencils::new(&meta, &m, &[258, 258, 258], 8, chunk(6), 4, LIMITS).unwrap();
@@ -285,9 +292,8 @@ mod tests {
         let (meta, m) = gs7();
         let window = |chunk, window| Staging { chunk, window: Some(window) };
         let pencils = |staging, elem| Pencils::new(&meta, &m, &[258, 258, 258], 16, staging, elem, LIMITS);
-        let two_blocks = pencils(window(None, 48), 4).unwrap();
-        assert_eq!((two_blocks.chunk, two_blocks.window), (8, 48));
-        assert!(2 * two_blocks.shape.shared as usize <= LIMITS.max_shared, "two blocks share a multiprocessor");
+        let fewest = pencils(window(None, 48), 4).unwrap();
+        assert_eq!((fewest.chunk, fewest.window), (8, 48), "the planes the lanes read, no chunk ahead");
         let halved = pencils(window(None, 44), 4).unwrap();
         assert_eq!((halved.chunk, halved.window), (4, 44), "a chunk not asked for is halved until it divides");
         let short = pencils(window(Some(8), 40), 4).unwrap_err().to_string();
