@@ -294,6 +294,7 @@ mod tests {
         let pencils = |staging, elem| Pencils::new(&meta, &m, &[258, 258, 258], 16, staging, elem, LIMITS);
         let fewest = pencils(window(None, 48), 4).unwrap();
         assert_eq!((fewest.chunk, fewest.window), (8, 48), "the planes the lanes read, no chunk ahead");
+        assert!(2 * fewest.shape.shared as usize <= LIMITS.max_shared, "two blocks share a multiprocessor");
         let halved = pencils(window(None, 44), 4).unwrap();
         assert_eq!((halved.chunk, halved.window), (4, 44), "a chunk not asked for is halved until it divides");
         let short = pencils(window(Some(8), 40), 4).unwrap_err().to_string();
